@@ -1,0 +1,123 @@
+"""The `strikebot` command.
+
+Each subcommand lives in its own module: `bot/cli/<name>.py` or `adapters/<platform>/cli.py`,
+each defining `register(subparsers)`. Modules are discovered, so a feature adds its commands
+without touching this file. Every command that prints data takes `--json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import pkgutil
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from bot.admin import Admin
+from bot.clock import Clock, utcnow
+from bot.config import Settings, StrikeConfig, load_config
+from bot.errors import StrikebotError
+from bot.store import Store
+
+Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+
+# rich writes tables and progress to stderr-free stdout; errors go to stderr.
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(slots=True)
+class CliContext:
+    """What a command handler gets: settings, config, an open store and the use cases."""
+
+    settings: Settings
+    config: StrikeConfig
+    store: Store
+    admin: Admin
+    clock: Clock
+
+
+@asynccontextmanager
+async def open_context(
+    args: argparse.Namespace, *, seed: bool = True, clock: Clock = utcnow
+) -> AsyncIterator[CliContext]:
+    """Load settings and config, open (and migrate) the store, seed the campaign."""
+    from bot.seed import apply_seed
+
+    settings = Settings.from_env()
+    config_path = getattr(args, "config", None) or settings.config_path
+    config = load_config(config_path)
+    database_url = getattr(args, "database_url", None) or settings.database_url
+    async with Store.open(database_url) as store:
+        if seed:
+            await apply_seed(store, config, clock)
+        admin = Admin(store, config.to_campaign(), config.to_admins(), clock)
+        yield CliContext(settings, config, store, admin, clock)
+
+
+def print_json(data: Any) -> None:
+    """Machine-readable output: one JSON document on stdout."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="strikebot",
+        description="Keep members, parents and supporters informed during a strike.",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="campaign file (default: $STRIKEBOT_CONFIG or config/strike.toml)",
+    )
+    parser.add_argument(
+        "--database-url", help="database URL (default: $STRIKEBOT_DATABASE_URL or SQLite in ./data)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _command_modules():
+        module.register(sub)
+    return parser
+
+
+def _command_modules() -> list[Any]:
+    import adapters
+    import bot.cli
+
+    names = sorted(
+        f"bot.cli.{m.name}" for m in pkgutil.iter_modules(bot.cli.__path__) if not m.ispkg
+    )
+    for platform in pkgutil.iter_modules(adapters.__path__):
+        if platform.ispkg and (Path(adapters.__path__[0]) / platform.name / "cli.py").exists():
+            names.append(f"adapters.{platform.name}.cli")
+    return [importlib.import_module(name) for name in names]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return asyncio.run(handler(args))
+    except StrikebotError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""One exception root whose subclasses carry the sentence a person will read.
+
+Every message says what went wrong *and what to do*. Adapters show `str(error)` as is
+(translated where a translation exists); the CLI prints it and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class StrikebotError(Exception):
+    """Base class: the message is written for the person who acted.
+
+    `translations` maps a language code to the same sentence in that language; adapters
+    show `error.localized(lang)`.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, translations: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.translations = translations or {}
+
+    def localized(self, language: str) -> str:
+        return self.translations.get(language, self.message)
+
+
+class InvalidInput(StrikebotError):
+    """The request itself is wrong (empty headline, unknown key, bad time zone...)."""
+
+
+class NotFound(StrikebotError):
+    """The thing named does not exist."""
+
+
+class NotAllowed(StrikebotError):
+    """The actor may not do this."""
+
+    exit_code = 3
+
+
+class Conflict(StrikebotError):
+    """The request is valid but clashes with the current state (already retracted...)."""
+
+
+class ConfigError(StrikebotError):
+    """The configuration file is wrong: names the file, the key and what to write."""
+
+
+class StoreUnavailable(StrikebotError):
+    """The database cannot be reached or opened."""
+
+    exit_code = 4
+
+
+class ImportRefused(StrikebotError):
+    """An export file that is corrupt, from another program or another campaign."""
+
+
+class PermanentDeliveryError(Exception):
+    """A platform refused a send in a way retrying will not fix (403, 404, archived channel)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TransientDeliveryError(Exception):
+    """A platform failed in a way that may pass (429, 5xx, timeout, reset).
+
+    `retry_after` is the platform's own hint in seconds, when it gave one.
+    """
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after

@@ -1,0 +1,269 @@
+"""The domain: frozen value types shared by the store, the use cases and every adapter.
+
+Nothing here knows about SQL, Discord or Slack. Datetimes are always timezone-aware UTC;
+local times are derived with `zoneinfo` at the edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """Where the dispute stands. Ordered roughly as a strike unfolds."""
+
+    BARGAINING = "bargaining"
+    STRIKE_VOTE = "strike_vote"
+    STRIKE_ON = "strike_on"
+    TALKS_SCHEDULED = "talks_scheduled"
+    TENTATIVE_AGREEMENT = "tentative_agreement"
+    RATIFICATION_VOTE = "ratification_vote"
+    STRIKE_SUSPENDED = "strike_suspended"
+    STRIKE_OVER = "strike_over"
+
+    @property
+    def on_strike(self) -> bool:
+        """True while members are out (talks during a strike keep the strike on)."""
+        return self in {Status.STRIKE_ON, Status.TALKS_SCHEDULED}
+
+
+class Urgency(StrEnum):
+    ROUTINE = "routine"
+    IMPORTANT = "important"
+    URGENT = "urgent"
+
+
+class UpdateState(StrEnum):
+    PENDING_APPROVAL = "pending_approval"
+    SCHEDULED = "scheduled"
+    PUBLISHED = "published"
+    RETRACTED = "retracted"
+
+
+class DemandStatus(StrEnum):
+    OPEN = "open"
+    OFFER_ON_TABLE = "offer_on_table"
+    TENTATIVE_AGREEMENT = "tentative_agreement"
+    WON = "won"
+    WITHDRAWN = "withdrawn"
+
+
+class Platform(StrEnum):
+    DISCORD = "discord"
+    SLACK = "slack"
+    CONSOLE = "console"
+
+
+class DeliveryAction(StrEnum):
+    POST = "post"
+    EDIT = "edit"
+    CORRECTION = "correction"
+    RETRACT = "retract"
+    BRIEFING = "briefing"
+    NOTICE = "notice"
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    DEAD = "dead"
+    CANCELLED = "cancelled"
+
+
+ALL_URGENCIES: frozenset[Urgency] = frozenset(Urgency)
+
+
+@dataclass(frozen=True, slots=True)
+class Campaign:
+    slug: str
+    union: str
+    employer: str
+    start_date: date
+    timezone: str
+    languages: tuple[str, ...]
+    public_url: str
+    require_approval: bool = False
+    # When the strike itself began (day 1). None until a strike starts.
+    strike_start: date | None = None
+
+    @property
+    def default_language(self) -> str:
+        return self.languages[0]
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateText:
+    """One language's wording of an update."""
+
+    headline: str
+    body: str = ""
+    next_step: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """The text of an update as it stood before an edit, with who changed it and why."""
+
+    number: int
+    texts: Mapping[str, UpdateText]
+    status: Status
+    urgency: Urgency
+    next_step_at: datetime | None
+    editor: str
+    reason: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    id: int
+    status: Status
+    urgency: Urgency
+    texts: Mapping[str, UpdateText]
+    author: str
+    created_at: datetime
+    state: UpdateState
+    revision: int = 1
+    next_step_at: datetime | None = None
+    publish_at: datetime | None = None
+    published_at: datetime | None = None
+    approved_by: str | None = None
+    retracted_at: datetime | None = None
+    retracted_by: str | None = None
+    retraction_reason: str | None = None
+    seed_key: str | None = None
+    revisions: tuple[Revision, ...] = ()
+
+    def text(self, language: str) -> UpdateText:
+        """The wording in `language`, falling back to the first language written."""
+        if language in self.texts:
+            return self.texts[language]
+        return next(iter(self.texts.values()))
+
+    @property
+    def retracted(self) -> bool:
+        return self.state is UpdateState.RETRACTED
+
+    @property
+    def effective_at(self) -> datetime:
+        """When the update took (or takes) effect: published, else embargo, else created."""
+        return self.published_at or self.publish_at or self.created_at
+
+
+@dataclass(frozen=True, slots=True)
+class DemandText:
+    title: str
+    summary: str = ""
+    union_position: str = ""
+    employer_offer: str = ""
+    facts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DemandEvent:
+    """A dated change to a demand: a new offer or a status move, with its source."""
+
+    at: datetime
+    status: DemandStatus
+    offer: Mapping[str, str]
+    source: str
+    recorded_by: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    key: str
+    position: int
+    status: DemandStatus
+    texts: Mapping[str, DemandText]
+    updated_at: datetime
+    history: tuple[DemandEvent, ...] = ()
+
+    def text(self, language: str) -> DemandText:
+        if language in self.texts:
+            return self.texts[language]
+        return next(iter(self.texts.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class QuietHours:
+    """Local hours during which routine updates wait. `start` may be after `end` (overnight)."""
+
+    start: time
+    end: time
+
+    def contains(self, local: time) -> bool:
+        if self.start <= self.end:
+            return self.start <= local < self.end
+        return local >= self.start or local < self.end
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: int
+    platform: Platform
+    workspace: str
+    channel: str
+    language: str
+    urgencies: frozenset[Urgency] = ALL_URGENCIES
+    briefing_time: time | None = None
+    timezone: str = "UTC"
+    briefing_days: frozenset[int] = frozenset(range(7))  # 0 = Monday, as date.weekday()
+    quiet_hours: QuietHours | None = None
+    broken_reason: str | None = None
+    created_at: datetime | None = None
+    label: str = ""
+
+    @property
+    def address(self) -> str:
+        return f"{self.platform}:{self.workspace}/{self.channel}"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    id: str
+    dedupe_key: str
+    subscription_id: int
+    platform: Platform
+    action: DeliveryAction
+    state: DeliveryState
+    created_at: datetime
+    not_before: datetime
+    update_id: int | None = None
+    revision: int = 0
+    attempts: int = 0
+    platform_message_id: str | None = None
+    last_error: str | None = None
+    sent_at: datetime | None = None
+    payload: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    target: str
+    before: Mapping[str, object] | None = None
+    after: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is acting, as an adapter saw them. `id` is what the audit log records."""
+
+    platform: Platform | str
+    user_id: str
+    display_name: str = ""
+    roles: frozenset[str] = field(default_factory=frozenset)
+    platform_admin: bool = False  # e.g. Discord's Manage Server permission
+
+    @property
+    def id(self) -> str:
+        name = f" ({self.display_name})" if self.display_name else ""
+        return f"{self.platform}:{self.user_id}{name}"

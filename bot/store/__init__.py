@@ -1,0 +1,72 @@
+"""The store: SQLAlchemy Core over SQLite (aiosqlite) or PostgreSQL (asyncpg).
+
+    async with Store.open(url) as store:
+        async with store.write() as tx:   # one transaction; BEGIN IMMEDIATE on SQLite
+            ...
+        async with store.read() as tx:
+            ...
+
+`store.outbox_written` is an `asyncio.Event` set after any committed transaction that
+queued deliveries: the dispatcher waits on it instead of polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.store.engine import (
+    DEFAULT_DATABASE_URL,
+    WRITE_OPTION,
+    check_reachable,
+    create_engine,
+    upgrade,
+)
+from bot.store.repo import NewDelivery, Tx, new_delivery_id
+
+__all__ = ["DEFAULT_DATABASE_URL", "NewDelivery", "Store", "Tx", "new_delivery_id"]
+
+
+class Store:
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.outbox_written = asyncio.Event()
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, url: str = DEFAULT_DATABASE_URL, *, migrate: bool = True
+    ) -> AsyncIterator[Store]:
+        """Connect (failing with one clear sentence), migrate to head, yield, dispose."""
+        engine = create_engine(url)
+        try:
+            await check_reachable(engine, url)
+            if migrate:
+                await upgrade(engine)
+            yield cls(engine, url)
+        finally:
+            await engine.dispose()
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Tx]:
+        async with self.engine.connect() as conn, conn.begin():
+            yield Tx(conn)
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Tx]:
+        """A write transaction, committed on exit. Wakes the dispatcher if it queued rows."""
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(**{WRITE_OPTION: True})
+            tx = Tx(conn)
+            async with conn.begin():
+                yield tx
+        if tx.enqueued:
+            self.outbox_written.set()

@@ -1,0 +1,648 @@
+"""Reads and writes on one open transaction. Use cases compose these inside `Store.write()`.
+
+Feature modules (the dispatcher's claiming, briefing runs) add their own query functions in
+their own modules under `bot/store/`, taking a `Tx` and using `tx.conn`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from typing import Any
+
+from sqlalchemy import Row, and_, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.models import (
+    AuditEntry,
+    Delivery,
+    DeliveryAction,
+    DeliveryState,
+    Demand,
+    DemandEvent,
+    DemandStatus,
+    DemandText,
+    Platform,
+    QuietHours,
+    Revision,
+    Status,
+    Subscription,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
+from bot.store import schema as t
+
+# ---------------------------------------------------------------------------- codecs
+
+
+def texts_to_json(texts: Mapping[str, UpdateText]) -> dict[str, dict[str, str]]:
+    return {
+        lang: {"headline": x.headline, "body": x.body, "next_step": x.next_step}
+        for lang, x in texts.items()
+    }
+
+
+def texts_from_json(raw: Mapping[str, Mapping[str, str]]) -> dict[str, UpdateText]:
+    return {
+        lang: UpdateText(x["headline"], x.get("body", ""), x.get("next_step", ""))
+        for lang, x in raw.items()
+    }
+
+
+def demand_texts_to_json(texts: Mapping[str, DemandText]) -> dict[str, dict[str, Any]]:
+    return {
+        lang: {
+            "title": x.title,
+            "summary": x.summary,
+            "union_position": x.union_position,
+            "employer_offer": x.employer_offer,
+            "facts": list(x.facts),
+        }
+        for lang, x in texts.items()
+    }
+
+
+def demand_texts_from_json(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, DemandText]:
+    return {
+        lang: DemandText(
+            title=x["title"],
+            summary=x.get("summary", ""),
+            union_position=x.get("union_position", ""),
+            employer_offer=x.get("employer_offer", ""),
+            facts=tuple(x.get("facts", ())),
+        )
+        for lang, x in raw.items()
+    }
+
+
+def _hhmm(value: time | None) -> str | None:
+    return None if value is None else value.strftime("%H:%M")
+
+
+def _parse_hhmm(value: str | None) -> time | None:
+    return None if value is None else time.fromisoformat(value)
+
+
+def update_from_row(row: Row[Any], now: datetime, revisions: Sequence[Revision] = ()) -> Update:
+    state = UpdateState(row.state)
+    if state is UpdateState.PUBLISHED and row.published_at is not None and row.published_at > now:
+        state = UpdateState.SCHEDULED
+    return Update(
+        id=row.id,
+        status=Status(row.status),
+        urgency=Urgency(row.urgency),
+        texts=texts_from_json(row.texts),
+        author=row.author,
+        created_at=row.created_at,
+        state=state,
+        revision=row.revision,
+        next_step_at=row.next_step_at,
+        publish_at=row.publish_at,
+        published_at=row.published_at,
+        approved_by=row.approved_by,
+        retracted_at=row.retracted_at,
+        retracted_by=row.retracted_by,
+        retraction_reason=row.retraction_reason,
+        seed_key=row.seed_key,
+        revisions=tuple(revisions),
+    )
+
+
+def revision_from_row(row: Row[Any]) -> Revision:
+    return Revision(
+        number=row.number,
+        texts=texts_from_json(row.texts),
+        status=Status(row.status),
+        urgency=Urgency(row.urgency),
+        next_step_at=row.next_step_at,
+        editor=row.editor,
+        reason=row.reason,
+        created_at=row.created_at,
+    )
+
+
+def subscription_from_row(row: Row[Any]) -> Subscription:
+    quiet = None
+    if row.quiet_start is not None and row.quiet_end is not None:
+        quiet = QuietHours(time.fromisoformat(row.quiet_start), time.fromisoformat(row.quiet_end))
+    return Subscription(
+        id=row.id,
+        platform=Platform(row.platform),
+        workspace=row.workspace,
+        channel=row.channel,
+        language=row.language,
+        urgencies=frozenset(Urgency(u) for u in row.urgencies.split(",") if u),
+        briefing_time=_parse_hhmm(row.briefing_time),
+        timezone=row.timezone,
+        briefing_days=frozenset(int(d) for d in row.briefing_days),
+        quiet_hours=quiet,
+        broken_reason=row.broken_reason,
+        created_at=row.created_at,
+        label=row.label,
+    )
+
+
+def subscription_to_values(sub: Subscription) -> dict[str, Any]:
+    """Column values for a subscription (without id / created_at)."""
+    return {
+        "platform": str(sub.platform),
+        "workspace": sub.workspace,
+        "channel": sub.channel,
+        "label": sub.label,
+        "language": sub.language,
+        "urgencies": ",".join(sorted(str(u) for u in sub.urgencies)),
+        "briefing_time": _hhmm(sub.briefing_time),
+        "timezone": sub.timezone,
+        "briefing_days": "".join(str(d) for d in sorted(sub.briefing_days)),
+        "quiet_start": _hhmm(sub.quiet_hours.start) if sub.quiet_hours else None,
+        "quiet_end": _hhmm(sub.quiet_hours.end) if sub.quiet_hours else None,
+        "broken_reason": sub.broken_reason,
+    }
+
+
+def delivery_from_row(row: Row[Any]) -> Delivery:
+    return Delivery(
+        id=row.id,
+        dedupe_key=row.dedupe_key,
+        subscription_id=row.subscription_id,
+        platform=Platform(row.platform),
+        action=DeliveryAction(row.action),
+        state=DeliveryState(row.state),
+        created_at=row.created_at,
+        not_before=row.not_before,
+        update_id=row.update_id,
+        revision=row.revision,
+        attempts=row.attempts,
+        platform_message_id=row.platform_message_id,
+        last_error=row.last_error,
+        sent_at=row.sent_at,
+        payload=row.payload,
+    )
+
+
+def new_delivery_id() -> str:
+    """20 random hex chars: fits Discord's 25-char nonce and never repeats in practice."""
+    return secrets.token_hex(10)
+
+
+@dataclass(frozen=True, slots=True)
+class NewDelivery:
+    """An outbox row to insert. `dedupe_key` makes inserting the same action twice a no-op."""
+
+    dedupe_key: str
+    subscription_id: int
+    platform: Platform
+    action: DeliveryAction
+    not_before: datetime
+    update_id: int | None = None
+    revision: int = 0
+    payload: Mapping[str, object] | None = None
+    id: str = field(default_factory=new_delivery_id)
+
+
+# ---------------------------------------------------------------------------- Tx
+
+
+class Tx:
+    """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.enqueued = 0
+
+    @property
+    def dialect(self) -> str:
+        return self.conn.dialect.name
+
+    # -- meta ------------------------------------------------------------------
+
+    async def get_meta(self, key: str) -> str | None:
+        return await self.conn.scalar(select(t.meta.c.value).where(t.meta.c.key == key))
+
+    async def set_meta(self, key: str, value: str) -> None:
+        await self._upsert(t.meta, {"key": key, "value": value}, ["key"], {"value": value})
+
+    # -- updates ---------------------------------------------------------------
+
+    async def insert_update(self, values: Mapping[str, Any]) -> int:
+        result = await self.conn.execute(
+            insert(t.updates).values(**values).returning(t.updates.c.id)
+        )
+        return int(result.scalar_one())
+
+    async def set_update(self, update_id: int, values: Mapping[str, Any]) -> None:
+        await self.conn.execute(
+            update(t.updates).where(t.updates.c.id == update_id).values(**values)
+        )
+
+    async def insert_revision(self, update_id: int, revision: Revision) -> None:
+        await self.conn.execute(
+            insert(t.update_revisions).values(
+                update_id=update_id,
+                number=revision.number,
+                texts=texts_to_json(revision.texts),
+                status=str(revision.status),
+                urgency=str(revision.urgency),
+                next_step_at=revision.next_step_at,
+                editor=revision.editor,
+                reason=revision.reason,
+                created_at=revision.created_at,
+            )
+        )
+
+    async def get_update(self, update_id: int, now: datetime) -> Update | None:
+        row = (
+            await self.conn.execute(select(t.updates).where(t.updates.c.id == update_id))
+        ).first()
+        if row is None:
+            return None
+        revs = await self.conn.execute(
+            select(t.update_revisions)
+            .where(t.update_revisions.c.update_id == update_id)
+            .order_by(t.update_revisions.c.number)
+        )
+        return update_from_row(row, now, [revision_from_row(r) for r in revs])
+
+    async def get_update_by_seed(self, seed_key: str, now: datetime) -> Update | None:
+        uid = await self.conn.scalar(select(t.updates.c.id).where(t.updates.c.seed_key == seed_key))
+        return None if uid is None else await self.get_update(uid, now)
+
+    async def list_updates(
+        self,
+        now: datetime,
+        *,
+        limit: int | None = 20,
+        visible_only: bool = True,
+        before_id: int | None = None,
+    ) -> list[Update]:
+        """Newest first. Visible = published (embargo passed) or retracted after publication."""
+        query = select(t.updates)
+        if visible_only:
+            query = query.where(
+                t.updates.c.state.in_([UpdateState.PUBLISHED, UpdateState.RETRACTED]),
+                t.updates.c.published_at.is_not(None),
+                t.updates.c.published_at <= now,
+            )
+        if before_id is not None:
+            query = query.where(t.updates.c.id < before_id)
+        query = query.order_by(
+            func.coalesce(t.updates.c.published_at, t.updates.c.created_at).desc(),
+            t.updates.c.id.desc(),
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        rows = (await self.conn.execute(query)).all()
+        return [update_from_row(r, now) for r in rows]
+
+    async def latest_update(self, now: datetime) -> Update | None:
+        """The newest visible, unretracted update: it defines the current status."""
+        row = (
+            await self.conn.execute(
+                select(t.updates)
+                .where(
+                    t.updates.c.state == UpdateState.PUBLISHED,
+                    t.updates.c.published_at <= now,
+                )
+                .order_by(t.updates.c.published_at.desc(), t.updates.c.id.desc())
+                .limit(1)
+            )
+        ).first()
+        return None if row is None else update_from_row(row, now)
+
+    async def count_updates(self) -> int:
+        return int(await self.conn.scalar(select(func.count()).select_from(t.updates)) or 0)
+
+    async def pending_approval(self, now: datetime) -> list[Update]:
+        rows = await self.conn.execute(
+            select(t.updates)
+            .where(t.updates.c.state == UpdateState.PENDING_APPROVAL)
+            .order_by(t.updates.c.id)
+        )
+        return [update_from_row(r, now) for r in rows]
+
+    # -- demands ---------------------------------------------------------------
+
+    async def list_demands(self, *, with_history: bool = True) -> list[Demand]:
+        rows = (await self.conn.execute(select(t.demands).order_by(t.demands.c.position))).all()
+        history: dict[str, list[DemandEvent]] = {}
+        if with_history:
+            events = await self.conn.execute(
+                select(t.demand_events).order_by(t.demand_events.c.at, t.demand_events.c.id)
+            )
+            for e in events:
+                history.setdefault(e.demand_key, []).append(_event_from_row(e))
+        return [_demand_from_row(r, history.get(r.key, [])) for r in rows]
+
+    async def get_demand(self, key: str) -> Demand | None:
+        row = (await self.conn.execute(select(t.demands).where(t.demands.c.key == key))).first()
+        if row is None:
+            return None
+        events = await self.conn.execute(
+            select(t.demand_events)
+            .where(t.demand_events.c.demand_key == key)
+            .order_by(t.demand_events.c.at, t.demand_events.c.id)
+        )
+        return _demand_from_row(row, [_event_from_row(e) for e in events])
+
+    async def demand_keys(self) -> list[str]:
+        return list(await self.conn.scalars(select(t.demands.c.key).order_by(t.demands.c.position)))
+
+    async def insert_demand(self, demand: Demand) -> None:
+        await self.conn.execute(
+            insert(t.demands).values(
+                key=demand.key,
+                position=demand.position,
+                status=str(demand.status),
+                texts=demand_texts_to_json(demand.texts),
+                updated_at=demand.updated_at,
+            )
+        )
+        for event in demand.history:
+            await self.insert_demand_event(demand.key, event)
+
+    async def set_demand(self, key: str, values: Mapping[str, Any]) -> None:
+        await self.conn.execute(update(t.demands).where(t.demands.c.key == key).values(**values))
+
+    async def insert_demand_event(self, key: str, event: DemandEvent) -> None:
+        await self.conn.execute(
+            insert(t.demand_events).values(
+                demand_key=key,
+                at=event.at,
+                status=str(event.status),
+                offer=dict(event.offer),
+                source=event.source,
+                recorded_by=event.recorded_by,
+                note=event.note,
+            )
+        )
+
+    async def demand_events_since(self, since: datetime) -> list[tuple[str, DemandEvent]]:
+        rows = await self.conn.execute(
+            select(t.demand_events)
+            .where(t.demand_events.c.at >= since)
+            .order_by(t.demand_events.c.at, t.demand_events.c.id)
+        )
+        return [(r.demand_key, _event_from_row(r)) for r in rows]
+
+    # -- subscriptions ---------------------------------------------------------
+
+    async def list_subscriptions(
+        self, *, active_only: bool = True, platform: Platform | None = None
+    ) -> list[Subscription]:
+        query = select(t.subscriptions).order_by(t.subscriptions.c.id)
+        if active_only:
+            query = query.where(t.subscriptions.c.active.is_(True))
+        if platform is not None:
+            query = query.where(t.subscriptions.c.platform == str(platform))
+        return [subscription_from_row(r) for r in await self.conn.execute(query)]
+
+    async def get_subscription(self, sub_id: int) -> Subscription | None:
+        row = (
+            await self.conn.execute(select(t.subscriptions).where(t.subscriptions.c.id == sub_id))
+        ).first()
+        return None if row is None else subscription_from_row(row)
+
+    async def find_subscription(
+        self, platform: Platform, workspace: str, channel: str, *, active_only: bool = True
+    ) -> Subscription | None:
+        query = select(t.subscriptions).where(
+            t.subscriptions.c.platform == str(platform),
+            t.subscriptions.c.workspace == workspace,
+            t.subscriptions.c.channel == channel,
+        )
+        if active_only:
+            query = query.where(t.subscriptions.c.active.is_(True))
+        row = (await self.conn.execute(query)).first()
+        return None if row is None else subscription_from_row(row)
+
+    async def save_subscription(self, sub: Subscription, now: datetime) -> int:
+        """Insert or reactivate-and-replace the subscription at this address; returns its id."""
+        values = subscription_to_values(sub) | {"active": True}
+        existing = await self.conn.scalar(
+            select(t.subscriptions.c.id).where(
+                t.subscriptions.c.platform == str(sub.platform),
+                t.subscriptions.c.workspace == sub.workspace,
+                t.subscriptions.c.channel == sub.channel,
+            )
+        )
+        if existing is not None:
+            await self.conn.execute(
+                update(t.subscriptions).where(t.subscriptions.c.id == existing).values(**values)
+            )
+            return int(existing)
+        result = await self.conn.execute(
+            insert(t.subscriptions)
+            .values(**values, created_at=sub.created_at or now)
+            .returning(t.subscriptions.c.id)
+        )
+        return int(result.scalar_one())
+
+    async def deactivate_subscription(self, sub_id: int) -> None:
+        await self.conn.execute(
+            update(t.subscriptions).where(t.subscriptions.c.id == sub_id).values(active=False)
+        )
+        await self.cancel_pending(subscription_id=sub_id)
+
+    async def mark_subscription_broken(self, sub_id: int, reason: str | None) -> None:
+        await self.conn.execute(
+            update(t.subscriptions)
+            .where(t.subscriptions.c.id == sub_id)
+            .values(broken_reason=reason)
+        )
+
+    # -- outbox ----------------------------------------------------------------
+
+    async def enqueue(self, rows: Iterable[NewDelivery], now: datetime) -> int:
+        """Insert outbox rows; a row whose dedupe_key exists is skipped. Returns rows inserted."""
+        values = [
+            {
+                "id": r.id,
+                "dedupe_key": r.dedupe_key,
+                "subscription_id": r.subscription_id,
+                "platform": str(r.platform),
+                "action": str(r.action),
+                "update_id": r.update_id,
+                "revision": r.revision,
+                "state": str(DeliveryState.PENDING),
+                "attempts": 0,
+                "not_before": r.not_before,
+                "payload": dict(r.payload) if r.payload is not None else None,
+                "created_at": now,
+            }
+            for r in rows
+        ]
+        if not values:
+            return 0
+        inserted = 0
+        for chunk_start in range(0, len(values), 500):
+            chunk = values[chunk_start : chunk_start + 500]
+            stmt = self._insert_ignore(t.deliveries, ["dedupe_key"]).values(chunk)
+            result = await self.conn.execute(stmt.returning(t.deliveries.c.id))
+            inserted += len(result.all())
+        self.enqueued += inserted
+        return inserted
+
+    async def cancel_pending(
+        self,
+        *,
+        update_id: int | None = None,
+        subscription_id: int | None = None,
+        actions: Sequence[DeliveryAction] | None = None,
+    ) -> int:
+        conds = [t.deliveries.c.state == DeliveryState.PENDING]
+        if update_id is not None:
+            conds.append(t.deliveries.c.update_id == update_id)
+        if subscription_id is not None:
+            conds.append(t.deliveries.c.subscription_id == subscription_id)
+        if actions is not None:
+            conds.append(t.deliveries.c.action.in_([str(a) for a in actions]))
+        result = await self.conn.execute(
+            update(t.deliveries).where(and_(*conds)).values(state=DeliveryState.CANCELLED)
+        )
+        return int(result.rowcount)
+
+    async def posted_subscriptions(self, update_id: int) -> list[int]:
+        """Subscriptions holding (or about to hold) a copy of this update."""
+        rows = await self.conn.scalars(
+            select(t.deliveries.c.subscription_id)
+            .where(
+                t.deliveries.c.update_id == update_id,
+                t.deliveries.c.action == DeliveryAction.POST,
+                t.deliveries.c.state.in_([DeliveryState.PENDING, DeliveryState.SENT]),
+            )
+            .distinct()
+        )
+        return sorted(rows)
+
+    async def list_deliveries(
+        self,
+        *,
+        state: DeliveryState | None = None,
+        update_id: int | None = None,
+        subscription_id: int | None = None,
+        limit: int | None = 200,
+    ) -> list[Delivery]:
+        query = select(t.deliveries).order_by(t.deliveries.c.created_at, t.deliveries.c.id)
+        if state is not None:
+            query = query.where(t.deliveries.c.state == str(state))
+        if update_id is not None:
+            query = query.where(t.deliveries.c.update_id == update_id)
+        if subscription_id is not None:
+            query = query.where(t.deliveries.c.subscription_id == subscription_id)
+        if limit is not None:
+            query = query.limit(limit)
+        return [delivery_from_row(r) for r in await self.conn.execute(query)]
+
+    async def delivery_counts(self, update_id: int | None = None) -> dict[tuple[str, str], int]:
+        """(platform, state) -> count, optionally for one update."""
+        query = select(t.deliveries.c.platform, t.deliveries.c.state, func.count()).group_by(
+            t.deliveries.c.platform, t.deliveries.c.state
+        )
+        if update_id is not None:
+            query = query.where(t.deliveries.c.update_id == update_id)
+        return {(p, s): int(n) for p, s, n in await self.conn.execute(query)}
+
+    # -- audit -----------------------------------------------------------------
+
+    async def audit(
+        self,
+        now: datetime,
+        actor: str,
+        action: str,
+        target: str,
+        before: Mapping[str, object] | None = None,
+        after: Mapping[str, object] | None = None,
+    ) -> None:
+        await self.conn.execute(
+            insert(t.audit_log).values(
+                at=now,
+                actor=actor,
+                action=action,
+                target=target,
+                before=_jsonable(before),
+                after=_jsonable(after),
+            )
+        )
+
+    async def list_audit(self, *, limit: int = 50, target: str | None = None) -> list[AuditEntry]:
+        query = select(t.audit_log).order_by(t.audit_log.c.id.desc()).limit(limit)
+        if target is not None:
+            query = query.where(t.audit_log.c.target == target)
+        return [
+            AuditEntry(r.id, r.at, r.actor, r.action, r.target, r.before, r.after)
+            for r in await self.conn.execute(query)
+        ]
+
+    # -- processed events ------------------------------------------------------
+
+    async def first_time_seen(self, platform: str, event_id: str, now: datetime) -> bool:
+        """Record an inbound platform event; False if it was already handled."""
+        stmt = self._insert_ignore(t.processed_events, ["platform", "event_id"]).values(
+            platform=platform, event_id=event_id, at=now
+        )
+        result = await self.conn.execute(stmt.returning(t.processed_events.c.event_id))
+        return result.first() is not None
+
+    async def forget_events_before(self, cutoff: datetime) -> None:
+        await self.conn.execute(delete(t.processed_events).where(t.processed_events.c.at < cutoff))
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _insert_ignore(self, table: Any, keys: list[str]) -> Any:
+        if self.dialect == "postgresql":
+            return postgresql.insert(table).on_conflict_do_nothing(index_elements=keys)
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=keys)
+
+    async def _upsert(
+        self, table: Any, values: Mapping[str, Any], keys: list[str], changes: Mapping[str, Any]
+    ) -> None:
+        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(table)
+        await self.conn.execute(
+            ins.values(**values).on_conflict_do_update(index_elements=keys, set_=dict(changes))
+        )
+
+
+def _demand_from_row(row: Row[Any], history: Sequence[DemandEvent]) -> Demand:
+    return Demand(
+        key=row.key,
+        position=row.position,
+        status=DemandStatus(row.status),
+        texts=demand_texts_from_json(row.texts),
+        updated_at=row.updated_at,
+        history=tuple(history),
+    )
+
+
+def _event_from_row(row: Row[Any]) -> DemandEvent:
+    return DemandEvent(
+        at=row.at,
+        status=DemandStatus(row.status),
+        offer=dict(row.offer),
+        source=row.source,
+        recorded_by=row.recorded_by,
+        note=row.note,
+    )
+
+
+def _jsonable(value: Mapping[str, object] | None) -> dict[str, object] | None:
+    if value is None:
+        return None
+    return {k: _plain(v) for k, v in value.items()}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    return value
+
+
+__all__ = ["NewDelivery", "Tx"]

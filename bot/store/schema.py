@@ -1,0 +1,210 @@
+"""Tables, as SQLAlchemy Core. The Alembic migrations under `migrations/` create them.
+
+Every datetime column is stored as UTC and read back timezone-aware (`UTCDateTime`), so
+SQLite and PostgreSQL return the same values.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Date,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.types import DateTime, TypeDecorator
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware datetimes in, aware UTC datetimes out, on every backend."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; pass an aware datetime")
+        value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+updates = Table(
+    "updates",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("seed_key", String(120), nullable=True, unique=True),
+    Column("status", String(32), nullable=False),
+    Column("urgency", String(16), nullable=False),
+    Column("state", String(24), nullable=False),
+    Column("texts", JSON, nullable=False),
+    Column("next_step_at", UTCDateTime, nullable=True),
+    Column("author", String(200), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("publish_at", UTCDateTime, nullable=True),
+    Column("published_at", UTCDateTime, nullable=True),
+    Column("approved_by", String(200), nullable=True),
+    Column("revision", Integer, nullable=False, default=1),
+    Column("retracted_at", UTCDateTime, nullable=True),
+    Column("retracted_by", String(200), nullable=True),
+    Column("retraction_reason", Text, nullable=True),
+    Index("ix_updates_state_published", "state", "published_at"),
+)
+
+update_revisions = Table(
+    "update_revisions",
+    metadata,
+    Column("update_id", Integer, ForeignKey("updates.id"), primary_key=True),
+    Column("number", Integer, primary_key=True),
+    Column("texts", JSON, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("urgency", String(16), nullable=False),
+    Column("next_step_at", UTCDateTime, nullable=True),
+    Column("editor", String(200), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+demands = Table(
+    "demands",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("texts", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+demand_events = Table(
+    "demand_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("demand_key", String(64), ForeignKey("demands.key"), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("offer", JSON, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("recorded_by", String(200), nullable=False),
+    Column("note", Text, nullable=False, default=""),
+    Index("ix_demand_events_key_at", "demand_key", "at"),
+)
+
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("platform", String(16), nullable=False),
+    Column("workspace", String(64), nullable=False),
+    Column("channel", String(64), nullable=False),
+    Column("label", String(200), nullable=False, default=""),
+    Column("language", String(8), nullable=False),
+    Column("urgencies", String(64), nullable=False),
+    Column("briefing_time", String(5), nullable=True),
+    Column("timezone", String(64), nullable=False),
+    Column("briefing_days", String(16), nullable=False, default="0123456"),
+    Column("quiet_start", String(5), nullable=True),
+    Column("quiet_end", String(5), nullable=True),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("broken_reason", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("platform", "workspace", "channel", name="uq_subscriptions_address"),
+)
+
+deliveries = Table(
+    "deliveries",
+    metadata,
+    # Short random id: Discord's nonce (25 chars max) and the idempotency key everywhere.
+    Column("id", String(25), primary_key=True),
+    Column("dedupe_key", String(200), nullable=False, unique=True),
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), nullable=False),
+    Column("platform", String(16), nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("update_id", Integer, ForeignKey("updates.id"), nullable=True),
+    Column("revision", Integer, nullable=False, default=0),
+    Column("state", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("not_before", UTCDateTime, nullable=False),
+    Column("claimed_by", String(64), nullable=True),
+    Column("claimed_until", UTCDateTime, nullable=True),
+    Column("platform_message_id", String(128), nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("payload", JSON, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Index("ix_deliveries_due", "state", "not_before"),
+    Index("ix_deliveries_update", "update_id", "subscription_id"),
+)
+
+briefing_runs = Table(
+    "briefing_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), nullable=False),
+    Column("local_date", Date, nullable=False),
+    Column("scheduled_for", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("outcome", String(16), nullable=False),  # queued | skipped
+    Column("delivery_id", String(25), nullable=True),
+    UniqueConstraint("subscription_id", "local_date", name="uq_briefing_runs_sub_date"),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("actor", String(200), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("before", JSON, nullable=True),
+    Column("after", JSON, nullable=True),
+    Index("ix_audit_log_at", "at"),
+)
+
+processed_events = Table(
+    "processed_events",
+    metadata,
+    # Platform events already handled (Slack retries, Discord replays): handled once only.
+    Column("platform", String(16), primary_key=True),
+    Column("event_id", String(128), primary_key=True),
+    Column("at", UTCDateTime, nullable=False),
+)

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.admin import Admin
+from bot.clock import FixedClock
+from bot.store import Store
+from tests.support import ADMINS, CAMPAIGN, FRIDAY, fresh_postgres_database
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(FRIDAY)
+
+
+@pytest.fixture
+async def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'strikebot.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """Runs the test once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'strikebot.db'}"
+        return
+    async with fresh_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    async with Store.open(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def sqlite_store(sqlite_url: str) -> AsyncIterator[Store]:
+    async with Store.open(sqlite_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def admin(store: Store, clock: FixedClock) -> Admin:
+    return Admin(store, CAMPAIGN, ADMINS, clock)

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from bot.admin import Admin, Draft
+from bot.clock import FixedClock
+from bot.models import Platform, Status, Subscription, UpdateText, Urgency
+from bot.store import Store
+from tests.support import ADMIN
+
+
+async def test_post_queues_one_delivery_per_channel(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    for channel in ("c1", "c2"):
+        await admin.subscribe(
+            ADMIN, Subscription(0, Platform.DISCORD, "g1", channel, "en", timezone="UTC")
+        )
+    update = await admin.post(
+        ADMIN,
+        Draft(Status.STRIKE_ON, {"en": UpdateText("Strike continues")}, Urgency.URGENT),
+    )
+    async with store.read() as tx:
+        rows = await tx.list_deliveries(update_id=update.id)
+        assert (await tx.latest_update(clock())) == update
+    assert sorted(d.dedupe_key for d in rows) == [
+        f"post:u{update.id}:s1",
+        f"post:u{update.id}:s2",
+    ]
+    assert store.outbox_written.is_set()
