@@ -98,7 +98,9 @@ def _command_modules() -> list[Any]:
     import bot.cli
 
     names = sorted(
-        f"bot.cli.{m.name}" for m in pkgutil.iter_modules(bot.cli.__path__) if not m.ispkg
+        f"bot.cli.{m.name}"
+        for m in pkgutil.iter_modules(bot.cli.__path__)
+        if not m.ispkg and not m.name.startswith("_")
     )
     for platform in pkgutil.iter_modules(adapters.__path__):
         if platform.ispkg and (Path(adapters.__path__[0]) / platform.name / "cli.py").exists():

@@ -37,6 +37,8 @@ from bot.models import (
 )
 from bot.store import schema as t
 
+OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
+
 # ---------------------------------------------------------------------------- codecs
 
 
@@ -485,6 +487,9 @@ class Tx:
             result = await self.conn.execute(stmt.returning(t.deliveries.c.id))
             inserted += len(result.all())
         self.enqueued += inserted
+        if inserted and self.dialect == "postgresql":
+            # Delivered to listeners in other processes when this transaction commits.
+            await self.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
         return inserted
 
     async def cancel_pending(

@@ -1,0 +1,56 @@
+"""`strikebot run`: the main job. Migrate, seed, serve the web page and API, connect the
+platforms whose tokens are set, deliver, and send briefings, until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+
+from bot.cli import out
+from bot.config import Settings, load_config
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "run",
+        help="serve the status page and API, connect Discord/Slack if configured, deliver",
+        description=__doc__,
+    )
+    parser.add_argument(
+        "--host", help="listen address (default: $STRIKEBOT_HTTP_HOST or 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, help="listen port (default: $STRIKEBOT_HTTP_PORT or 8080)"
+    )
+    parser.set_defaults(handler=handle)
+
+
+async def handle(args: argparse.Namespace) -> int:
+    from bot.app import serve
+    from bot.logging import configure_logging
+
+    settings = Settings.from_env()
+    if args.database_url:
+        settings = dataclasses.replace(settings, database_url=args.database_url)
+    if args.host:
+        settings = dataclasses.replace(settings, http_host=args.host)
+    if args.port is not None:
+        settings = dataclasses.replace(settings, http_port=args.port)
+    config = load_config(args.config or settings.config_path)
+    configure_logging(settings)
+    url = f"http://{settings.http_host}:{settings.http_port}"
+    out.print(
+        f"[bold]strikebot[/] — {config.campaign.union}: starting on [link={url}]{url}[/link] "
+        f"(database: {_database_label(settings.database_url)}, pid {os.getpid()}). "
+        "Press Ctrl+C to stop."
+    )
+    await serve(settings, config)
+    out.print("strikebot stopped cleanly.")
+    return 0
+
+
+def _database_label(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)

@@ -1,0 +1,202 @@
+"""Store queries for morning briefings: the (subscription, local date) claims in
+`briefing_runs`, the subscriptions that have a schedule, and the updates that changed in a
+window (with their revisions) for the composer.
+
+Functions take an open `Tx` and use `tx.conn`, like the rest of `bot/store/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+
+from bot.models import Revision, Subscription, Update, UpdateState
+from bot.store import schema as t
+from bot.store.repo import Tx, revision_from_row, subscription_from_row, update_from_row
+
+QUEUED = "queued"
+SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class RunClaim:
+    """One briefing for one channel on one local date: the row that makes it happen once."""
+
+    subscription_id: int
+    local_date: date
+    scheduled_for: datetime
+    outcome: str  # QUEUED | SKIPPED
+    delivery_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BriefingRun:
+    subscription_id: int
+    local_date: date
+    scheduled_for: datetime
+    created_at: datetime
+    outcome: str
+    delivery_id: str | None
+
+
+async def claim_runs(tx: Tx, claims: Sequence[RunClaim], now: datetime) -> set[tuple[int, date]]:
+    """Insert the claims, ignoring those whose (subscription, local date) exists already.
+
+    Returns the keys this transaction won. Rows go in key order so that two instances
+    claiming overlapping sets on PostgreSQL wait on each other instead of deadlocking.
+    """
+    ordered = sorted(claims, key=lambda c: (c.subscription_id, c.local_date))
+    won: set[tuple[int, date]] = set()
+    dialect: Any = postgresql if tx.dialect == "postgresql" else sqlite
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        stmt = (
+            dialect.insert(t.briefing_runs)
+            .values(
+                [
+                    {
+                        "subscription_id": c.subscription_id,
+                        "local_date": c.local_date,
+                        "scheduled_for": c.scheduled_for,
+                        "created_at": now,
+                        "outcome": c.outcome,
+                        "delivery_id": c.delivery_id,
+                    }
+                    for c in chunk
+                ]
+            )
+            .on_conflict_do_nothing(index_elements=["subscription_id", "local_date"])
+            .returning(t.briefing_runs.c.subscription_id, t.briefing_runs.c.local_date)
+        )
+        for row in await tx.conn.execute(stmt):
+            won.add((int(row.subscription_id), _as_date(row.local_date)))
+    return won
+
+
+async def existing_runs(tx: Tx, keys: Iterable[tuple[int, date]]) -> set[tuple[int, date]]:
+    """Which of these (subscription, local date) keys already have a run."""
+    wanted = sorted(set(keys))
+    found: set[tuple[int, date]] = set()
+    cols = (t.briefing_runs.c.subscription_id, t.briefing_runs.c.local_date)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = await tx.conn.execute(select(*cols).where(tuple_(*cols).in_(chunk)))
+        found.update((int(r.subscription_id), _as_date(r.local_date)) for r in rows)
+    return found
+
+
+async def list_runs(
+    tx: Tx,
+    *,
+    subscription_id: int | None = None,
+    since: date | None = None,
+    limit: int | None = 500,
+) -> list[BriefingRun]:
+    """Runs, newest local date first."""
+    query = select(t.briefing_runs).order_by(
+        t.briefing_runs.c.local_date.desc(), t.briefing_runs.c.subscription_id
+    )
+    if subscription_id is not None:
+        query = query.where(t.briefing_runs.c.subscription_id == subscription_id)
+    if since is not None:
+        query = query.where(t.briefing_runs.c.local_date >= since)
+    if limit is not None:
+        query = query.limit(limit)
+    return [
+        BriefingRun(
+            subscription_id=int(r.subscription_id),
+            local_date=_as_date(r.local_date),
+            scheduled_for=r.scheduled_for,
+            created_at=r.created_at,
+            outcome=r.outcome,
+            delivery_id=r.delivery_id,
+        )
+        for r in await tx.conn.execute(query)
+    ]
+
+
+async def scheduled_subscriptions(tx: Tx, ids: Iterable[int] | None = None) -> list[Subscription]:
+    """Active subscriptions that have a briefing time, optionally only these ids."""
+    query = (
+        select(t.subscriptions)
+        .where(t.subscriptions.c.active.is_(True), t.subscriptions.c.briefing_time.is_not(None))
+        .order_by(t.subscriptions.c.id)
+    )
+    if ids is None:
+        return [subscription_from_row(r) for r in await tx.conn.execute(query)]
+    wanted = sorted(set(ids))
+    subs: list[Subscription] = []
+    for start in range(0, len(wanted), 500):
+        chunk = query.where(t.subscriptions.c.id.in_(wanted[start : start + 500]))
+        subs.extend(subscription_from_row(r) for r in await tx.conn.execute(chunk))
+    return subs
+
+
+async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[Update]:
+    """Visible updates published, edited or retracted in (since, now], with their revisions
+    made in that window, oldest first."""
+    u = t.updates
+    revised = select(t.update_revisions.c.update_id).where(
+        t.update_revisions.c.created_at > since, t.update_revisions.c.created_at <= now
+    )
+    visible = and_(
+        u.c.state.in_([UpdateState.PUBLISHED, UpdateState.RETRACTED]),
+        u.c.published_at.is_not(None),
+        u.c.published_at <= now,
+    )
+    rows = (
+        await tx.conn.execute(
+            select(u)
+            .where(
+                visible,
+                or_(
+                    u.c.published_at > since,
+                    and_(u.c.retracted_at > since, u.c.retracted_at <= now),
+                    u.c.id.in_(revised),
+                ),
+            )
+            .order_by(u.c.published_at, u.c.id)
+        )
+    ).all()
+    if not rows:
+        return []
+    revisions: dict[int, list[Revision]] = {}
+    revision_rows = await tx.conn.execute(
+        select(t.update_revisions)
+        .where(
+            t.update_revisions.c.update_id.in_([r.id for r in rows]),
+            t.update_revisions.c.created_at > since,
+            t.update_revisions.c.created_at <= now,
+        )
+        .order_by(t.update_revisions.c.update_id, t.update_revisions.c.number)
+    )
+    for rev in revision_rows:
+        revisions.setdefault(int(rev.update_id), []).append(revision_from_row(rev))
+    return [update_from_row(r, now, revisions.get(int(r.id), ())) for r in rows]
+
+
+def _as_date(value: Any) -> date:
+    """SQLite hands DATE back as a date through SQLAlchemy, asyncpg as a date; be strict."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))
+
+
+__all__ = [
+    "QUEUED",
+    "SKIPPED",
+    "BriefingRun",
+    "RunClaim",
+    "claim_runs",
+    "existing_runs",
+    "list_runs",
+    "scheduled_subscriptions",
+    "updates_changed_since",
+]

@@ -1,0 +1,402 @@
+"""The dispatcher's queries on the outbox: claim due rows under a lease, then settle them.
+
+A claim sets `claimed_by` (the worker id) and `claimed_until` (the lease). Every later write
+is conditioned on `claimed_by`, so a worker whose lease lapsed and was taken over cannot
+overwrite the new owner's outcome.
+
+Claiming is safe with several dispatchers: on PostgreSQL the candidate rows are locked with
+`FOR UPDATE SKIP LOCKED` (a concurrent claimer skips them instead of waiting or taking them
+too); on SQLite the write transaction is `BEGIN IMMEDIATE`, which admits one writer at a time.
+
+A follow-up (EDIT / CORRECTION / RETRACT) is not claimable while the POST of the same update
+to the same subscription is unsettled: still pending, or held under a live lease by a sender
+(an admin may cancel a POST that is already on its way; the sender's outcome decides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    not_,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
+from sqlalchemy.sql.selectable import NamedFromClause
+
+from bot.models import Delivery, DeliveryAction, DeliveryState, Subscription
+from bot.store import schema as t
+from bot.store.repo import Tx, delivery_from_row, subscription_from_row
+
+FOLLOW_UPS: tuple[str, ...] = (
+    str(DeliveryAction.EDIT),
+    str(DeliveryAction.CORRECTION),
+    str(DeliveryAction.RETRACT),
+)
+PENDING = str(DeliveryState.PENDING)
+SENT = str(DeliveryState.SENT)
+DEAD = str(DeliveryState.DEAD)
+CANCELLED = str(DeliveryState.CANCELLED)
+
+_d = t.deliveries
+
+
+def _waiting_for_post(row: NamedFromClause, now: datetime) -> ColumnElement[bool]:
+    """True for a follow-up whose POST (same update, same subscription) is unsettled."""
+    post = t.deliveries.alias("post")
+    unsettled = exists().where(
+        post.c.update_id == row.c.update_id,
+        post.c.subscription_id == row.c.subscription_id,
+        post.c.action == str(DeliveryAction.POST),
+        or_(post.c.state == PENDING, post.c.claimed_until > now),
+    )
+    return and_(row.c.action.in_(FOLLOW_UPS), unsettled)
+
+
+def _claimable(row: NamedFromClause, platform: str, now: datetime) -> list[ColumnElement[bool]]:
+    return [
+        row.c.state == PENDING,
+        row.c.platform == platform,
+        row.c.not_before <= now,
+        or_(row.c.claimed_until.is_(None), row.c.claimed_until <= now),
+        not_(_waiting_for_post(row, now)),
+    ]
+
+
+async def claim(
+    tx: Tx,
+    *,
+    worker: str,
+    platform: str,
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+) -> list[Delivery]:
+    """Lease up to `limit` due rows of `platform` to `worker`, oldest due first."""
+    if limit <= 0:
+        return []
+    candidate = t.deliveries.alias("candidate")
+    ids = (
+        select(candidate.c.id)
+        .where(*_claimable(candidate, platform, now))
+        .order_by(candidate.c.not_before, candidate.c.created_at, candidate.c.id)
+        .limit(limit)
+    )
+    if tx.dialect == "postgresql":
+        ids = ids.with_for_update(skip_locked=True, of=candidate)
+    stmt = (
+        update(_d)
+        .where(_d.c.id.in_(ids), _d.c.state == PENDING)
+        .values(claimed_by=worker, claimed_until=lease_until)
+        .returning(*_d.c)
+    )
+    rows = [delivery_from_row(r) for r in await tx.conn.execute(stmt)]
+    rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
+    return rows
+
+
+async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datetime) -> int:
+    """Extend the lease on rows this worker still holds; returns how many it holds."""
+    renewed = 0
+    for chunk in _chunks(list(ids)):
+        result = await tx.conn.execute(
+            update(_d)
+            .where(_d.c.id.in_(chunk), _d.c.claimed_by == worker)
+            .values(claimed_until=lease_until)
+        )
+        renewed += int(result.rowcount)
+    return renewed
+
+
+async def release(tx: Tx, *, worker: str, ids: Collection[str] | None = None) -> int:
+    """Give back rows this worker holds (all of them when `ids` is None), unsent."""
+    conds: list[ColumnElement[bool]] = [_d.c.claimed_by == worker]
+    values = {"claimed_by": None, "claimed_until": None}
+    if ids is None:
+        result = await tx.conn.execute(update(_d).where(*conds).values(**values))
+        return int(result.rowcount)
+    released = 0
+    for chunk in _chunks(list(ids)):
+        result = await tx.conn.execute(
+            update(_d).where(*conds, _d.c.id.in_(chunk)).values(**values)
+        )
+        released += int(result.rowcount)
+    return released
+
+
+@dataclass(frozen=True, slots=True)
+class SentMark:
+    delivery_id: str
+    platform_message_id: str
+    sent_at: datetime
+
+
+async def mark_sent(tx: Tx, *, worker: str, marks: Iterable[SentMark]) -> int:
+    """Record each platform message id and mark the row SENT; returns rows marked.
+
+    A row an admin cancelled while it was on its way is marked SENT too: the message exists,
+    and the follow-up that retracts or edits it needs its id.
+    """
+    params = [
+        {"b_id": m.delivery_id, "b_message": m.platform_message_id, "b_at": m.sent_at}
+        for m in marks
+    ]
+    if not params:
+        return 0
+    stmt = (
+        update(_d)
+        .where(_d.c.id == bindparam("b_id"), _d.c.claimed_by == worker)
+        .values(
+            state=SENT,
+            platform_message_id=bindparam("b_message"),
+            sent_at=bindparam("b_at"),
+            attempts=_d.c.attempts + 1,
+            last_error=None,
+            claimed_by=None,
+            claimed_until=None,
+        )
+    )
+    result = await tx.conn.execute(stmt, params)
+    return int(result.rowcount)
+
+
+async def record_failure(
+    tx: Tx,
+    *,
+    worker: str,
+    delivery_id: str,
+    reason: str,
+    lease_until: datetime,
+    retry_at: datetime | None = None,
+) -> int | None:
+    """Count a failed attempt. With `retry_at` the row goes back to the queue until then;
+    without, the worker keeps it (retrying soon) under a renewed lease.
+
+    Returns the attempts made so far, or None if this worker no longer holds the row.
+    """
+    values: dict[str, Any] = {"attempts": _d.c.attempts + 1, "last_error": reason[:2000]}
+    if retry_at is None:
+        values["claimed_until"] = lease_until
+    else:
+        values |= {"not_before": retry_at, "claimed_by": None, "claimed_until": None}
+    result = await tx.conn.execute(
+        update(_d)
+        .where(_d.c.id == delivery_id, _d.c.claimed_by == worker)
+        .values(**values)
+        .returning(_d.c.attempts)
+    )
+    attempts = result.scalar_one_or_none()
+    return None if attempts is None else int(attempts)
+
+
+async def settle(
+    tx: Tx,
+    *,
+    worker: str,
+    delivery_id: str,
+    state: DeliveryState,
+    reason: str | None,
+    platform_message_id: str | None = None,
+    sent_at: datetime | None = None,
+    count_attempt: bool = False,
+) -> bool:
+    """Finish a row this worker holds: DEAD with its reason, CANCELLED with why there was
+    nothing to do, or SENT for an edit (with the edited message's id)."""
+    values: dict[str, Any] = {
+        "state": str(state),
+        "last_error": None if reason is None else reason[:2000],
+        "claimed_by": None,
+        "claimed_until": None,
+    }
+    if count_attempt:
+        values["attempts"] = _d.c.attempts + 1
+    if platform_message_id is not None:
+        values["platform_message_id"] = platform_message_id
+    if sent_at is not None:
+        values["sent_at"] = sent_at
+    result = await tx.conn.execute(
+        update(_d).where(_d.c.id == delivery_id, _d.c.claimed_by == worker).values(**values)
+    )
+    return bool(result.rowcount)
+
+
+async def postpone(tx: Tx, *, worker: str, delivery_id: str, not_before: datetime) -> bool:
+    """Give a row back to the queue until `not_before`, without counting an attempt."""
+    result = await tx.conn.execute(
+        update(_d)
+        .where(_d.c.id == delivery_id, _d.c.claimed_by == worker)
+        .values(not_before=not_before, claimed_by=None, claimed_until=None)
+    )
+    return bool(result.rowcount)
+
+
+async def find_post(tx: Tx, update_id: int, subscription_id: int) -> Delivery | None:
+    """The POST of `update_id` to `subscription_id`, if one was queued."""
+    row = (
+        await tx.conn.execute(
+            select(_d).where(
+                _d.c.update_id == update_id,
+                _d.c.subscription_id == subscription_id,
+                _d.c.action == str(DeliveryAction.POST),
+            )
+        )
+    ).first()
+    return None if row is None else delivery_from_row(row)
+
+
+async def has_waiting_followups(tx: Tx, update_ids: Collection[int]) -> bool:
+    """Whether any follow-up of these updates is pending (a POST just settled may free it)."""
+    if not update_ids:
+        return False
+    found = await tx.conn.scalar(
+        select(_d.c.id)
+        .where(
+            _d.c.state == PENDING,
+            _d.c.action.in_(FOLLOW_UPS),
+            _d.c.update_id.in_(list(update_ids)),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+async def state_of_update(tx: Tx, update_id: int) -> str | None:
+    return await tx.conn.scalar(select(t.updates.c.state).where(t.updates.c.id == update_id))
+
+
+async def subscriptions_by_id(
+    tx: Tx, ids: Collection[int], *, active_only: bool = True
+) -> dict[int, Subscription]:
+    """The subscriptions with these ids, keyed by id (unsubscribed ones left out)."""
+    found: dict[int, Subscription] = {}
+    for chunk in _chunks(sorted(set(ids))):
+        query = select(t.subscriptions).where(t.subscriptions.c.id.in_(chunk))
+        if active_only:
+            query = query.where(t.subscriptions.c.active.is_(True))
+        rows = await tx.conn.execute(query)
+        for row in rows:
+            found[row.id] = subscription_from_row(row)
+    return found
+
+
+async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> datetime | None:
+    """When the earliest row of `platforms` becomes claimable (its due time, or the end of
+    someone else's lease). Follow-ups waiting for their POST are left out: settling the POST
+    wakes the dispatcher instead."""
+    if not platforms:
+        return None
+    due_at = case(
+        (
+            and_(_d.c.claimed_until.is_not(None), _d.c.claimed_until > _d.c.not_before),
+            _d.c.claimed_until,
+        ),
+        else_=_d.c.not_before,
+    )
+    value = await tx.conn.scalar(
+        select(func.min(type_coerce(due_at, t.UTCDateTime))).where(
+            _d.c.state == PENDING,
+            _d.c.platform.in_(list(platforms)),
+            not_(_waiting_for_post(_d, now)),
+        )
+    )
+    return value if isinstance(value, datetime) else None
+
+
+async def pending_counts(tx: Tx) -> dict[str, int]:
+    """Pending rows per platform (the queue-depth gauge)."""
+    rows = await tx.conn.execute(
+        select(_d.c.platform, func.count()).where(_d.c.state == PENDING).group_by(_d.c.platform)
+    )
+    return {str(platform): int(n) for platform, n in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformSummary:
+    """One update's deliveries on one platform."""
+
+    platform: str
+    total: int
+    pending: int
+    due: int  # pending and due now (not waiting for an embargo or quiet hours)
+    sent: int
+    dead: int
+    cancelled: int
+    retried: int  # needed more than one attempt
+
+    def to_json(self) -> dict[str, int | str]:
+        return {
+            "platform": self.platform,
+            "total": self.total,
+            "pending": self.pending,
+            "due": self.due,
+            "sent": self.sent,
+            "dead": self.dead,
+            "cancelled": self.cancelled,
+            "retried": self.retried,
+        }
+
+
+async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, PlatformSummary]:
+    """Per platform: how this update's deliveries (posts and follow-ups) stand."""
+    is_pending = _d.c.state == PENDING
+    query = (
+        select(
+            _d.c.platform,
+            func.count(),
+            func.sum(case((is_pending, 1), else_=0)),
+            func.sum(case((and_(is_pending, _d.c.not_before <= now), 1), else_=0)),
+            func.sum(case((_d.c.state == SENT, 1), else_=0)),
+            func.sum(case((_d.c.state == DEAD, 1), else_=0)),
+            func.sum(case((_d.c.state == CANCELLED, 1), else_=0)),
+            func.sum(case((_d.c.attempts > 1, 1), else_=0)),
+        )
+        .where(_d.c.update_id == update_id)
+        .group_by(_d.c.platform)
+        .order_by(_d.c.platform)
+    )
+    out: dict[str, PlatformSummary] = {}
+    for row in await tx.conn.execute(query):
+        values = [int(v or 0) for v in row[1:]]
+        out[str(row[0])] = PlatformSummary(str(row[0]), *values)
+    return out
+
+
+async def requeue_dead(
+    tx: Tx, *, now: datetime, ids: Collection[str] | None = None
+) -> list[Delivery]:
+    """Put DEAD rows back in the queue (all of them when `ids` is None), due now, with a
+    fresh attempt count. Returns the rows requeued (as they were before)."""
+    query = select(_d).where(_d.c.state == DEAD)
+    if ids is not None:
+        query = query.where(_d.c.id.in_(list(ids)))
+    before = [delivery_from_row(r) for r in await tx.conn.execute(query)]
+    for chunk in _chunks([d.id for d in before]):
+        await tx.conn.execute(
+            update(_d)
+            .where(_d.c.id.in_(chunk), _d.c.state == DEAD)
+            .values(
+                state=PENDING,
+                attempts=0,
+                not_before=now,
+                last_error=None,
+                claimed_by=None,
+                claimed_until=None,
+            )
+        )
+    tx.enqueued += len(before)
+    return before
+
+
+def _chunks(items: list[Any], size: int = 500) -> list[list[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

@@ -1,0 +1,129 @@
+"""`strikebot run` end to end: a real process serving the seeded campaign, stopped by a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback only)
+        return response.status, response.read()
+
+
+def wait_until_serving(proc: subprocess.Popen[bytes], url: str, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode() if proc.stdout else ""
+            pytest.fail(f"strikebot run exited early with {proc.returncode}:\n{out}")
+        try:
+            get(url)
+            return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail(f"strikebot run did not serve {url} within {within}s")
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DISCORD_", "SLACK_", "STRIKEBOT_"))
+    }
+    env |= {
+        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
+        "STRIKEBOT_HTTP_PORT": str(port),
+        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "run"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(proc, f"{base}/healthz")
+        yield proc, base
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_run_serves_the_seeded_campaign_and_stops_cleanly(
+    running: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    proc, base = running
+    status, body = get(f"{base}/healthz")
+    assert status == 200
+    assert json.loads(body)["ok"] is True
+
+    status, body = get(f"{base}/api/v1/status")
+    current = json.loads(body)
+    assert status == 200
+    assert current["status"] == "strike_on"
+
+    status, page = get(f"{base}/")
+    assert status == 200
+    assert b"United Teachers Los Angeles" in page
+
+    demands = json.loads(get(f"{base}/api/v1/demands")[1])
+    assert len(demands["demands"]) >= 4
+
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    output = proc.stdout.read().decode() if proc.stdout else ""
+    assert "stopped cleanly" in output
+
+
+def test_run_restart_does_not_duplicate_the_seed(
+    running: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    proc, base = running
+    first = json.loads(get(f"{base}/api/v1/updates")[1])
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=20) == 0
+
+    port = free_port()
+    env = dict(os.environ) | {
+        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
+        "STRIKEBOT_HTTP_PORT": str(port),
+        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
+    }
+    again = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "run"],
+        cwd=tmp_path,
+        env={k: v for k, v in env.items() if not k.startswith(("DISCORD_", "SLACK_"))},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_until_serving(again, f"http://127.0.0.1:{port}/healthz")
+        second = json.loads(get(f"http://127.0.0.1:{port}/api/v1/updates")[1])
+        assert [u["id"] for u in second["updates"]] == [u["id"] for u in first["updates"]]
+    finally:
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=20) == 0
