@@ -92,7 +92,7 @@ def parse_demand_status(value: str) -> DemandStatus:
 def check_timezone(name: str) -> str:
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise InvalidInput(
             f"Unknown time zone {name!r}. Use an IANA name such as America/Los_Angeles."
         ) from None
@@ -187,7 +187,12 @@ class Admin:
         async with self.store.write() as tx:
             update = await self._get(tx, update_id, now)
             if update.state is not UpdateState.PENDING_APPROVAL:
-                raise Conflict(f"Update #{update_id} is not waiting for approval ({update.state}).")
+                raise Conflict(
+                    f"Update #{update_id} is not waiting for approval ({update.state}).",
+                    translations={
+                        "es": f"La actualización #{update_id} no está esperando aprobación."
+                    },
+                )
             if update.author == actor.id:
                 raise NotAllowed(
                     "You wrote this update, so someone else must approve it. "
@@ -240,7 +245,11 @@ class Admin:
             before = await self._get(tx, update_id, now)
             if before.retracted:
                 raise Conflict(
-                    f"Update #{update_id} was retracted and cannot be edited. Post a new update."
+                    f"Update #{update_id} was retracted and cannot be edited. Post a new update.",
+                    translations={
+                        "es": f"La actualización #{update_id} fue retirada y no se puede "
+                        "editar. Publica una nueva actualización."
+                    },
                 )
             texts = dict(before.texts)
             if changes.texts is not None:
@@ -296,7 +305,10 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
-                raise Conflict(f"Update #{update_id} is already retracted.")
+                raise Conflict(
+                    f"Update #{update_id} is already retracted.",
+                    translations={"es": f"La actualización #{update_id} ya fue retirada."},
+                )
             holders = await self._holders(tx, update_id)
             await tx.set_update(
                 update_id,

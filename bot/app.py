@@ -145,6 +145,7 @@ def _platform_adapters(runtime: Runtime, commands: Any) -> dict[Platform, Adapte
 
         slack = SlackAdapter(runtime, commands)
         found[Platform.SLACK] = slack
+        runtime.web_mounts.append(slack.mount)  # HTTP mode: POST /slack/events
     else:
         log.info("Slack is off: set SLACK_BOT_TOKEN to connect (README: Connect to Slack)")
     return found

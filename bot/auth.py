@@ -23,6 +23,10 @@ class AdminList:
         platform = str(actor.platform)
         if platform == "cli":
             return True
+        if platform == "http":
+            # Only the web adapter builds "http" actors, after checking the admin bearer
+            # token (STRIKEBOT_ADMIN_TOKEN); holding that token is what makes an HTTP admin.
+            return True
         if platform == Platform.DISCORD:
             return (
                 actor.user_id in self.discord_user_ids

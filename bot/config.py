@@ -40,7 +40,7 @@ DEFAULT_CONFIG_PATH = Path("config/strike.toml")
 def _zone(value: str) -> str:
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise ValueError(
             f"{value!r} is not a time zone; write an IANA name such as 'America/Los_Angeles'"
         ) from None
@@ -157,6 +157,8 @@ class DemandEntry(_Model):
     employer_offer: Localized = {}
     facts: dict[str, list[str]] = {}
     source: str = ""
+    # When the status and offer above were current (the date of the offer, with its offset).
+    as_of: AwareDatetime | None = None
 
 
 class UpdateEntry(_Model):
@@ -216,12 +218,16 @@ class StrikeConfig(_Model):
                 raise ValueError(f"demands[{i}].key {demand.key!r} is used twice; keys are unique")
             keys.add(demand.key)
             _check_localized(f"demands[{i}].title", demand.title, languages, default)
+            for name in ("summary", "union_position", "employer_offer", "facts"):
+                _check_extra(f"demands[{i}].{name}", getattr(demand, name), languages)
         update_keys: set[str] = set()
         for i, update in enumerate(self.updates):
             if update.key in update_keys:
                 raise ValueError(f"updates[{i}].key {update.key!r} is used twice; keys are unique")
             update_keys.add(update.key)
             _check_localized(f"updates[{i}].headline", update.headline, languages, default)
+            for name in ("body", "next_step"):
+                _check_extra(f"updates[{i}].{name}", getattr(update, name), languages)
         return self
 
     # -- what the rest of the program uses --------------------------------------
@@ -255,6 +261,14 @@ class StrikeConfig(_Model):
 def _check_localized(where: str, value: Localized, languages: set[str], default: str) -> None:
     if default not in value:
         raise ValueError(f"{where} needs a {default!r} text (the campaign's first language)")
+    extra = set(value) - languages
+    if extra:
+        raise ValueError(
+            f"{where} has text in {sorted(extra)[0]!r}, which is not in [campaign] languages"
+        )
+
+
+def _check_extra(where: str, value: dict[str, Any], languages: set[str]) -> None:
     extra = set(value) - languages
     if extra:
         raise ValueError(

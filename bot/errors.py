@@ -68,10 +68,15 @@ class PermanentDeliveryError(Exception):
 class TransientDeliveryError(Exception):
     """A platform failed in a way that may pass (429, 5xx, timeout, reset).
 
-    `retry_after` is the platform's own hint in seconds, when it gave one.
+    `retry_after` is the platform's own hint in seconds, when it gave one. `is_global` says
+    the limit hit is the whole token's (Discord's global 429), not one channel's: the
+    dispatcher then pauses every send on the platform, not just this channel's.
     """
 
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, reason: str, retry_after: float | None = None, *, is_global: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.is_global = is_global

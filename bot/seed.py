@@ -61,11 +61,12 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
                 )
                 for lang, title in entry.title.items()
             }
+            as_of = entry.as_of or now
             history: tuple[DemandEvent, ...] = ()
             if entry.employer_offer or entry.source:
                 history = (
                     DemandEvent(
-                        at=now,
+                        at=as_of,
                         status=entry.status,
                         offer=dict(entry.employer_offer),
                         source=entry.source or "config/strike.toml",
@@ -78,7 +79,7 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
                     position=position,
                     status=entry.status,
                     texts=texts,
-                    updated_at=now,
+                    updated_at=as_of,
                     history=history,
                 )
             )

@@ -91,7 +91,7 @@ def test_run_serves_the_seeded_campaign_and_stops_cleanly(
     assert b"United Teachers Los Angeles" in page
 
     demands = json.loads(get(f"{base}/api/v1/demands")[1])
-    assert len(demands["demands"]) >= 4
+    assert len(demands["items"]) >= 4
 
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
@@ -104,6 +104,7 @@ def test_run_restart_does_not_duplicate_the_seed(
 ) -> None:
     proc, base = running
     first = json.loads(get(f"{base}/api/v1/updates")[1])
+    assert len(first["items"]) >= 3  # the seeded timeline
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=20) == 0
 
@@ -123,7 +124,7 @@ def test_run_restart_does_not_duplicate_the_seed(
     try:
         wait_until_serving(again, f"http://127.0.0.1:{port}/healthz")
         second = json.loads(get(f"http://127.0.0.1:{port}/api/v1/updates")[1])
-        assert [u["id"] for u in second["updates"]] == [u["id"] for u in first["updates"]]
+        assert [u["id"] for u in second["items"]] == [u["id"] for u in first["items"]]
     finally:
         again.send_signal(signal.SIGTERM)
         assert again.wait(timeout=20) == 0

@@ -26,3 +26,26 @@ async def test_post_queues_one_delivery_per_channel(
         f"post:u{update.id}:s2",
     ]
     assert store.outbox_written.is_set()
+
+
+async def test_database_from_a_newer_strikebot_is_refused_with_advice(sqlite_url: str) -> None:
+    import pytest
+
+    from bot.errors import StoreUnavailable
+
+    async with Store.open(sqlite_url) as opened, opened.write() as tx:
+        await tx.conn.exec_driver_sql("UPDATE alembic_version SET version_num='9999'")
+    with pytest.raises(StoreUnavailable, match="newer strikebot"):
+        async with Store.open(sqlite_url):
+            pass
+
+
+async def test_unreachable_database_is_one_clear_sentence() -> None:
+    import pytest
+
+    from bot.errors import StoreUnavailable
+
+    # Port 9 (discard) on loopback: nothing listens there.
+    with pytest.raises(StoreUnavailable, match="Check STRIKEBOT_DATABASE_URL"):
+        async with Store.open("postgresql+asyncpg://nobody@127.0.0.1:9/none"):
+            pass

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from datetime import datetime
 
 from bot.cli import out
+from bot.clock import parse_moment, shifted_clock
 from bot.config import Settings, load_config
 
 
@@ -23,7 +25,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--port", type=int, help="listen port (default: $STRIKEBOT_HTTP_PORT or 8080)"
     )
+    parser.add_argument(
+        "--now",
+        metavar="TIME",
+        type=_moment,
+        help="demo a past campaign: the clock reads TIME at start and runs on "
+        "(ISO 8601 with offset, e.g. 2019-01-18T10:00-08:00)",
+    )
     parser.set_defaults(handler=handle)
+
+
+def _moment(text: str) -> datetime:
+    try:
+        return parse_moment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 async def handle(args: argparse.Namespace) -> int:
@@ -45,7 +61,7 @@ async def handle(args: argparse.Namespace) -> int:
         f"(database: {_database_label(settings.database_url)}, pid {os.getpid()}). "
         "Press Ctrl+C to stop."
     )
-    await serve(settings, config)
+    await serve(settings, config, clock=shifted_clock(args.now))
     out.print("strikebot stopped cleanly.")
     return 0
 

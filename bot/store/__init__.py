@@ -13,6 +13,7 @@ queued deliveries: the dispatcher waits on it instead of polling.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -35,6 +36,10 @@ class Store:
         self.engine = engine
         self.url = url
         self.outbox_written = asyncio.Event()
+        # SQLite has one writer at a time: queueing writers here is cheaper and fairer than
+        # each connection spinning on the busy timeout. Other processes still meet
+        # BEGIN IMMEDIATE and the busy timeout.
+        self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
 
     @classmethod
     @asynccontextmanager
@@ -63,7 +68,10 @@ class Store:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
         """A write transaction, committed on exit. Wakes the dispatcher if it queued rows."""
-        async with self.engine.connect() as conn:
+        async with contextlib.AsyncExitStack() as stack:
+            if self._write_lock is not None:
+                await stack.enter_async_context(self._write_lock)
+            conn = await stack.enter_async_context(self.engine.connect())
             conn = await conn.execution_options(**{WRITE_OPTION: True})
             tx = Tx(conn)
             async with conn.begin():

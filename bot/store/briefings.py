@@ -15,9 +15,15 @@ from typing import Any
 from sqlalchemy import and_, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
-from bot.models import Revision, Subscription, Update, UpdateState
+from bot.models import DeliveryState, Revision, Subscription, Update, UpdateState
 from bot.store import schema as t
-from bot.store.repo import Tx, revision_from_row, subscription_from_row, update_from_row
+from bot.store.repo import (
+    NewDelivery,
+    Tx,
+    revision_from_row,
+    subscription_from_row,
+    update_from_row,
+)
 
 QUEUED = "queued"
 SKIPPED = "skipped"
@@ -51,31 +57,60 @@ async def claim_runs(tx: Tx, claims: Sequence[RunClaim], now: datetime) -> set[t
     claiming overlapping sets on PostgreSQL wait on each other instead of deadlocking.
     """
     ordered = sorted(claims, key=lambda c: (c.subscription_id, c.local_date))
-    won: set[tuple[int, date]] = set()
-    dialect: Any = postgresql if tx.dialect == "postgresql" else sqlite
-    for start in range(0, len(ordered), 500):
-        chunk = ordered[start : start + 500]
-        stmt = (
-            dialect.insert(t.briefing_runs)
-            .values(
-                [
-                    {
-                        "subscription_id": c.subscription_id,
-                        "local_date": c.local_date,
-                        "scheduled_for": c.scheduled_for,
-                        "created_at": now,
-                        "outcome": c.outcome,
-                        "delivery_id": c.delivery_id,
-                    }
-                    for c in chunk
-                ]
-            )
-            .on_conflict_do_nothing(index_elements=["subscription_id", "local_date"])
-            .returning(t.briefing_runs.c.subscription_id, t.briefing_runs.c.local_date)
-        )
-        for row in await tx.conn.execute(stmt):
-            won.add((int(row.subscription_id), _as_date(row.local_date)))
-    return won
+    if not ordered:
+        return set()
+    stmt = (
+        _insert(tx, t.briefing_runs)
+        .on_conflict_do_nothing(index_elements=["subscription_id", "local_date"])
+        .returning(t.briefing_runs.c.subscription_id, t.briefing_runs.c.local_date)
+    )
+    rows = [
+        {
+            "subscription_id": c.subscription_id,
+            "local_date": c.local_date,
+            "scheduled_for": c.scheduled_for,
+            "created_at": now,
+            "outcome": c.outcome,
+            "delivery_id": c.delivery_id,
+        }
+        for c in ordered
+    ]
+    # A list of parameter sets: SQLAlchemy's "insertmanyvalues" batches it into few
+    # statements compiled once, much cheaper than one huge VALUES clause per chunk.
+    result = await tx.conn.execute(stmt, rows)
+    return {(int(r.subscription_id), _as_date(r.local_date)) for r in result}
+
+
+async def enqueue_deliveries(tx: Tx, rows: Sequence[NewDelivery], now: datetime) -> int:
+    """`Tx.enqueue` for large batches (10,000 briefings at 07:00): the same rows and the same
+    skip-on-duplicate dedupe key, inserted as one executemany. Returns rows inserted."""
+    if not rows:
+        return 0
+    stmt = (
+        _insert(tx, t.deliveries)
+        .on_conflict_do_nothing(index_elements=["dedupe_key"])
+        .returning(t.deliveries.c.id)
+    )
+    values = [
+        {
+            "id": r.id,
+            "dedupe_key": r.dedupe_key,
+            "subscription_id": r.subscription_id,
+            "platform": str(r.platform),
+            "action": str(r.action),
+            "update_id": r.update_id,
+            "revision": r.revision,
+            "state": str(DeliveryState.PENDING),
+            "attempts": 0,
+            "not_before": r.not_before,
+            "payload": dict(r.payload) if r.payload is not None else None,
+            "created_at": now,
+        }
+        for r in rows
+    ]
+    inserted = len((await tx.conn.execute(stmt, values)).all())
+    tx.enqueued += inserted  # wakes the dispatcher after commit
+    return inserted
 
 
 async def existing_runs(tx: Tx, keys: Iterable[tuple[int, date]]) -> set[tuple[int, date]]:
@@ -180,6 +215,11 @@ async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[
     return [update_from_row(r, now, revisions.get(int(r.id), ())) for r in rows]
 
 
+def _insert(tx: Tx, table: Any) -> Any:
+    dialect: Any = postgresql if tx.dialect == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
 def _as_date(value: Any) -> date:
     """SQLite hands DATE back as a date through SQLAlchemy, asyncpg as a date; be strict."""
     if isinstance(value, datetime):
@@ -195,6 +235,7 @@ __all__ = [
     "BriefingRun",
     "RunClaim",
     "claim_runs",
+    "enqueue_deliveries",
     "existing_runs",
     "list_runs",
     "scheduled_subscriptions",

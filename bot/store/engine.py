@@ -13,6 +13,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.util.exc import CommandError
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -100,8 +101,14 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
 
     async with engine.connect() as conn:
         conn = await conn.execution_options(**{WRITE_OPTION: True})
-        async with conn.begin():
-            await conn.run_sync(run)
+        try:
+            async with conn.begin():
+                await conn.run_sync(run)
+        except CommandError as exc:
+            raise StoreUnavailable(
+                f"The database was written by a newer strikebot ({exc}). "
+                "Upgrade strikebot (git pull; make run) before using this database."
+            ) from None
 
 
 async def check_reachable(engine: AsyncEngine, url: str, within: float = 10.0) -> None:

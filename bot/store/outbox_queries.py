@@ -37,7 +37,7 @@ from sqlalchemy.sql.selectable import NamedFromClause
 
 from bot.models import Delivery, DeliveryAction, DeliveryState, Subscription
 from bot.store import schema as t
-from bot.store.repo import Tx, delivery_from_row, subscription_from_row
+from bot.store.repo import OUTBOX_CHANNEL, Tx, delivery_from_row, subscription_from_row
 
 FOLLOW_UPS: tuple[str, ...] = (
     str(DeliveryAction.EDIT),
@@ -95,9 +95,13 @@ async def claim(
     )
     if tx.dialect == "postgresql":
         ids = ids.with_for_update(skip_locked=True, of=candidate)
+    # A materialized CTE runs the LIMIT-ed, row-locking select exactly once. Written as a
+    # plain `IN (subquery)`, PostgreSQL may rescan the subquery inside a nested loop, and
+    # each rescan skips the rows the previous one locked: more than `limit` rows come back.
+    chosen = ids.cte("chosen").prefix_with("MATERIALIZED", dialect="postgresql")
     stmt = (
         update(_d)
-        .where(_d.c.id.in_(ids), _d.c.state == PENDING)
+        .where(_d.c.id.in_(select(chosen.c.id)), _d.c.state == PENDING)
         .values(claimed_by=worker, claimed_until=lease_until)
         .returning(*_d.c)
     )
@@ -255,20 +259,12 @@ async def find_post(tx: Tx, update_id: int, subscription_id: int) -> Delivery | 
     return None if row is None else delivery_from_row(row)
 
 
-async def has_waiting_followups(tx: Tx, update_ids: Collection[int]) -> bool:
-    """Whether any follow-up of these updates is pending (a POST just settled may free it)."""
-    if not update_ids:
-        return False
-    found = await tx.conn.scalar(
-        select(_d.c.id)
-        .where(
-            _d.c.state == PENDING,
-            _d.c.action.in_(FOLLOW_UPS),
-            _d.c.update_id.in_(list(update_ids)),
-        )
-        .limit(1)
-    )
-    return found is not None
+async def deliveries_by_id(tx: Tx, ids: Collection[str]) -> list[Delivery]:
+    found: list[Delivery] = []
+    for chunk in _chunks(list(ids)):
+        rows = await tx.conn.execute(select(_d).where(_d.c.id.in_(chunk)))
+        found += [delivery_from_row(r) for r in rows]
+    return found
 
 
 async def state_of_update(tx: Tx, update_id: int) -> str | None:
@@ -328,7 +324,7 @@ class PlatformSummary:
     platform: str
     total: int
     pending: int
-    due: int  # pending and due now (not waiting for an embargo or quiet hours)
+    scheduled: int  # pending, never tried, held back by an embargo or quiet hours
     sent: int
     dead: int
     cancelled: int
@@ -339,7 +335,7 @@ class PlatformSummary:
             "platform": self.platform,
             "total": self.total,
             "pending": self.pending,
-            "due": self.due,
+            "scheduled": self.scheduled,
             "sent": self.sent,
             "dead": self.dead,
             "cancelled": self.cancelled,
@@ -355,7 +351,9 @@ async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, Pla
             _d.c.platform,
             func.count(),
             func.sum(case((is_pending, 1), else_=0)),
-            func.sum(case((and_(is_pending, _d.c.not_before <= now), 1), else_=0)),
+            func.sum(
+                case((and_(is_pending, _d.c.not_before > now, _d.c.attempts == 0), 1), else_=0)
+            ),
             func.sum(case((_d.c.state == SENT, 1), else_=0)),
             func.sum(case((_d.c.state == DEAD, 1), else_=0)),
             func.sum(case((_d.c.state == CANCELLED, 1), else_=0)),
@@ -395,6 +393,9 @@ async def requeue_dead(
             )
         )
     tx.enqueued += len(before)
+    if before and tx.dialect == "postgresql":
+        # Wakes dispatchers in other processes when this transaction commits.
+        await tx.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
     return before
 
 

@@ -1,0 +1,420 @@
+"""Slash commands, modals and buttons → `bot.commands` → embeds. A translation table.
+
+Who: an `Actor` with the member's user id, role ids and Discord's Manage Server permission.
+Where: the guild and channel ids. Language: the member's Discord locale when the bot speaks
+it (es-ES, es-419 → Spanish), else the channel's subscription language, else the campaign's.
+
+Discord wants an answer within 3 seconds. Admin writes defer first (they queue a delivery
+per subscribed channel); questions answer directly unless the answer is not ready within
+`defer_after` seconds, in which case they defer and edit the answer in. Replies that are
+personal (errors, admin confirmations, help) are ephemeral.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import zoneinfo
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from adapters.discord._posting import (
+    Drafts,
+    EditModal,
+    EditRequest,
+    PostDraft,
+    PostModal,
+    preview_buttons,
+    word,
+)
+from adapters.discord._render import ERROR_COLOUR, render_embeds, text_embed
+from bot import i18n
+from bot.app import Runtime
+from bot.commands import CommandContext, Commands, Reply
+from bot.errors import NotAllowed, StrikebotError
+from bot.locales import not_found, say
+from bot.messages import update_message
+from bot.models import Actor, Platform, Status, Update, UpdateState, UpdateText, Urgency
+from bot.ports import OutboundMessage
+
+log = logging.getLogger("strikebot.discord")
+
+Interaction = discord.Interaction[Any]
+Call = Callable[[CommandContext], Awaitable[Reply]]
+NO_MENTIONS = discord.AllowedMentions.none()
+CHOICES_MAX = 25
+CHOICE_NAME_MAX = 100
+
+
+def actor_of(interaction: Interaction) -> Actor:
+    """The member as the core sees them. Role ids come from the interaction payload itself,
+    so they are right even before the guild is cached."""
+    user = interaction.user
+    roles: set[str] = set()
+    if isinstance(user, discord.Member):
+        # Member._roles holds the payload's role ids; .roles only those already cached.
+        roles.update(str(role_id) for role_id in getattr(user, "_roles", ()))
+        roles.update(str(role.id) for role in user.roles if not role.is_default())
+    perms = interaction.permissions
+    return Actor(
+        platform=Platform.DISCORD,
+        user_id=str(user.id),
+        display_name=user.display_name,
+        roles=frozenset(roles),
+        platform_admin=bool(perms.administrator or perms.manage_guild),
+    )
+
+
+def locale_of(interaction: Interaction) -> str:
+    return str(interaction.locale.value)
+
+
+class Handlers:
+    """What each slash command, modal and button does. Shared by every client object."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        commands: Commands,
+        drafts: Drafts,
+        *,
+        defer_after: float = 1.5,
+    ) -> None:
+        self.runtime = runtime
+        self.commands = commands
+        self.drafts = drafts
+        self.defer_after = defer_after
+
+    # ------------------------------------------------------------------ context
+
+    def language(self, interaction: Interaction) -> str:
+        """The language for the adapter's own words (modal labels, buttons)."""
+        code = locale_of(interaction).split("-")[0].lower()
+        if code in i18n.LANGUAGES:
+            return code
+        return i18n.pick(self.runtime.campaign.default_language)
+
+    def context(self, interaction: Interaction) -> CommandContext:
+        return CommandContext(
+            platform=Platform.DISCORD,
+            actor=actor_of(interaction),
+            workspace=str(interaction.guild_id or "dm"),
+            channel=str(interaction.channel_id or ""),
+            locale=locale_of(interaction),
+        )
+
+    # ------------------------------------------------------------------ answering
+
+    async def answer(self, interaction: Interaction, call: Call) -> None:
+        """A question: answer at once, or defer if the answer takes over `defer_after`."""
+        task = asyncio.ensure_future(call(self.context(interaction)))
+        done, _ = await asyncio.wait({task}, timeout=self.defer_after)
+        if task in done:
+            await self.send_reply(interaction, task.result())
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await self.finish(interaction, await task, deferred_ephemeral=True)
+
+    async def answer_admin(
+        self, interaction: Interaction, doing: str, call: Call, *, ephemeral: bool = True
+    ) -> None:
+        """An admin write: refuse a non-admin at once, else defer first, then answer."""
+        if await self.refused(interaction, doing):
+            return
+        await interaction.response.defer(ephemeral=ephemeral, thinking=True)
+        await self.finish(
+            interaction, await call(self.context(interaction)), deferred_ephemeral=ephemeral
+        )
+
+    async def refused(self, interaction: Interaction, doing: str) -> bool:
+        """Tell a non-admin how to get access (ephemeral). True when refused."""
+        try:
+            self.commands.admin.admins.require(actor_of(interaction), doing)
+        except NotAllowed as exc:
+            await self.send_reply(interaction, self.error_reply(interaction, exc))
+            return True
+        return False
+
+    def error_reply(self, interaction: Interaction, exc: StrikebotError) -> Reply:
+        lang = self.language(interaction)
+        key = "error_title_not_allowed" if isinstance(exc, NotAllowed) else "error_title"
+        message = OutboundMessage(title=say(lang, key), body=exc.localized(lang), language=lang)
+        return Reply(message, ephemeral=True, ok=False)
+
+    async def send_reply(self, interaction: Interaction, reply: Reply) -> None:
+        await interaction.response.send_message(
+            embeds=reply_embeds(reply),
+            ephemeral=reply.ephemeral or not reply.ok,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def finish(
+        self, interaction: Interaction, reply: Reply, *, deferred_ephemeral: bool
+    ) -> None:
+        """Put the answer where the deferral left a "thinking…" message."""
+        embeds = reply_embeds(reply)
+        if (reply.ephemeral or not reply.ok) and not deferred_ephemeral:
+            # A personal answer must not stay in the channel: swap the public placeholder
+            # for a message only the asker sees.
+            await interaction.delete_original_response()
+            await interaction.followup.send(
+                embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
+            )
+            return
+        await interaction.edit_original_response(embeds=embeds, allowed_mentions=NO_MENTIONS)
+
+    async def unexpected(self, interaction: Interaction, error: Exception) -> None:
+        """Last resort: log it, and still tell the person something went wrong."""
+        original = getattr(error, "original", error)
+        log.error(
+            "Discord interaction %s (%s) failed",
+            interaction.id,
+            interaction.command.qualified_name if interaction.command else interaction.type,
+            exc_info=(type(original), original, original.__traceback__),
+        )
+        lang = self.language(interaction)
+        embed = text_embed(
+            say(lang, "error_title"), say(lang, "internal_error"), colour=ERROR_COLOUR
+        )
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(embed=embed, ephemeral=True)
+            else:
+                await interaction.response.send_message(embed=embed, ephemeral=True)
+        except discord.HTTPException:
+            log.warning("could not tell the member about the failure (interaction expired?)")
+
+    # ------------------------------------------------------------------ pickers
+
+    async def demand_choices(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        try:
+            keys = await self.commands.demand_keys(current, self.language(interaction))
+        except Exception:
+            log.exception("demand autocomplete failed")
+            return []
+        return [
+            app_commands.Choice(name=_choice_name(f"{title} ({key})"), value=key)
+            for key, title in keys[:CHOICES_MAX]
+        ]
+
+    async def update_choices(
+        self, interaction: Interaction, current: str, states: frozenset[UpdateState]
+    ) -> list[app_commands.Choice[int]]:
+        try:
+            updates = await self.commands.recent_updates(CHOICES_MAX)
+        except Exception:
+            log.exception("update autocomplete failed")
+            return []
+        lang = self.language(interaction)
+        wanted = current.strip().lstrip("#").lower()
+        choices = []
+        for update in updates:
+            if update.state not in states:
+                continue
+            headline = update.text(lang).headline
+            if wanted and not (str(update.id).startswith(wanted) or wanted in headline.lower()):
+                continue
+            marker = "" if update.state is UpdateState.PUBLISHED else f" [{update.state.value}]"
+            name = _choice_name(f"#{update.id}{marker} · {headline}")
+            choices.append(app_commands.Choice(name=name, value=update.id))
+        return choices[:CHOICES_MAX]
+
+    async def timezone_choices(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        wanted = current.strip().lower().replace(" ", "_")
+        names = [z for z in _zones() if wanted in z.lower()] if wanted else list(_COMMON_ZONES)
+        return [app_commands.Choice(name=z, value=z) for z in names[:CHOICES_MAX]]
+
+    # ------------------------------------------------------------------ posting
+
+    async def open_post(
+        self,
+        interaction: Interaction,
+        status: str,
+        publish_at: str | None,
+        next_step_at: str | None,
+    ) -> None:
+        """`/strike post`: admins get the modal (a modal cannot follow a deferral, and
+        opening it is instant); others are told how to get access."""
+        if await self.refused(interaction, "post updates"):
+            return
+        modal = PostModal(
+            self,
+            language=self.language(interaction),
+            status=status,
+            publish_at=publish_at,
+            next_step_at=next_step_at,
+        )
+        await interaction.response.send_modal(modal)
+
+    async def preview_post(self, interaction: Interaction, draft: PostDraft) -> None:
+        """The modal was submitted: show the update as members will see it, with Post and
+        Cancel. Nothing is written until Post."""
+        if await self.refused(interaction, "post updates"):
+            return
+        lang = self.language(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        audience = await self._audience(Urgency(draft.urgency))
+        token = self.drafts.put(draft)
+        note = OutboundMessage(
+            title=word(lang, "preview_title"),
+            body=word(lang, "preview_body", count=audience),
+            language=lang,
+        )
+        await interaction.edit_original_response(
+            embeds=render_embeds([note, self._preview(draft, lang)]),
+            view=preview_buttons(token, lang),
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def draft_button(self, interaction: Interaction, action: str, token: str) -> None:
+        try:
+            await self._draft_button(interaction, action, token)
+        except Exception as exc:
+            await self.unexpected(interaction, exc)
+
+    async def _draft_button(self, interaction: Interaction, action: str, token: str) -> None:
+        lang = self.language(interaction)
+        draft = self.drafts.peek(token)
+        if draft is None:
+            await interaction.response.edit_message(
+                embed=text_embed(word(lang, "expired")), view=None
+            )
+            return
+        if str(interaction.user.id) != draft.user_id:
+            await interaction.response.send_message(
+                embed=text_embed(word(lang, "not_yours")), ephemeral=True
+            )
+            return
+        if self.drafts.take(token) is None:  # pragma: no cover - a click raced this one
+            return
+        if action == "cancel":
+            await interaction.response.edit_message(
+                embed=text_embed(word(lang, "cancelled")), view=None
+            )
+            return
+        await interaction.response.defer()
+        reply = await self.commands.post(
+            self.context(interaction),
+            draft.status,
+            draft.headline,
+            draft.body,
+            draft.next_step,
+            draft.urgency,
+            publish_at=draft.publish_at,
+            next_step_at=draft.next_step_at,
+        )
+        await interaction.edit_original_response(
+            embeds=reply_embeds(reply),
+            view=None,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    def _preview(self, draft: PostDraft, language: str) -> OutboundMessage:
+        now = self.runtime.clock()
+        update = Update(
+            id=0,
+            status=Status(draft.status),
+            urgency=Urgency(draft.urgency),
+            texts={
+                self.runtime.campaign.default_language: UpdateText(
+                    draft.headline, draft.body, draft.next_step
+                )
+            },
+            author="preview",
+            created_at=now,
+            state=UpdateState.PUBLISHED,
+            published_at=now,
+        )
+        message = update_message(update, language, self.runtime.campaign)
+        return replace(message, url=None, links=(), footer=word(language, "preview_footer"))
+
+    async def _audience(self, urgency: Urgency) -> int:
+        async with self.runtime.store.read() as tx:
+            subs = await tx.list_subscriptions()
+        return sum(1 for s in subs if s.broken_reason is None and urgency in s.urgencies)
+
+    # ------------------------------------------------------------------ editing
+
+    async def edit(self, interaction: Interaction, request: EditRequest, **changes: Any) -> None:
+        """`/strike edit`: with new values given as options, apply them; with none, open
+        the update's current text in a modal."""
+        if any(v is not None for v in changes.values()):
+            given = {k: v for k, v in changes.items() if v is not None}
+            await self.answer_admin(
+                interaction,
+                "edit updates",
+                lambda ctx: self.commands.edit(
+                    ctx,
+                    request.update_id,
+                    reason=request.reason,
+                    correction=request.correction,
+                    language=request.language,
+                    **given,
+                ),
+            )
+            return
+        if await self.refused(interaction, "edit updates"):
+            return
+        async with self.runtime.store.read() as tx:
+            update = await tx.get_update(request.update_id, self.runtime.clock())
+        if update is None:
+            exc = not_found("no_update", id=request.update_id)
+            await self.send_reply(interaction, self.error_reply(interaction, exc))
+            return
+        text = update.text(request.language or self.runtime.campaign.default_language)
+        filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
+        await interaction.response.send_modal(
+            EditModal(self, ui_language=self.language(interaction), request=filled)
+        )
+
+    async def submit_edit(
+        self, interaction: Interaction, request: EditRequest, changed: dict[str, str]
+    ) -> None:
+        await self.answer_admin(
+            interaction,
+            "edit updates",
+            lambda ctx: self.commands.edit(
+                ctx,
+                request.update_id,
+                reason=request.reason,
+                correction=request.correction,
+                language=request.language,
+                **changed,
+            ),
+        )
+
+
+def reply_embeds(reply: Reply) -> list[discord.Embed]:
+    """A reply and its extras as one message's embeds; a refusal or mistake shows red."""
+    embeds = render_embeds([reply.message, *reply.extra])
+    if not reply.ok and embeds:
+        embeds[0].colour = discord.Colour(ERROR_COLOUR)
+    return embeds
+
+
+def _choice_name(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CHOICE_NAME_MAX else text[: CHOICE_NAME_MAX - 1] + "…"
+
+
+_COMMON_ZONES = (
+    "America/Los_Angeles", "America/Denver", "America/Chicago", "America/New_York",
+    "America/Phoenix", "America/Anchorage", "Pacific/Honolulu", "America/Puerto_Rico",
+    "America/Mexico_City", "America/Bogota", "America/Argentina/Buenos_Aires",
+    "America/Sao_Paulo", "America/Toronto", "America/Vancouver", "Europe/London",
+    "Europe/Madrid", "UTC",
+)  # fmt: skip
+
+
+@cache
+def _zones() -> tuple[str, ...]:
+    return tuple(sorted(zoneinfo.available_timezones()))

@@ -1,0 +1,238 @@
+"""Sending to channels over REST only, with discord.py's HTTP client.
+
+Its own `discord.http.HTTPClient` (its own session and per-route buckets), logged in once
+with the bot token: deliveries keep flowing while the gateway reconnects or even if it
+never connects. discord.py honours the `X-RateLimit-*` buckets and sleeps out 429s; the
+dispatcher paces the global rate (`DiscordAdapter.pacing`), which discord.py does not.
+
+Every send carries the delivery id as `nonce` (discord.py then sets `enforce_nonce`, so a
+retried send returns the message already posted) and mentions switched off.
+
+Errors become the two the dispatcher understands:
+- `PermanentDeliveryError`: 403 (the bot lost access), 404 (channel deleted), other 4xx
+  that a retry cannot fix (a malformed request).
+- `TransientDeliveryError`: 429 that discord.py gave up on, 5xx, timeouts, connection
+  resets, and 401 (a refused token is an operator problem, not the channel's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import aiohttp
+import discord
+from discord.http import HTTPClient, handle_message_parameters
+
+from bot.errors import PermanentDeliveryError, TransientDeliveryError
+
+log = logging.getLogger("strikebot.discord")
+T = TypeVar("T")
+
+UNKNOWN_MESSAGE = 10008  # Discord's JSON error code
+ACCESS_HINT = (
+    "Give the bot View Channel, Send Messages and Embed Links in that channel "
+    "(or resubscribe another channel), then retry with `strikebot deliveries retry`."
+)
+
+
+class FanoutHTTPClient(HTTPClient):
+    """discord.py's HTTP client, with bucket pruning fit for fan-out to many channels.
+
+    Past 256 rate-limit buckets, discord.py scans all of them every time it creates a new
+    one, removing those idle for five minutes. A fan-out creates one bucket per channel,
+    all active, so each send scans every bucket so far: quadratic (for 10,000 channels,
+    about 50 million checks). Here the scan runs at most every `PRUNE_EVERY` seconds.
+    """
+
+    PRUNE_EVERY = 30.0
+    _next_prune = 0.0
+
+    def _try_clear_expired_ratelimits(self) -> None:
+        now = time.monotonic()
+        if now < self._next_prune:
+            return
+        self._next_prune = now + self.PRUNE_EVERY
+        super()._try_clear_expired_ratelimits()
+
+
+class RestSender:
+    """Create, edit and delete channel messages. Logs in lazily, once."""
+
+    def __init__(self, token: str, *, request_timeout: float = 25.0) -> None:
+        self._token = token
+        self.request_timeout = request_timeout
+        self._http: HTTPClient | None = None
+        self._login_lock = asyncio.Lock()
+        self.bot_user_id: str | None = None
+
+    async def login(self) -> HTTPClient:
+        if self._http is not None:
+            return self._http
+        async with self._login_lock:
+            if self._http is not None:
+                return self._http
+            # A 429 asking for more than 30 s (discord.py's minimum) is raised instead of
+            # slept on, so the dispatcher reschedules it and frees the send slot.
+            http = FanoutHTTPClient(asyncio.get_running_loop(), max_ratelimit_timeout=30.0)
+            try:
+                async with asyncio.timeout(self.request_timeout):
+                    user = await http.static_login(self._token)
+            except discord.LoginFailure:
+                await http.close()
+                raise TransientDeliveryError(
+                    "Discord refused DISCORD_TOKEN (401). Copy the bot token again from the "
+                    "Developer Portal (Bot → Reset Token) into DISCORD_TOKEN and restart."
+                ) from None
+            except BaseException:
+                await http.close()
+                raise
+            self.bot_user_id = str(user["id"])
+            self._http = http
+            return http
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def send(self, channel_id: str, embeds: list[discord.Embed], *, nonce: str) -> str:
+        if len(nonce) > 25:
+            raise PermanentDeliveryError(
+                f"The idempotency key {nonce!r} is longer than Discord's 25-character nonce."
+            )
+        params = handle_message_parameters(
+            embeds=embeds, nonce=nonce, allowed_mentions=discord.AllowedMentions.none()
+        )
+        data = await self._call(
+            channel_id,
+            "send",
+            lambda http: http.send_message(_snowflake(channel_id), params=params),
+        )
+        return str(data["id"])
+
+    async def edit(self, channel_id: str, message_id: str, embeds: list[discord.Embed]) -> None:
+        params = handle_message_parameters(
+            content=None, embeds=embeds, allowed_mentions=discord.AllowedMentions.none()
+        )
+        await self._call(
+            channel_id,
+            "edit",
+            lambda http: http.edit_message(
+                _snowflake(channel_id), _snowflake(message_id), params=params
+            ),
+        )
+
+    async def delete(self, channel_id: str, message_id: str) -> None:
+        try:
+            await self._call(
+                channel_id,
+                "delete",
+                lambda http: http.delete_message(_snowflake(channel_id), _snowflake(message_id)),
+                gone_ok=True,
+            )
+        except _AlreadyGone:
+            log.info("message %s in channel %s was already deleted", message_id, channel_id)
+
+    async def _call(
+        self,
+        channel_id: str,
+        what: str,
+        request: Any,
+        *,
+        gone_ok: bool = False,
+    ) -> Any:
+        where = f"Discord channel {channel_id}"
+        try:
+            async with asyncio.timeout(self.request_timeout):
+                http = await self.login()
+                call: Awaitable[Any] = request(http)
+                return await call
+        except discord.Forbidden as exc:
+            raise PermanentDeliveryError(
+                f"Discord refused to {what} in {where} (403 {_detail(exc)}). {ACCESS_HINT}"
+            ) from None
+        except discord.NotFound as exc:
+            if gone_ok and exc.code == UNKNOWN_MESSAGE:
+                raise _AlreadyGone from None
+            thing = "message" if exc.code == UNKNOWN_MESSAGE else "channel"
+            raise PermanentDeliveryError(
+                f"Discord could not find the {thing} to {what} in {where} (404 {_detail(exc)}). "
+                "If the channel was deleted, unsubscribe it or subscribe its replacement."
+            ) from None
+        except discord.RateLimited as exc:
+            raise TransientDeliveryError(
+                f"Discord rate-limited {where} for {exc.retry_after:.1f}s.",
+                retry_after=exc.retry_after,
+            ) from None
+        except discord.DiscordServerError as exc:
+            raise TransientDeliveryError(
+                f"Discord had a server error ({exc.status}) for {where}; it will be retried."
+            ) from None
+        except discord.HTTPException as exc:
+            raise _classify(exc, what, where) from None
+        except TimeoutError:
+            raise TransientDeliveryError(
+                f"Discord did not answer within {self.request_timeout:g}s for {where}; "
+                "it will be retried (the nonce prevents a duplicate)."
+            ) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise TransientDeliveryError(
+                f"The connection to Discord failed for {where} ({type(exc).__name__}); "
+                "it will be retried."
+            ) from None
+
+
+class _AlreadyGone(Exception):
+    pass
+
+
+def _snowflake(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise PermanentDeliveryError(
+            f"{value!r} is not a Discord id (a number). Subscribe the channel again from Discord "
+            "with /strike subscribe."
+        ) from None
+
+
+def _detail(exc: discord.HTTPException) -> str:
+    return f"code {exc.code}: {exc.text}" if exc.code else (exc.text or "no detail")
+
+
+def _classify(
+    exc: discord.HTTPException, what: str, where: str
+) -> PermanentDeliveryError | TransientDeliveryError:
+    status = exc.status
+    if status == 429:
+        headers = exc.response.headers
+        retry_after: float | None = None
+        for raw in (headers.get("Retry-After"), headers.get("X-RateLimit-Reset-After")):
+            try:
+                retry_after = float(raw) if raw is not None else None
+            except ValueError:
+                retry_after = None
+            if retry_after is not None:
+                break
+        is_global = headers.get("X-RateLimit-Global", "").lower() == "true"
+        return TransientDeliveryError(
+            f"Discord kept rate-limiting {where} (429{', global' if is_global else ''}).",
+            retry_after=retry_after,
+            is_global=is_global,
+        )
+    if status == 401:
+        return TransientDeliveryError(
+            "Discord refused DISCORD_TOKEN (401). Put the current bot token in DISCORD_TOKEN "
+            "and restart."
+        )
+    if status >= 500:
+        return TransientDeliveryError(f"Discord had a server error ({status}) for {where}.")
+    if status in (408, 409, 425):
+        return TransientDeliveryError(f"Discord asked to retry ({status}) for {where}.")
+    return PermanentDeliveryError(
+        f"Discord rejected the request to {what} in {where} ({status} {_detail(exc)})."
+    )

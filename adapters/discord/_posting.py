@@ -1,0 +1,353 @@
+"""Admin posting on Discord: a modal to write the update, a preview, then Post or Cancel.
+
+The preview's buttons are `DynamicItem`s: their custom id carries the draft's token
+(`strike:draft:post:<token>`), so a click is understood by any client object, including one
+rebuilt after a gateway failure. Drafts live in the adapter (`Drafts`) for 15 minutes, an
+interaction token's life; a click on an expired or already-used preview says so.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot import i18n
+from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX
+from bot.models import Urgency
+
+if TYPE_CHECKING:
+    from adapters.discord._interactions import Handlers
+
+DRAFT_TTL = 15 * 60.0
+TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
+MODAL_TITLE_MAX = 45
+
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "post_title": "Post a strike update",
+        "edit_title": "Edit update #{id}",
+        "headline": "Headline",
+        "headline_hint": "What members must know, in one line",
+        "body": "Details",
+        "body_hint": "Optional: the full text members will read",
+        "next_step": "Next step",
+        "next_step_hint": "Optional, e.g. Picket at your school at 6:30 AM",
+        "urgency": "Urgency",
+        "urgency_hint": "Urgent breaks quiet hours; routine waits for morning",
+        "preview_title": "Preview: nothing has been sent yet",
+        "preview_body": "This goes to {count} subscribed channel(s). Press Post to send it, "
+        "or Cancel.",
+        "preview_footer": "Preview · not posted",
+        "post": "Post",
+        "cancel": "Cancel",
+        "cancelled": "Cancelled: nothing was posted.",
+        "expired": "This preview has expired or was already used. Run /strike post again.",
+        "not_yours": "Only the admin who wrote this preview can post it. Run /strike post to "
+        "write your own.",
+        "posting": "Posting…",
+    },
+    "es": {
+        "post_title": "Publicar una actualización",
+        "edit_title": "Editar la actualización #{id}",
+        "headline": "Titular",
+        "headline_hint": "Lo que hay que saber, en una línea",
+        "body": "Detalles",
+        "body_hint": "Opcional: el texto completo",
+        "next_step": "Próximo paso",
+        "next_step_hint": "Opcional, p. ej. Piquete en tu escuela a las 6:30",
+        "urgency": "Urgencia",
+        "urgency_hint": "Urgente ignora las horas de silencio; rutina espera a la mañana",
+        "preview_title": "Vista previa: todavía no se envió nada",
+        "preview_body": "Esto irá a {count} canal(es) suscrito(s). Pulsa Publicar para "
+        "enviarlo, o Cancelar.",
+        "preview_footer": "Vista previa · sin publicar",
+        "post": "Publicar",
+        "cancel": "Cancelar",
+        "cancelled": "Cancelado: no se publicó nada.",
+        "expired": "Esta vista previa caducó o ya se usó. Vuelve a usar /strike post.",
+        "not_yours": "Solo quien escribió esta vista previa puede publicarla. Usa /strike post "
+        "para escribir la tuya.",
+        "posting": "Publicando…",
+    },
+}
+
+
+def word(language: str, key: str, /, **values: object) -> str:
+    return WORDS[i18n.pick(language)][key].format(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class PostDraft:
+    """What an admin wrote in the modal, waiting for Post or Cancel."""
+
+    user_id: str
+    status: str
+    headline: str
+    body: str
+    next_step: str
+    urgency: str
+    publish_at: str | None
+    next_step_at: str | None
+    created: float
+
+
+class Drafts:
+    """Drafts by token. `take` removes, so one draft is posted at most once."""
+
+    def __init__(self, ttl: float = DRAFT_TTL) -> None:
+        self.ttl = ttl
+        self._drafts: dict[str, PostDraft] = {}
+
+    def put(self, draft: PostDraft) -> str:
+        self._expire()
+        token = secrets.token_hex(8)
+        self._drafts[token] = draft
+        return token
+
+    def peek(self, token: str) -> PostDraft | None:
+        self._expire()
+        return self._drafts.get(token)
+
+    def take(self, token: str) -> PostDraft | None:
+        self._expire()
+        return self._drafts.pop(token, None)
+
+    def __len__(self) -> int:
+        return len(self._drafts)
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - self.ttl
+        for token in [t for t, d in self._drafts.items() if d.created < cutoff]:
+            del self._drafts[token]
+
+
+def _text(
+    label: str,
+    custom_id: str,
+    *,
+    hint: str,
+    max_length: int,
+    required: bool,
+    paragraph: bool = False,
+    default: str | None = None,
+) -> discord.ui.Label[Any]:
+    field: discord.ui.TextInput[Any] = discord.ui.TextInput(
+        custom_id=custom_id,
+        style=discord.TextStyle.paragraph if paragraph else discord.TextStyle.short,
+        placeholder=hint[:100],
+        max_length=max_length,
+        required=required,
+        default=default,
+    )
+    return discord.ui.Label(text=label[:45], component=field)
+
+
+def _value(label: discord.ui.Label[Any]) -> str:
+    component = label.component
+    if isinstance(component, discord.ui.TextInput):
+        return str(component.value or "").strip()
+    if isinstance(component, discord.ui.Select):
+        return str(component.values[0]) if component.values else ""
+    return ""
+
+
+class PostModal(discord.ui.Modal):
+    """Headline, body, next step and urgency. The status comes from the slash command."""
+
+    def __init__(
+        self,
+        handlers: Handlers,
+        *,
+        language: str,
+        status: str,
+        publish_at: str | None,
+        next_step_at: str | None,
+    ) -> None:
+        super().__init__(
+            title=word(language, "post_title")[:MODAL_TITLE_MAX],
+            timeout=DRAFT_TTL,
+            custom_id=f"strike:post:{secrets.token_hex(8)}",
+        )
+        self.handlers = handlers
+        self.language = language
+        self.status = status
+        self.publish_at = publish_at
+        self.next_step_at = next_step_at
+        self.headline = _text(
+            word(language, "headline"),
+            "headline",
+            hint=word(language, "headline_hint"),
+            max_length=HEADLINE_MAX,
+            required=True,
+        )
+        self.body = _text(
+            word(language, "body"),
+            "body",
+            hint=word(language, "body_hint"),
+            max_length=TEXT_INPUT_MAX,
+            required=False,
+            paragraph=True,
+        )
+        self.next_step = _text(
+            word(language, "next_step"),
+            "next_step",
+            hint=word(language, "next_step_hint"),
+            max_length=NEXT_STEP_MAX,
+            required=False,
+        )
+        urgency: discord.ui.Select[Any] = discord.ui.Select(
+            custom_id="urgency",
+            options=[
+                discord.SelectOption(
+                    label=i18n.urgency_label(u, language),
+                    value=u.value,
+                    default=u is Urgency.ROUTINE,
+                )
+                for u in Urgency
+            ],
+            min_values=1,
+            max_values=1,
+            required=True,
+        )
+        self.urgency = discord.ui.Label(
+            text=word(language, "urgency"),
+            description=word(language, "urgency_hint")[:100],
+            component=urgency,
+        )
+        for item in (self.headline, self.body, self.next_step, self.urgency):
+            self.add_item(item)
+
+    async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        draft = PostDraft(
+            user_id=str(interaction.user.id),
+            status=self.status,
+            headline=_value(self.headline),
+            body=_value(self.body),
+            next_step=_value(self.next_step),
+            urgency=_value(self.urgency) or Urgency.ROUTINE.value,
+            publish_at=self.publish_at,
+            next_step_at=self.next_step_at,
+            created=time.monotonic(),
+        )
+        await self.handlers.preview_post(interaction, draft)
+
+    # Modal.on_error takes no `item`, unlike View's; discord.py ignores the same mismatch.
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self.handlers.unexpected(interaction, error)
+
+
+@dataclass(frozen=True, slots=True)
+class EditRequest:
+    update_id: int
+    reason: str
+    correction: bool
+    language: str | None
+    headline: str
+    body: str
+    next_step: str
+
+
+class EditModal(discord.ui.Modal):
+    """The update's current text, to change in place."""
+
+    def __init__(self, handlers: Handlers, *, ui_language: str, request: EditRequest) -> None:
+        super().__init__(
+            title=word(ui_language, "edit_title", id=request.update_id)[:MODAL_TITLE_MAX],
+            timeout=DRAFT_TTL,
+            custom_id=f"strike:edit:{secrets.token_hex(8)}",
+        )
+        self.handlers = handlers
+        self.request = request
+        self.headline = _text(
+            word(ui_language, "headline"),
+            "headline",
+            hint=word(ui_language, "headline_hint"),
+            max_length=HEADLINE_MAX,
+            required=True,
+            default=request.headline[:HEADLINE_MAX],
+        )
+        self.body = _text(
+            word(ui_language, "body"),
+            "body",
+            hint=word(ui_language, "body_hint"),
+            max_length=TEXT_INPUT_MAX,
+            required=False,
+            paragraph=True,
+            default=request.body[:TEXT_INPUT_MAX] or None,
+        )
+        self.next_step = _text(
+            word(ui_language, "next_step"),
+            "next_step",
+            hint=word(ui_language, "next_step_hint"),
+            max_length=NEXT_STEP_MAX,
+            required=False,
+            default=request.next_step[:NEXT_STEP_MAX] or None,
+        )
+        for item in (self.headline, self.body, self.next_step):
+            self.add_item(item)
+
+    async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        r = self.request
+        new = {
+            "headline": _value(self.headline),
+            "body": _value(self.body),
+            "next_step": _value(self.next_step),
+        }
+        old = {"headline": r.headline, "body": r.body, "next_step": r.next_step}
+        changed = {k: v for k, v in new.items() if v != old[k].strip()}
+        await self.handlers.submit_edit(interaction, r, changed)
+
+    # Modal.on_error takes no `item`, unlike View's; discord.py ignores the same mismatch.
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self.handlers.unexpected(interaction, error)
+
+
+DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[0-9a-f]{16})")
+
+
+class DraftButton(
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=DRAFT_BUTTON,
+):
+    """Post or Cancel on a preview; the handlers are found through the client."""
+
+    def __init__(self, action: str, token: str, *, label: str = "") -> None:
+        style = discord.ButtonStyle.success if action == "post" else discord.ButtonStyle.secondary
+        super().__init__(
+            discord.ui.Button(
+                label=label or action, style=style, custom_id=f"strike:draft:{action}:{token}"
+            )
+        )
+        self.action = action
+        self.token = token
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> DraftButton:
+        return cls(match["action"], match["token"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        handlers: Handlers | None = getattr(interaction.client, "handlers", None)
+        if handlers is not None:
+            await handlers.draft_button(interaction, self.action, self.token)
+
+
+def preview_buttons(token: str, language: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(DraftButton("post", token, label=word(language, "post")))
+    view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
+    return view

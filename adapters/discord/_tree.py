@@ -1,0 +1,309 @@
+"""The `/strike` command group: names, options, pickers, and their Spanish descriptions.
+
+Each subcommand only reads its options and hands over to `Handlers`. Command and option
+names stay English (Discord sends the canonical name whatever the member's language);
+descriptions and choice names are translated for es-ES and es-419 by `SpanishDescriptions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice, locale_str
+from discord.app_commands.translator import TranslationContextLocation, TranslationContextTypes
+
+from adapters.discord._interactions import Handlers
+from adapters.discord._posting import EditRequest
+from bot import i18n
+from bot.models import Status, UpdateState, Urgency
+
+Interaction = discord.Interaction[Any]
+UpdateId = app_commands.Range[int, 1, 2**31 - 1]
+Count = app_commands.Range[int, 1, 25]
+
+_SPANISH: dict[str, str] = {
+    "Strike updates: where things stand, the demands, what happens next": (
+        "Novedades de la huelga: cómo va, las demandas, qué sigue"
+    ),
+    "Where the strike stands now": "Cómo va la huelga ahora",
+    "What we are asking for, and what the employer offers": (
+        "Qué pedimos y qué ofrece la parte empleadora"
+    ),
+    "One demand in detail, with its offer history": "Una demanda en detalle, con su historial",
+    "Which demand": "Qué demanda",
+    "The latest updates": "Las últimas actualizaciones",
+    "How many (1-25)": "Cuántas (1-25)",
+    "What happens next, and when": "Qué sigue y cuándo",
+    "How to use the strike bot": "Cómo usar el bot de la huelga",
+    "Admins: send strike updates to this channel, or change its settings": (
+        "Administración: enviar novedades a este canal o cambiar su configuración"
+    ),
+    "Language of the updates": "Idioma de las novedades",
+    "Which updates to send": "Qué novedades enviar",
+    "Morning briefing time, HH:MM (or off)": "Hora del resumen matutino, HH:MM (u off)",
+    "Briefing days, e.g. mon-fri or daily": "Días del resumen, p. ej. mon-fri o daily",
+    "Time zone, e.g. America/Los_Angeles": "Zona horaria, p. ej. America/Los_Angeles",
+    "Quiet hours for routine updates, e.g. 22:00-07:00 (or off)": (
+        "Horas de silencio para novedades de rutina, p. ej. 22:00-07:00 (u off)"
+    ),
+    "Admins: stop sending updates to this channel": (
+        "Administración: dejar de enviar novedades a este canal"
+    ),
+    "Admins: write an update (opens a form with a preview)": (
+        "Administración: escribir una novedad (abre un formulario con vista previa)"
+    ),
+    "Where the strike stands with this update": "Estado de la huelga con esta novedad",
+    "Publish later (embargo), e.g. 2019-01-22 06:00": (
+        "Publicar más tarde (embargo), p. ej. 2019-01-22 06:00"
+    ),
+    "When the next step happens, e.g. 2019-01-22 06:00": (
+        "Cuándo es el próximo paso, p. ej. 2019-01-22 06:00"
+    ),
+    "Admins: change an update everywhere it was sent": (
+        "Administración: cambiar una novedad en todos los lugares donde se envió"
+    ),
+    "Which update": "Qué novedad",
+    "Why (members may see it)": "Por qué (los miembros pueden verlo)",
+    "New headline (leave all text empty to edit in a form)": (
+        "Nuevo titular (deja el texto vacío para editar en un formulario)"
+    ),
+    "New details": "Nuevos detalles",
+    "New next step": "Nuevo próximo paso",
+    "New status": "Nuevo estado",
+    "New urgency": "Nueva urgencia",
+    "Also post a visible Correction note": "Publicar también una nota visible de corrección",
+    "Which language's text to change": "En qué idioma cambiar el texto",
+    "Admins: withdraw an update everywhere it was sent": (
+        "Administración: retirar una novedad en todos los lugares donde se envió"
+    ),
+    "Why it is withdrawn (members will see it)": "Por qué se retira (los miembros lo verán)",
+    "Admins: approve an update another admin wrote": (
+        "Administración: aprobar una novedad escrita por otra persona"
+    ),
+    "Every update": "Todas las novedades",
+    "Important and urgent only": "Solo importantes y urgentes",
+    "Urgent only": "Solo urgentes",
+    "English": "Inglés",
+    "Spanish": "Español",
+}
+
+_LANGUAGE_NAMES = {"en": "English", "es": "Spanish"}
+
+
+class SpanishDescriptions(app_commands.Translator):
+    """Descriptions and choice names for Spanish-speaking members; names stay canonical."""
+
+    async def translate(
+        self, string: locale_str, locale: discord.Locale, context: TranslationContextTypes
+    ) -> str | None:
+        if not str(locale.value).startswith("es"):
+            return None
+        if context.location in (
+            TranslationContextLocation.command_name,
+            TranslationContextLocation.group_name,
+            TranslationContextLocation.parameter_name,
+        ):
+            return None
+        if context.location is TranslationContextLocation.choice_name:
+            for status in Status:
+                if string.message == i18n.status_label(status, "en"):
+                    return i18n.status_label(status, "es")
+            for urgency in Urgency:
+                if string.message == i18n.urgency_label(urgency, "en"):
+                    return i18n.urgency_label(urgency, "es")
+        return _SPANISH.get(string.message)
+
+
+def _status_choices() -> list[Choice[str]]:
+    return [Choice(name=i18n.status_label(s, "en"), value=s.value) for s in Status]
+
+
+def _urgency_choices() -> list[Choice[str]]:
+    return [Choice(name=i18n.urgency_label(u, "en"), value=u.value) for u in Urgency]
+
+
+PUBLISHED = frozenset({UpdateState.PUBLISHED})
+EDITABLE = frozenset({UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL})
+PENDING = frozenset({UpdateState.PENDING_APPROVAL})
+
+
+def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
+    """`/strike ...`, bound to `h`."""
+    group = app_commands.Group(
+        name="strike",
+        description="Strike updates: where things stand, the demands, what happens next",
+        guild_only=True,
+    )
+    language_choices = [Choice(name=_LANGUAGE_NAMES.get(x, x), value=x) for x in languages]
+
+    # -- everyone ----------------------------------------------------------------
+
+    @group.command(name="status", description="Where the strike stands now")
+    async def status(interaction: Interaction) -> None:
+        await h.answer(interaction, h.commands.status)
+
+    @group.command(
+        name="demands", description="What we are asking for, and what the employer offers"
+    )
+    async def demands(interaction: Interaction) -> None:
+        await h.answer(interaction, h.commands.demands)
+
+    @group.command(name="demand", description="One demand in detail, with its offer history")
+    @app_commands.describe(key="Which demand")
+    @app_commands.autocomplete(key=h.demand_choices)
+    async def demand(interaction: Interaction, key: str) -> None:
+        await h.answer(interaction, lambda ctx: h.commands.demand(ctx, key))
+
+    @group.command(name="timeline", description="The latest updates")
+    @app_commands.describe(count="How many (1-25)")
+    async def timeline(interaction: Interaction, count: Count = 5) -> None:
+        await h.answer(interaction, lambda ctx: h.commands.timeline(ctx, count))
+
+    @group.command(name="next", description="What happens next, and when")
+    async def next_step(interaction: Interaction) -> None:
+        await h.answer(interaction, h.commands.next_step)
+
+    @group.command(name="help", description="How to use the strike bot")
+    async def help_(interaction: Interaction) -> None:
+        await h.answer(interaction, h.commands.help)
+
+    # -- admins --------------------------------------------------------------------
+
+    @group.command(
+        name="subscribe",
+        description="Admins: send strike updates to this channel, or change its settings",
+    )
+    @app_commands.describe(
+        language="Language of the updates",
+        urgencies="Which updates to send",
+        briefing_time="Morning briefing time, HH:MM (or off)",
+        briefing_days="Briefing days, e.g. mon-fri or daily",
+        timezone="Time zone, e.g. America/Los_Angeles",
+        quiet_hours="Quiet hours for routine updates, e.g. 22:00-07:00 (or off)",
+    )
+    @app_commands.choices(
+        language=language_choices,
+        urgencies=[
+            Choice(name="Every update", value="routine,important,urgent"),
+            Choice(name="Important and urgent only", value="important,urgent"),
+            Choice(name="Urgent only", value="urgent"),
+        ],
+    )
+    @app_commands.autocomplete(timezone=h.timezone_choices)
+    async def subscribe(
+        interaction: Interaction,
+        language: str | None = None,
+        urgencies: str | None = None,
+        briefing_time: str | None = None,
+        briefing_days: str | None = None,
+        timezone: str | None = None,
+        quiet_hours: str | None = None,
+    ) -> None:
+        await h.answer_admin(
+            interaction,
+            "subscribe channels",
+            lambda ctx: h.commands.subscribe(
+                ctx,
+                language=language,
+                urgencies=urgencies,
+                briefing_time=briefing_time,
+                timezone=timezone,
+                quiet_hours=quiet_hours,
+                briefing_days=briefing_days,
+            ),
+            ephemeral=False,
+        )
+
+    @group.command(name="unsubscribe", description="Admins: stop sending updates to this channel")
+    async def unsubscribe(interaction: Interaction) -> None:
+        await h.answer_admin(
+            interaction, "unsubscribe channels", h.commands.unsubscribe, ephemeral=False
+        )
+
+    @group.command(name="post", description="Admins: write an update (opens a form with a preview)")
+    @app_commands.describe(
+        status="Where the strike stands with this update",
+        publish_at="Publish later (embargo), e.g. 2019-01-22 06:00",
+        next_step_at="When the next step happens, e.g. 2019-01-22 06:00",
+    )
+    @app_commands.choices(status=_status_choices())
+    async def post(
+        interaction: Interaction,
+        status: str,
+        publish_at: str | None = None,
+        next_step_at: str | None = None,
+    ) -> None:
+        await h.open_post(interaction, status, publish_at, next_step_at)
+
+    @group.command(name="edit", description="Admins: change an update everywhere it was sent")
+    @app_commands.describe(
+        update="Which update",
+        reason="Why (members may see it)",
+        headline="New headline (leave all text empty to edit in a form)",
+        body="New details",
+        next_step="New next step",
+        status="New status",
+        urgency="New urgency",
+        correction="Also post a visible Correction note",
+        language="Which language's text to change",
+    )
+    @app_commands.choices(
+        status=_status_choices(), urgency=_urgency_choices(), language=language_choices
+    )
+    async def edit(
+        interaction: Interaction,
+        update: UpdateId,
+        reason: str,
+        headline: str | None = None,
+        body: str | None = None,
+        next_step: str | None = None,
+        status: str | None = None,
+        urgency: str | None = None,
+        correction: bool = False,
+        language: str | None = None,
+    ) -> None:
+        request = EditRequest(update, reason, correction, language, "", "", "")
+        await h.edit(
+            interaction,
+            request,
+            headline=headline,
+            body=body,
+            next_step=next_step,
+            status=status,
+            urgency=urgency,
+        )
+
+    @edit.autocomplete("update")
+    async def edit_update(interaction: Interaction, current: str) -> list[Choice[int]]:
+        return await h.update_choices(interaction, current, EDITABLE)
+
+    @group.command(name="retract", description="Admins: withdraw an update everywhere it was sent")
+    @app_commands.describe(
+        update="Which update", reason="Why it is withdrawn (members will see it)"
+    )
+    async def retract(interaction: Interaction, update: UpdateId, reason: str) -> None:
+        await h.answer_admin(
+            interaction,
+            "retract updates",
+            lambda ctx: h.commands.retract(ctx, update, reason),
+        )
+
+    @retract.autocomplete("update")
+    async def retract_update(interaction: Interaction, current: str) -> list[Choice[int]]:
+        return await h.update_choices(interaction, current, EDITABLE)
+
+    @group.command(name="approve", description="Admins: approve an update another admin wrote")
+    @app_commands.describe(update="Which update")
+    async def approve(interaction: Interaction, update: UpdateId) -> None:
+        await h.answer_admin(
+            interaction, "approve updates", lambda ctx: h.commands.approve(ctx, update)
+        )
+
+    @approve.autocomplete("update")
+    async def approve_update(interaction: Interaction, current: str) -> list[Choice[int]]:
+        return await h.update_choices(interaction, current, PENDING)
+
+    return group

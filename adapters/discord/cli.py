@@ -1,0 +1,174 @@
+"""`strikebot discord ...`: push the slash commands, print the invite link.
+
+    strikebot discord sync            # to every server in [discord] guild_ids (instant)
+    strikebot discord sync --guild ID # to one server
+    strikebot discord sync --global   # everywhere the bot is (Discord takes up to an hour)
+    strikebot discord invite          # the link that adds the bot to a server
+
+`strikebot run` syncs to the configured servers on every start; global sync happens only
+here, on request. Both need DISCORD_TOKEN and talk to Discord over REST only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import discord
+
+from adapters.discord._adapter import build_client, sync_commands
+from adapters.discord._client import GatewayHealth
+from adapters.discord._endpoints import EndpointOverride
+from adapters.discord._interactions import Handlers
+from adapters.discord._posting import Drafts
+from bot.app import Runtime
+from bot.cli import add_json_flag, open_context, out, print_json
+from bot.commands import Commands
+from bot.errors import ConfigError, StrikebotError
+
+# What the bot needs in a channel it posts to: see it, post, show embeds, and read the
+# history so it can edit its own earlier messages.
+BOT_PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    send_messages_in_threads=True,
+    embed_links=True,
+    read_message_history=True,
+)
+SCOPES = ("bot", "applications.commands")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "discord",
+        help="Discord set-up: sync the /strike commands, print the invite link",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="discord_command", metavar="ACTION")
+    actions.required = True
+
+    sync = actions.add_parser(
+        "sync",
+        help="push the /strike commands to your servers (or globally with --global)",
+        description="Push the /strike command tree to the servers listed in [discord] "
+        "guild_ids (shown at once), or with --global to every server the bot is in (Discord "
+        "may take up to an hour to show it). Do not combine a global sync with guild_ids, or "
+        "members see every command twice.",
+    )
+    sync.add_argument(
+        "--guild",
+        action="append",
+        metavar="ID",
+        help="a server id to sync to (repeatable; default: [discord] guild_ids)",
+    )
+    sync.add_argument(
+        "--global",
+        dest="global_",
+        action="store_true",
+        help="also sync globally (every server the bot is in)",
+    )
+    add_json_flag(sync)
+    sync.set_defaults(handler=handle_sync)
+
+    invite = actions.add_parser(
+        "invite",
+        help="print the link that adds the bot to a server, with the permissions it needs",
+    )
+    add_json_flag(invite)
+    invite.set_defaults(handler=handle_invite)
+
+
+def _token() -> tuple[str, EndpointOverride]:
+    from bot.config import Settings
+
+    settings = Settings.from_env()
+    if not settings.discord_token:
+        raise ConfigError(
+            "DISCORD_TOKEN is not set. Copy the bot token from the Discord Developer Portal "
+            "(your application → Bot → Reset Token) into DISCORD_TOKEN."
+        )
+    return settings.discord_token, EndpointOverride(
+        settings.discord_api_base, settings.discord_gateway_url
+    )
+
+
+async def handle_sync(args: argparse.Namespace) -> int:
+    token, endpoints = _token()
+    async with open_context(args) as ctx:
+        guilds = list(args.guild or ctx.config.discord.guild_ids)
+        if not guilds and not args.global_:
+            raise ConfigError(
+                "No server to sync to. List your server ids under [discord] guild_ids in "
+                "config/strike.toml, pass --guild ID, or use --global."
+            )
+        for guild in guilds:
+            if not guild.isdigit():
+                raise ConfigError(f"{guild!r} is not a Discord server id (a long number).")
+        campaign = ctx.config.to_campaign()
+        runtime = Runtime(ctx.settings, ctx.config, campaign, ctx.store, ctx.admin, ctx.clock)
+        commands = Commands(ctx.store, campaign, ctx.admin, ctx.clock)
+        client = build_client(Handlers(runtime, commands, Drafts()), GatewayHealth(),
+                              gateway_override=False)  # fmt: skip
+        endpoints.apply()
+        try:
+            await _login(client, token)
+            results = await sync_commands(client, guilds, global_=args.global_)
+        finally:
+            await client.close()
+            endpoints.restore()
+    failed = [where for where, result in results.items() if not result.startswith("synced")]
+    if args.json:
+        print_json({"results": results, "ok": not failed})
+    else:
+        for where, result in results.items():
+            label = "global" if where == "global" else f"server {where}"
+            mark = "[red]✗[/]" if where in failed else "[green]✓[/]"
+            out.print(f"{mark} {label}: {result}")
+    return 1 if failed else 0
+
+
+async def handle_invite(args: argparse.Namespace) -> int:
+    token, endpoints = _token()
+    http = discord.http.HTTPClient(asyncio.get_running_loop())
+    endpoints.apply()
+    try:
+        await _static_login(http, token)
+        app = await http.application_info()
+    finally:
+        await http.close()
+        endpoints.restore()
+    url = discord.utils.oauth_url(app["id"], permissions=BOT_PERMISSIONS, scopes=SCOPES)
+    if args.json:
+        print_json({"url": url, "permissions": BOT_PERMISSIONS.value, "scopes": list(SCOPES)})
+    else:
+        out.print(f"Open this link, pick your server and press Authorize:\n{url}")
+    return 0
+
+
+async def _login(client: discord.Client, token: str) -> None:
+    try:
+        await client.login(token)
+    except discord.LoginFailure:
+        raise StrikebotError(
+            "Discord refused DISCORD_TOKEN. Copy the token again from the Developer Portal "
+            "(Bot → Reset Token)."
+        ) from None
+    except (discord.HTTPException, OSError) as exc:
+        raise StrikebotError(
+            f"Could not reach Discord ({exc}). Check the network, or DISCORD_API_BASE if set."
+        ) from None
+
+
+async def _static_login(http: discord.http.HTTPClient, token: str) -> None:
+    try:
+        await http.static_login(token)
+    except discord.LoginFailure:
+        raise StrikebotError(
+            "Discord refused DISCORD_TOKEN. Copy the token again from the Developer Portal "
+            "(Bot → Reset Token)."
+        ) from None
+    except (discord.HTTPException, OSError) as exc:
+        raise StrikebotError(
+            f"Could not reach Discord ({exc}). Check the network, or DISCORD_API_BASE if set."
+        ) from None

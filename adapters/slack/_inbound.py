@@ -1,0 +1,323 @@
+"""The `/strike` slash command: Slack payloads in, `bot.commands` calls, Block Kit out.
+
+Every request is answered within Slack's 3 seconds: the answer itself when it is ready
+within `budget` (2 s), else a short "working on it" with the real answer following through
+the `response_url`. Admin words without arguments open a form (`_forms.py`).
+
+A request Slack delivers twice (a retry, a load balancer replaying it) is recognised by its
+trigger or event id in the store's `processed_events`, so anything that changes something
+(admin commands, form submissions, events) is done once across every instance. Questions
+(`/strike status`...) change nothing and are simply answered again: a lost answer is why a
+request comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import _modals as modals
+from adapters.slack._blocks import render_all
+from adapters.slack._people import Directory
+from adapters.slack._words import word
+from bot import i18n
+from bot.auth import AdminList
+from bot.clock import Clock
+from bot.commands import CommandContext, Commands, Reply
+from bot.errors import NotAllowed
+from bot.locales import say
+from bot.models import Actor, Campaign, Platform
+from bot.ports import OutboundMessage
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+COMMAND = "/strike"
+BUDGET = 2.0  # seconds to answer in the ack itself; Slack gives up at 3
+READ_ONLY = {"", "status", "estado", "st", "demands", "demandas", "demand", "demanda",
+             "timeline", "history", "cronologia", "cronología", "historial", "next",
+             "siguiente", "help", "ayuda", "?"}  # fmt: skip
+MODAL_VERBS = {"post": "post", "publicar": "post", "edit": "edit", "editar": "edit",
+               "retract": "retract", "retirar": "retract", "approve": "approve",
+               "aprobar": "approve"}  # fmt: skip
+DOING = {"post": "post updates", "edit": "edit updates", "retract": "retract updates",
+         "approve": "approve updates"}  # fmt: skip
+
+Spawn = Callable[[Coroutine[Any, Any, None]], object]
+Payload = dict[str, Any]
+
+
+def event_key(body: Mapping[str, Any]) -> str | None:
+    """What identifies one Slack request however often it is delivered, or None for a
+    request that may safely be handled again."""
+    if body.get("command"):
+        words = str(body.get("text") or "").split()
+        if (words[0].lower() if words else "") in READ_ONLY:
+            return None  # a question: answering it twice changes nothing
+    if body.get("event_id"):
+        key = f"event:{body['event_id']}"
+    elif body.get("trigger_id"):
+        key = f"trigger:{body['trigger_id']}"
+    else:
+        return None
+    if len(key) > 128:  # the column's width; trigger ids are ~45 characters in practice
+        key = "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    return key
+
+
+def reply_payload(reply: Reply) -> Payload:
+    """A Reply as a slash-command response (ack body or response_url message)."""
+    rendered = render_all([reply.message, *reply.extra])
+    return {
+        "response_type": "ephemeral" if reply.ephemeral or not reply.ok else "in_channel",
+        "text": rendered.text,
+        "blocks": rendered.blocks,
+    }
+
+
+def note_payload(title: str, text: str, language: str) -> Payload:
+    rendered = render_all([OutboundMessage(title=title, body=text, language=language)])
+    return {"response_type": "ephemeral", "text": rendered.text, "blocks": rendered.blocks}
+
+
+class Inbound:
+    """The listeners registered on the adapter's AsyncApp."""
+
+    def __init__(
+        self,
+        *,
+        commands: Commands,
+        store: Store,
+        campaign: Campaign,
+        clock: Clock,
+        admins: AdminList,
+        directory: Directory,
+        spawn: Spawn,
+        budget: float = BUDGET,
+    ) -> None:
+        self.commands = commands
+        self.store = store
+        self.campaign = campaign
+        self.clock = clock
+        self.admins = admins
+        self.directory = directory
+        self.spawn = spawn
+        self.budget = budget
+
+    def register(self, app: AsyncApp) -> None:
+        app.middleware(self.once)
+        app.command(COMMAND)(self.on_command)
+
+    # ------------------------------------------------------------------ retries
+
+    async def once(
+        self, body: dict[str, Any], next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """Let each Slack request through once; a repeat is acknowledged and dropped."""
+        key = event_key(body)
+        if key is not None:
+            async with self.store.write() as tx:
+                first = await tx.first_time_seen(str(Platform.SLACK), key, self.clock())
+            if not first:
+                log.info("Slack delivered %s again; it was already handled", key)
+                return BoltResponse(status=200, body="")
+        await next()
+        return None
+
+    # ------------------------------------------------------------------ who is asking
+
+    async def context(
+        self, *, user_id: str, name: str, team: str, channel: str, admin_action: bool
+    ) -> CommandContext:
+        """The asker as the core sees them: locale and time zone from users.info, and (for
+        admin actions) the configured admin user groups they belong to."""
+        need_groups = admin_action and user_id not in self.admins.slack_user_ids
+        if need_groups:
+            person, groups = await asyncio.gather(
+                self.directory.person(user_id), self.directory.admin_groups_of(user_id)
+            )
+        else:
+            person, groups = await self.directory.person(user_id), frozenset[str]()
+        locale = person.locale if person is not None else None
+        return CommandContext(
+            platform=Platform.SLACK,
+            actor=Actor(Platform.SLACK, user_id, display_name=name, roles=groups),
+            workspace=team,
+            channel=channel,
+            # A Spanish-speaking asker gets Spanish; otherwise the channel's language decides.
+            locale=locale if locale and i18n.pick(locale) == "es" else None,
+            timezone=person.timezone if person is not None else None,
+        )
+
+    async def language(self, ctx: CommandContext) -> str:
+        """The language `bot.commands` will answer `ctx` in (asker, then channel, then campaign)."""
+        if ctx.locale:
+            return i18n.pick(ctx.locale)
+        async with self.store.read() as tx:
+            sub = await tx.find_subscription(Platform.SLACK, ctx.workspace, ctx.channel)
+        return i18n.pick(sub.language if sub is not None else self.campaign.default_language)
+
+    def quick_language(self, user_id: str) -> str:
+        """Without waiting on anything: the asker's cached locale, else the campaign's."""
+        person = self.directory.cached(user_id)
+        if person is not None and person.locale and i18n.pick(person.locale) == "es":
+            return "es"
+        return i18n.pick(self.campaign.default_language)
+
+    async def form_context(
+        self, body: Mapping[str, Any], meta: Mapping[str, Any]
+    ) -> CommandContext:
+        """The asker of a form submission (`meta`: the form's channel, team, language)."""
+        user = body.get("user") or {}
+        team = (body.get("team") or {}).get("id") or user.get("team_id") or meta.get("t", "")
+        return await self.context(
+            user_id=str(user.get("id", "")),
+            name=str(user.get("username") or user.get("name") or ""),
+            team=str(meta.get("t") or team),
+            channel=str(meta.get("c", "")),
+            admin_action=True,
+        )
+
+    # ------------------------------------------------------------------ /strike
+
+    async def on_command(
+        self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
+    ) -> None:
+        text = str(body.get("text") or "").strip()
+        work = asyncio.ensure_future(self._answer(body, text, client))
+        try:
+            payload = await asyncio.wait_for(asyncio.shield(work), self.budget)
+        except TimeoutError:
+            lang = self.quick_language(str(body.get("user_id", "")))
+            await ack({"response_type": "ephemeral", "text": word(lang, "working")})
+            self.spawn(self._answer_late(work, respond))
+            return
+        if payload is None:
+            await ack()
+        else:
+            await ack(payload)
+
+    async def _answer_late(
+        self, work: asyncio.Future[Payload | None], respond: AsyncRespond
+    ) -> None:
+        payload = await work
+        if payload is not None:
+            await respond(
+                text=payload["text"],
+                blocks=payload.get("blocks"),
+                response_type=payload.get("response_type"),
+            )
+
+    async def _answer(
+        self, body: Mapping[str, Any], text: str, client: AsyncWebClient
+    ) -> Payload | None:
+        """The ack payload for one slash command (None: a form was opened)."""
+        words = text.split()
+        verb = words[0].lower() if words else ""
+        try:
+            ctx = await self.context(
+                user_id=str(body.get("user_id", "")),
+                name=str(body.get("user_name", "")),
+                team=str(body.get("team_id", "")),
+                channel=str(body.get("channel_id", "")),
+                admin_action=verb not in READ_ONLY,
+            )
+            form = MODAL_VERBS.get(verb)
+            if form is not None and _wants_form(form, words):
+                return await self._open_form(form, words, body, ctx, client)
+            return reply_payload(await self.commands.handle(ctx, text))
+        except Exception:
+            log.exception("answering /strike %s failed", verb)
+            lang = self.quick_language(str(body.get("user_id", "")))
+            return note_payload(say(lang, "error_title"), say(lang, "internal_error"), lang)
+
+    # ------------------------------------------------------------------ opening forms
+
+    async def _open_form(
+        self,
+        form: str,
+        words: Sequence[str],
+        body: Mapping[str, Any],
+        ctx: CommandContext,
+        client: AsyncWebClient,
+    ) -> Payload | None:
+        lang = await self.language(ctx)
+        try:
+            self.admins.require(ctx.actor, DOING[form])
+        except NotAllowed as exc:
+            return note_payload(say(lang, "error_title_not_allowed"), exc.localized(lang), lang)
+        meta = {"c": ctx.channel, "t": ctx.workspace, "l": lang}
+        now = self.clock()
+        chosen = update_id(words[1]) if len(words) > 1 else None
+        view: modals.View
+        if form == "post":
+            async with self.store.read() as tx:
+                latest = await tx.latest_update(now)
+            current = latest.status if latest is not None else None
+            view = modals.post_form(lang, self.campaign, current, modals.encode_meta(**meta))
+        elif form == "edit" and chosen is not None:
+            async with self.store.read() as tx:
+                update = await tx.get_update(chosen, now)
+            if update is None or update.retracted:
+                return reply_payload(await self.commands.handle(ctx, " ".join(words)))
+            text_lang = lang if lang in self.campaign.languages else self.campaign.default_language
+            view = modals.edit_form(
+                lang, update, text_lang, modals.encode_meta(u=update.id, tl=text_lang, **meta)
+            )
+        else:
+            if form == "approve":
+                async with self.store.read() as tx:
+                    choices = await tx.pending_approval(now)
+            else:
+                choices = [u for u in await self.commands.recent_updates(25) if not u.retracted]
+            if not choices:
+                return note_payload(
+                    word(lang, f"{form}_title"),
+                    word(lang, "nothing_to_pick", command=words[0]),
+                    lang,
+                )
+            view = modals.pick_form(
+                form,
+                lang,
+                choices[:100],
+                self.campaign,
+                modals.encode_meta(k=form, **meta),
+                preselect=chosen if any(u.id == chosen for u in choices) else None,
+            )
+        try:
+            await client.views_open(trigger_id=body.get("trigger_id"), view=view)
+        except (SlackClientError, TimeoutError, OSError) as exc:
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else "timeout"
+            log.warning("views.open failed: %s", error)
+            return note_payload(
+                word(lang, f"{form}_title"),
+                word(lang, "open_failed", error=error, command=words[0]),
+                lang,
+            )
+        return None
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _wants_form(form: str, words: Sequence[str]) -> bool:
+    """`/strike post` alone opens the form; typed arguments run the command directly.
+    `/strike edit 12` and `/strike retract 12` open the form on that update."""
+    if len(words) == 1:
+        return True
+    return form in ("edit", "retract") and len(words) == 2 and update_id(words[1]) is not None
+
+
+def update_id(value: object) -> int | None:
+    text = str(value or "").strip().lstrip("#")
+    return int(text) if text.isdigit() and 0 < int(text) < 2**31 else None

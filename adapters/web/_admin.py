@@ -1,0 +1,206 @@
+"""The admin HTTP API: the same use cases (and audit log) as chat and the CLI.
+
+Every path under /api/v1/admin/ is behind the bearer token (see `_app.admin_auth`); the
+actor recorded in the audit log is `http:admin-api`. Bodies are JSON objects validated by
+the models in `_schemas`; a malformed body is a 400, a body that breaks a rule a 422.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from bot.admin import Changes, Draft
+from bot.errors import InvalidInput, NotFound
+from bot.models import Actor, Update, UpdateText
+
+from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of
+from ._data import revision_notes
+from ._schemas import (
+    AdminUpdateOut,
+    DemandChangeIn,
+    DemandDetailOut,
+    EditUpdateIn,
+    PostUpdateIn,
+    RetractIn,
+    demand_event_out,
+    demand_out,
+    revisions_out,
+    update_out,
+)
+
+HTTP_ACTOR = Actor(platform="http", user_id="admin-api", display_name="admin API")
+MAX_ID = 2**31 - 1
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def add_routes(app: web.Application) -> None:
+    r = app.router
+    r.add_post(f"{ADMIN_PREFIX}/updates", post_update)
+    r.add_patch(f"{ADMIN_PREFIX}/updates/{{id}}", edit_update)
+    r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/retract", retract_update)
+    r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/approve", approve_update)
+    r.add_put(f"{ADMIN_PREFIX}/demands/{{key}}", record_demand)
+
+
+async def _body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
+    raw = await request.read()
+    if not raw.strip():
+        if optional:
+            return model()
+        raise BadRequest(400, "empty_body", "Send a JSON object in the request body.")
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(
+            400, "bad_json", f"The body is not valid JSON ({exc}). Send a JSON object."
+        ) from None
+    if not isinstance(data, dict):
+        raise BadRequest(400, "bad_json", 'The body must be a JSON object, e.g. {"reason": "..."}.')
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "(body)", "problem": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        first = problems[0]
+        raise BadRequest(
+            422,
+            "invalid",
+            f"{first['field']}: {first['problem']}. Fix it and send the request again "
+            "(the schema is at /api/v1/openapi.json).",
+            problems,
+        ) from None
+
+
+def _update_id(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ID:
+        raise NotFound(f"No update #{raw}. Update ids are whole numbers; see /api/v1/updates.")
+    return int(raw)
+
+
+async def _admin_view(request: web.Request, update: Update) -> web.Response:
+    runtime = state_of(request).runtime
+    async with runtime.store.read() as tx:
+        notes = await revision_notes(tx, [update.id]) if update.revision > 1 else {}
+    note = notes.get(update.id)
+    language = runtime.campaign.default_language
+    body = AdminUpdateOut(
+        **update_out(update, runtime.campaign, language, note),
+        revisions=revisions_out(update, note),
+        author=update.author,
+        approved_by=update.approved_by,
+        publish_at=update.publish_at,
+    )
+    return json_response(body)
+
+
+async def post_update(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    body = await _body(request, PostUpdateIn)
+    draft = Draft(
+        status=body.status,
+        texts={lang: UpdateText(t.headline, t.body, t.next_step) for lang, t in body.texts.items()},
+        urgency=body.urgency,
+        next_step_at=body.next_step_at,
+    )
+    update = await runtime.admin.post(HTTP_ACTOR, draft, publish_at=body.publish_at)
+    response = await _admin_view(request, update)
+    response.set_status(201)
+    response.headers["Location"] = f"/api/v1/updates/{update.id}"
+    return response
+
+
+async def edit_update(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    update_id = _update_id(request)
+    body = await _body(request, EditUpdateIn)
+    given = set(body.model_fields_set)
+    if not body.texts:
+        given.discard("texts")  # {} or null changes no wording
+    if body.status is None:
+        given.discard("status")
+    if body.urgency is None:
+        given.discard("urgency")
+    if not given & {"texts", "status", "urgency", "next_step_at"}:
+        raise InvalidInput(
+            "Nothing to change: give texts, status, urgency or next_step_at along with the reason."
+        )
+    texts: dict[str, UpdateText] | None = None
+    if body.texts:
+        async with runtime.store.read() as tx:
+            current = await tx.get_update(update_id, runtime.clock())
+        if current is None:
+            raise NotFound(f"No update #{update_id}. See the numbers at /api/v1/updates.")
+        texts = {}
+        for lang, patch in body.texts.items():
+            base = current.texts.get(lang)
+            if base is None and patch.headline is None:
+                raise InvalidInput(
+                    f"Update #{update_id} has no {lang!r} text yet; give its headline too."
+                )
+            merged = base or UpdateText("")
+            texts[lang] = replace(
+                merged,
+                **{k: v for k, v in patch.model_dump().items() if v is not None},
+            )
+    clear = "next_step_at" in given and body.next_step_at is None
+    changes = Changes(
+        texts=texts,
+        status=body.status,
+        urgency=body.urgency,
+        next_step_at=body.next_step_at,
+        clear_next_step_at=clear,
+    )
+    update = await runtime.admin.edit(
+        HTTP_ACTOR, update_id, changes, reason=body.reason, correction=body.correction
+    )
+    return await _admin_view(request, update)
+
+
+async def retract_update(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    update_id = _update_id(request)
+    body = await _body(request, RetractIn)
+    update = await runtime.admin.retract(HTTP_ACTOR, update_id, reason=body.reason)
+    return await _admin_view(request, update)
+
+
+class _Empty(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+async def approve_update(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    update_id = _update_id(request)
+    await _body(request, _Empty, optional=True)
+    update = await runtime.admin.approve(HTTP_ACTOR, update_id)
+    return await _admin_view(request, update)
+
+
+async def record_demand(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    key = request.match_info["key"]
+    body = await _body(request, DemandChangeIn)
+    demand = await runtime.admin.record_demand(
+        HTTP_ACTOR,
+        key,
+        status=body.status,
+        offer=body.offer,
+        source=body.source,
+        note=body.note,
+    )
+    language = runtime.campaign.default_language
+    return json_response(
+        DemandDetailOut(
+            **demand_out(demand, language),
+            history=[demand_event_out(e) for e in demand.history],
+        )
+    )

@@ -1,0 +1,301 @@
+"""The public JSON API (`/api/v1/...`), `/healthz` and `/metrics`.
+
+Read-only and unauthenticated: it shows exactly what the public page shows. Texts come in
+the language asked for with `?lang=` (default: the campaign's first), plus every language
+under `texts`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from bot import i18n
+from bot.models import DeliveryState
+
+from ._app import JSON, cached, json_error, json_response, state_of
+from ._cache import Rendered
+from ._data import load_snapshot, revision_notes, visible_update, visible_updates
+from ._present import day_number
+from ._schemas import (
+    DatabaseHealth,
+    DemandDetailOut,
+    DemandListOut,
+    DemandOut,
+    ErrorBody,
+    ErrorOut,
+    HealthOut,
+    StatusOut,
+    UpdateDetailOut,
+    UpdateListOut,
+    UpdateOut,
+    campaign_out,
+    colour_of,
+    demand_event_out,
+    demand_out,
+    revisions_out,
+    update_out,
+    update_url,
+)
+
+MAX_ID = 2**31 - 1
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+API_MAX_AGE = 15
+
+
+class BadQuery(Exception):
+    """A query parameter is wrong; the message says which and what to send."""
+
+
+def add_routes(app: web.Application) -> None:
+    r = app.router
+    r.add_get("/healthz", healthz)
+    r.add_get("/metrics", metrics)
+    r.add_get("/api/v1/status", status)
+    r.add_get("/api/v1/updates", updates)
+    r.add_get("/api/v1/updates/{id}", update)
+    r.add_get("/api/v1/demands", demands)
+    r.add_get("/api/v1/demands/{key}", demand)
+
+
+def _language(request: web.Request) -> str:
+    campaign = state_of(request).runtime.campaign
+    lang = request.query.get("lang", campaign.default_language)
+    if lang not in campaign.languages:
+        raise BadQuery(f"lang={lang!r} is not offered; use one of {', '.join(campaign.languages)}.")
+    return lang
+
+
+def _int(request: web.Request, name: str, default: int | None, low: int, high: int) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise BadQuery(f"{name}={raw!r} is not valid; give a whole number from {low} to {high}.")
+    return int(raw)
+
+
+def _bad(exc: BadQuery) -> web.Response:
+    return json_error(400, "bad_query", str(exc))
+
+
+def _path_id(request: web.Request) -> int | None:
+    raw = request.match_info["id"]
+    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_ID else None
+
+
+def _rendered_error(status: int, code: str, message: str) -> Rendered:
+    body = ErrorOut(error=ErrorBody(code=code, message=message))
+    return Rendered(body.model_dump_json(exclude_none=True).encode(), JSON, status)
+
+
+def _ok(model: Any) -> Rendered:
+    return Rendered(model.model_dump_json().encode(), JSON)
+
+
+# -- status ------------------------------------------------------------------------------------
+
+
+async def status(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+
+    async def render(now: datetime) -> Rendered:
+        runtime = state_of(request).runtime
+        campaign = runtime.campaign
+        snap = await load_snapshot(runtime.store, now, limit=1)
+        current = snap.current
+        text_ = current.text(lang) if current else None
+        return _ok(
+            StatusOut(
+                campaign=campaign_out(campaign),
+                language=lang,
+                status=current.status if current else None,
+                status_label=i18n.status_label(current.status, lang) if current else "",
+                colour=colour_of(current.status if current else None),
+                on_strike=bool(current and current.status.on_strike),
+                day=day_number(campaign, current, now),
+                update_id=current.id if current else None,
+                update_url=update_url(campaign, current.id) if current else None,
+                headline=text_.headline if text_ else "",
+                next_step=text_.next_step if text_ else "",
+                next_step_at=current.next_step_at if current else None,
+                last_updated=snap.last_updated,
+            )
+        )
+
+    return await cached(request, ("api-status", lang), render, max_age=API_MAX_AGE, pinned=True)
+
+
+# -- updates -----------------------------------------------------------------------------------
+
+
+async def updates(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+        limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT) or DEFAULT_LIMIT
+        after = _int(request, "after", None, 1, MAX_ID)
+    except BadQuery as exc:
+        return _bad(exc)
+
+    async def render(now: datetime) -> Rendered:
+        runtime = state_of(request).runtime
+        async with runtime.store.read() as tx:
+            page = await visible_updates(tx, now, limit=limit + 1, after=after)
+            more = len(page) > limit
+            page = page[:limit]
+            notes = await revision_notes(tx, [u.id for u in page if u.revision > 1])
+        campaign = runtime.campaign
+        next_url = None
+        if more:
+            next_url = f"/api/v1/updates?lang={lang}&limit={limit}&after={page[-1].id}"
+        items = [UpdateOut(**update_out(u, campaign, lang, notes.get(u.id))) for u in page]
+        return _ok(UpdateListOut(items=items, next=next_url))
+
+    return await cached(request, ("api-updates", lang, limit, after), render, max_age=API_MAX_AGE)
+
+
+async def update(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+    update_id = _path_id(request)
+    if update_id is None:
+        return json_error(
+            404, "not_found", "Update ids are whole numbers; list them at /api/v1/updates."
+        )
+
+    async def render(now: datetime) -> Rendered:
+        runtime = state_of(request).runtime
+        async with runtime.store.read() as tx:
+            found = await visible_update(tx, update_id, now)
+            notes = await revision_notes(tx, [update_id]) if found else {}
+        if found is None:
+            return _rendered_error(
+                404,
+                "not_found",
+                f"No public update #{update_id}. List the published ones at /api/v1/updates.",
+            )
+        note = notes.get(update_id)
+        return _ok(
+            UpdateDetailOut(
+                **update_out(found, runtime.campaign, lang, note),
+                revisions=revisions_out(found, note),
+            )
+        )
+
+    return await cached(request, ("api-update", lang, update_id), render, max_age=API_MAX_AGE)
+
+
+# -- demands -----------------------------------------------------------------------------------
+
+
+async def demands(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+
+    async def render(now: datetime) -> Rendered:
+        async with state_of(request).runtime.store.read() as tx:
+            found = await tx.list_demands(with_history=False)
+        return _ok(DemandListOut(items=[DemandOut(**demand_out(d, lang)) for d in found]))
+
+    return await cached(request, ("api-demands", lang), render, max_age=API_MAX_AGE, pinned=True)
+
+
+async def demand(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+    key = request.match_info["key"]
+
+    async def render(now: datetime) -> Rendered:
+        async with state_of(request).runtime.store.read() as tx:
+            found = await tx.get_demand(key) if len(key) <= 64 else None
+            keys = await tx.demand_keys() if found is None else []
+        if found is None:
+            return _rendered_error(
+                404,
+                "not_found",
+                f"No demand with key {key!r}. Known keys: {', '.join(keys) or 'none yet'}.",
+            )
+        return _ok(
+            DemandDetailOut(
+                **demand_out(found, lang),
+                history=[demand_event_out(e) for e in found.history],
+            )
+        )
+
+    return await cached(request, ("api-demand", lang, key), render, max_age=API_MAX_AGE)
+
+
+# -- operations --------------------------------------------------------------------------------
+
+
+async def healthz(request: web.Request) -> web.StreamResponse:
+    """ok = the database answers; adapters report their own connection state."""
+    runtime = state_of(request).runtime
+    database = DatabaseHealth(reachable=True)
+    try:
+        async with asyncio.timeout(3.0):
+            async with runtime.store.read() as tx:
+                await tx.conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        database = DatabaseHealth(reachable=False, error=f"{type(exc).__name__}: {exc}")
+    adapters = _adapter_states(runtime.health)
+    body = HealthOut(ok=database.reachable, database=database, adapters=adapters)
+    return json_response(body, 200 if body.ok else 503, **{"Cache-Control": "no-store"})
+
+
+def _adapter_states(health: Any) -> dict[str, dict[str, Any]]:
+    try:
+        snapshot: Mapping[str, Mapping[str, object]] = health.snapshot()
+    except Exception as exc:
+        # One adapter failing to report must not hide the others.
+        snapshot = {}
+        for name, adapter in health.adapters.items():
+            try:
+                snapshot[name] = adapter.health()
+            except Exception as inner:
+                snapshot[name] = {"error": f"{type(inner).__name__}: {inner}"}
+        if not snapshot:
+            snapshot = {"health": {"error": f"{type(exc).__name__}: {exc}"}}
+    # Whatever an adapter reports must survive JSON: unknown values become strings.
+    safe: dict[str, dict[str, Any]] = json.loads(
+        json.dumps({k: dict(v) for k, v in snapshot.items()}, default=str)
+    )
+    return safe
+
+
+async def metrics(request: web.Request) -> web.StreamResponse:
+    runtime = state_of(request).runtime
+    try:
+        async with runtime.store.read() as tx:
+            counts = await tx.delivery_counts()
+    except Exception:
+        counts = None
+    if counts is not None:
+        pending: dict[str, int] = {}
+        for (platform, state), n in counts.items():
+            pending.setdefault(platform, 0)
+            if state == DeliveryState.PENDING:
+                pending[platform] += n
+        for platform, n in pending.items():
+            runtime.metrics.queue_depth.labels(platform=platform).set(n)
+    return web.Response(
+        body=generate_latest(runtime.metrics.registry),
+        headers={"Content-Type": CONTENT_TYPE_LATEST, "Cache-Control": "no-store"},
+    )

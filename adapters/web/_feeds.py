@@ -1,0 +1,294 @@
+"""Atom (`/feed.atom`) and iCalendar (`/calendar.ics`) for readers and calendars, per language.
+
+Both are pure functions of the updates (so they are tested without a server) plus thin
+handlers. A retracted update stays in the feed, titled as retracted with its reason; a
+calendar event whose updates were all retracted is sent as STATUS:CANCELLED so calendars
+that already hold it drop it.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from markupsafe import escape
+
+from bot import i18n
+from bot.models import Campaign, Update
+
+from ._app import Handler, cached, state_of
+from ._cache import Rendered
+from ._data import RevisionNote, revision_notes, scheduled_events, visible_updates, with_revisions
+from ._present import page_prefix, paragraphs_of, say, when
+
+ATOM = "application/atom+xml; charset=utf-8"
+ICS = "text/calendar; charset=utf-8"
+FEED_ENTRIES = 50
+ATOM_NS = "http://www.w3.org/2005/Atom"
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+_WORDS = {
+    "en": {"feed": "{union}: strike updates", "calendar": "{union}: strike calendar",
+           "retracted": "Retracted", "corrected": "Corrected", "edited": "Edited",
+           "reason": "Reason", "next": "Next step"},
+    "es": {"feed": "{union}: noticias de la huelga", "calendar": "{union}: calendario de la huelga",
+           "retracted": "Retirada", "corrected": "Corregida", "edited": "Editada",
+           "reason": "Motivo", "next": "Próximo paso"},
+}  # fmt: skip
+
+
+def _clean(text: str) -> str:
+    """Drop control characters XML 1.0 and iCalendar cannot carry."""
+    return _CONTROL.sub("", text)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def last_change(update: Update) -> datetime:
+    moments = [update.effective_at]
+    moments += [r.created_at for r in update.revisions]
+    if update.retracted_at:
+        moments.append(update.retracted_at)
+    return max(moments)
+
+
+# -- Atom ------------------------------------------------------------------------------------
+
+
+def atom_feed(
+    updates: Sequence[Update],
+    notes: dict[int, RevisionNote],
+    campaign: Campaign,
+    language: str,
+    now: datetime,
+) -> bytes:
+    words = _WORDS[i18n.pick(language)]
+    base = f"{campaign.public_url}{page_prefix(language, campaign)}"
+    ET.register_namespace("", ATOM_NS)
+
+    def sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+        node = ET.SubElement(parent, f"{{{ATOM_NS}}}{tag}", attrs)
+        if text is not None:
+            node.text = _clean(text)
+        return node
+
+    feed = ET.Element(
+        f"{{{ATOM_NS}}}feed", {"{http://www.w3.org/XML/1998/namespace}lang": language}
+    )
+    sub(feed, "id", f"{base}/feed.atom")
+    sub(feed, "title", words["feed"].format(union=campaign.union))
+    sub(feed, "subtitle", say(language, "with", employer=campaign.employer))
+    updated = max((last_change(u) for u in updates), default=now)
+    sub(feed, "updated", _stamp(updated))
+    sub(feed, "link", rel="self", type="application/atom+xml", href=f"{base}/feed.atom")
+    sub(feed, "link", rel="alternate", type="text/html", href=f"{base}/")
+    author = sub(feed, "author")
+    sub(author, "name", campaign.union)
+    sub(feed, "generator", "strikebot")
+    for update in updates:
+        text = update.text(language)
+        note = notes.get(update.id) or RevisionNote()
+        entry = sub(feed, "entry")
+        sub(entry, "id", f"{campaign.public_url}/updates/{update.id}")
+        title = text.headline
+        if update.retracted:
+            title = f"{words['retracted']}: {title}"
+        elif note.corrections:
+            title = f"{title} ({words['corrected']})"
+        sub(entry, "title", title)
+        sub(entry, "link", rel="alternate", type="text/html", href=f"{base}/updates/{update.id}")
+        sub(entry, "published", _stamp(update.effective_at))
+        sub(entry, "updated", _stamp(last_change(update)))
+        sub(
+            entry,
+            "category",
+            term=str(update.status),
+            label=i18n.status_label(update.status, language),
+        )
+        sub(entry, "content", _entry_html(update, note, campaign, language), type="html")
+    body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
+    return body
+
+
+def _entry_html(update: Update, note: RevisionNote, campaign: Campaign, language: str) -> str:
+    words = _WORDS[i18n.pick(language)]
+    text = update.text(language)
+    parts: list[str] = []
+    if update.retracted:
+        parts.append(
+            f"<p><strong>{escape(words['retracted'])}</strong> "
+            f"({escape(when(update.retracted_at or update.effective_at, campaign, language))}). "
+            f"{escape(words['reason'])}: {escape(update.retraction_reason or '')}</p>"
+        )
+    body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs_of(text.body))
+    parts.append(f"<del>{body}</del>" if update.retracted and body else body)
+    if text.next_step and not update.retracted:
+        at = f" ({when(update.next_step_at, campaign, language)})" if update.next_step_at else ""
+        parts.append(
+            f"<p><strong>{escape(words['next'])}:</strong> {escape(text.next_step)}{escape(at)}</p>"
+        )
+    for revision in reversed(update.revisions):
+        label = words["corrected"] if (revision.number + 1) in note.corrections else words["edited"]
+        parts.append(
+            f"<p><em>{escape(label)} "
+            f"{escape(when(revision.created_at, campaign, language))}: "
+            f"{escape(revision.reason)}</em></p>"
+        )
+    return "".join(parts)
+
+
+# -- iCalendar -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarEvent:
+    """One scheduled moment, described by the newest unretracted update naming it."""
+
+    start: datetime
+    update: Update  # the update whose wording describes the event
+    cancelled: bool
+    sequence: int
+    changed: datetime
+
+
+def calendar_events(updates: Sequence[Update]) -> list[CalendarEvent]:
+    """Group updates by their next-step time; later updates describe the event."""
+    groups: dict[datetime, list[Update]] = {}
+    for update in updates:
+        if update.next_step_at is not None:
+            groups.setdefault(update.next_step_at, []).append(update)
+    events = []
+    for start, group in sorted(groups.items()):
+        group.sort(key=lambda u: (u.effective_at, u.id))
+        live = [u for u in group if not u.retracted]
+        describing = live[-1] if live else group[-1]
+        events.append(
+            CalendarEvent(
+                start=start,
+                update=describing,
+                cancelled=not live,
+                sequence=sum(u.revision - 1 for u in group) + len(group) - 1 + (0 if live else 1),
+                changed=max(last_change(u) for u in group),
+            )
+        )
+    return events
+
+
+def _ics_text(value: str) -> str:
+    value = _clean(value).replace("\r\n", "\n").replace("\r", "\n")
+    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def _fold(line: str) -> str:
+    """Fold to 75 octets per line (RFC 5545 §3.1), never splitting a UTF-8 character."""
+    out: list[str] = []
+    current, size, limit = "", 0, 75
+    for char in line:
+        width = len(char.encode("utf-8"))
+        if size + width > limit:
+            out.append(current)
+            current, size, limit = " ", 1, 75
+        current += char
+        size += width
+    out.append(current)
+    return "\r\n".join(out)
+
+
+def _ics_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str) -> bytes:
+    words = _WORDS[i18n.pick(language)]
+    host = urlsplit(campaign.public_url).hostname or "strikebot"
+    base = f"{campaign.public_url}{page_prefix(language, campaign)}"
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        f"PRODID:-//strikebot//{campaign.slug}//{language.upper()}",
+        "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH",
+        f"X-WR-CALNAME:{_ics_text(words['calendar'].format(union=campaign.union))}",
+        f"X-WR-TIMEZONE:{campaign.timezone}",
+        "REFRESH-INTERVAL;VALUE=DURATION:PT1H",
+        "X-PUBLISHED-TTL:PT1H",
+    ]
+    for event in events:
+        text = event.update.text(language)
+        summary = text.next_step or text.headline
+        if event.cancelled:
+            summary = f"{words['retracted']}: {summary}"
+        url = f"{base}/updates/{event.update.id}"
+        description = "\n\n".join(
+            part
+            for part in (
+                text.headline,
+                f"{words['reason']}: {event.update.retraction_reason}" if event.cancelled else "",
+                url,
+            )
+            if part
+        )
+        lines += [
+            "BEGIN:VEVENT",
+            f"UID:next-step-{_ics_time(event.start)}@{host}",
+            f"DTSTAMP:{_ics_time(event.changed)}",
+            f"LAST-MODIFIED:{_ics_time(event.changed)}",
+            f"DTSTART:{_ics_time(event.start)}",
+            "DURATION:PT1H",
+            f"SUMMARY:{_ics_text(summary)}",
+            f"DESCRIPTION:{_ics_text(description)}",
+            f"URL:{url}",
+            f"CATEGORIES:{_ics_text(i18n.status_label(event.update.status, language))}",
+            f"STATUS:{'CANCELLED' if event.cancelled else 'CONFIRMED'}",
+            f"SEQUENCE:{event.sequence}",
+            "TRANSP:TRANSPARENT",
+            "END:VEVENT",
+        ]
+    lines.append("END:VCALENDAR")
+    return ("\r\n".join(_fold(line) for line in lines) + "\r\n").encode("utf-8")
+
+
+# -- handlers --------------------------------------------------------------------------------
+
+
+def add_routes(app: web.Application, campaign: Campaign) -> None:
+    for lang in campaign.languages:
+        prefix = page_prefix(lang, campaign)
+        app.router.add_get(f"{prefix}/feed.atom", _atom_handler(lang))
+        app.router.add_get(f"{prefix}/calendar.ics", _calendar_handler(lang))
+
+
+def _atom_handler(lang: str) -> Handler:
+    async def render(request: web.Request, now: datetime) -> Rendered:
+        state = state_of(request)
+        async with state.runtime.store.read() as tx:
+            updates = await visible_updates(tx, now, limit=FEED_ENTRIES)
+            updates = await with_revisions(tx, updates, now)
+            notes = await revision_notes(tx, [u.id for u in updates if u.revision > 1])
+        return Rendered(atom_feed(updates, notes, state.runtime.campaign, lang, now), ATOM)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await cached(request, ("atom", lang), lambda now: render(request, now), pinned=True)
+
+    return handle
+
+
+def _calendar_handler(lang: str) -> Handler:
+    async def render(request: web.Request, now: datetime) -> Rendered:
+        state = state_of(request)
+        async with state.runtime.store.read() as tx:
+            updates = await with_revisions(tx, await scheduled_events(tx, now), now)
+        events = calendar_events(updates)
+        return Rendered(icalendar(events, state.runtime.campaign, lang), ICS)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await cached(request, ("ics", lang), lambda now: render(request, now), pinned=True)
+
+    return handle

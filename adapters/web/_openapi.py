@@ -1,0 +1,332 @@
+"""The OpenAPI 3.1 document for `/api/v1/...`, generated from the same pydantic models the
+handlers serialise through, and specialised to the campaign's languages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from bot.models import Campaign
+
+from ._app import JSON, state_of
+from ._schemas import (
+    AdminUpdateOut,
+    DemandChangeIn,
+    DemandDetailOut,
+    DemandListOut,
+    EditUpdateIn,
+    ErrorOut,
+    HealthOut,
+    PostUpdateIn,
+    RetractIn,
+    StatusOut,
+    UpdateDetailOut,
+    UpdateListOut,
+    UpdateTextIn,
+    UpdateTextPatch,
+)
+
+REF = "#/components/schemas/{model}"
+MAX_ID = 2**31 - 1
+
+_OUTPUTS: list[type[BaseModel]] = [
+    StatusOut,
+    UpdateListOut,
+    UpdateDetailOut,
+    DemandListOut,
+    DemandDetailOut,
+    AdminUpdateOut,
+    ErrorOut,
+    HealthOut,
+]
+_INPUTS: list[type[BaseModel]] = [
+    PostUpdateIn,
+    EditUpdateIn,
+    RetractIn,
+    DemandChangeIn,
+    UpdateTextIn,
+    UpdateTextPatch,
+]
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return _json(_ref(ErrorOut), description)
+
+
+def _drop_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [X, {type: null}]` -> X: the field may be left out, but not sent as null."""
+    options = [s for s in schema.get("anyOf", []) if s != {"type": "null"}]
+    if len(options) == 1:
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        return {**options[0], **rest}
+    return schema
+
+
+def document(campaign: Campaign) -> dict[str, Any]:
+    _, defs = models_json_schema(
+        [(m, "serialization") for m in _OUTPUTS] + [(m, "validation") for m in _INPUTS],
+        ref_template=REF,
+    )
+    schemas: dict[str, Any] = defs["$defs"]
+    languages = list(campaign.languages)
+    default = campaign.default_language
+
+    # Texts: exactly the campaign's languages; the first one is required when posting.
+    post = schemas["PostUpdateIn"]["properties"]
+    post["texts"] = {
+        "type": "object",
+        "description": f"wording per language; {default!r} is required",
+        "properties": {lang: _ref(UpdateTextIn) for lang in languages},
+        "required": [default],
+        "additionalProperties": False,
+    }
+    edit = schemas["EditUpdateIn"]
+    edit["properties"]["texts"] = {
+        "type": "object",
+        "description": "new wording per language; fields left out keep their current text",
+        "properties": {lang: _ref(UpdateTextPatch) for lang in languages},
+        "minProperties": 1,
+        "additionalProperties": False,
+    }
+    for name in ("status", "urgency"):
+        edit["properties"][name] = _drop_null(edit["properties"][name])
+    edit["anyOf"] = [{"required": [f]} for f in ("texts", "status", "urgency", "next_step_at")]
+    for name in ("headline", "body", "next_step"):
+        patch = schemas["UpdateTextPatch"]["properties"]
+        patch[name] = _drop_null(patch[name])
+    demand = schemas["DemandChangeIn"]
+    demand["properties"]["status"] = _drop_null(demand["properties"]["status"])
+    demand["properties"]["offer"] = {
+        "type": "object",
+        "description": "the employer's new offer, per language",
+        "properties": {lang: {"type": "string", "maxLength": 2000} for lang in languages},
+        "minProperties": 1,
+        "additionalProperties": False,
+    }
+    demand["anyOf"] = [{"required": ["status"]}, {"required": ["offer"]}]
+    for name in ("next_step_at", "publish_at"):
+        post[name] = _drop_null(post[name])
+
+    lang_param = {
+        "name": "lang",
+        "in": "query",
+        "required": False,
+        "description": "language of the top-level texts (every language is under `texts`)",
+        "schema": {"type": "string", "enum": languages, "default": default},
+    }
+    update_id = {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+    }
+    demand_key = {
+        "name": "key",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"},
+    }
+    bad_query = _error("a query parameter is not valid; the message says which")
+    unauthorized = _error("no valid bearer token (send `Authorization: Bearer <token>`)")
+    disabled = _error("the admin API is off: STRIKEBOT_ADMIN_TOKEN is not set, or not allowed")
+    invalid = _error("the request breaks a rule (empty headline, past embargo, ...)")
+    malformed = _error("the body is not a JSON object")
+    admin_errors = {"400": malformed, "401": unauthorized, "403": disabled, "422": invalid}
+    secured: list[dict[str, list[str]]] = [{"adminToken": []}]
+
+    def body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
+        return {"required": required, "content": {"application/json": {"schema": _ref(model)}}}
+
+    paths: dict[str, Any] = {
+        "/healthz": {
+            "get": {
+                "operationId": "health",
+                "summary": "Whether the database answers, and each chat adapter's connection",
+                "responses": {
+                    "200": _json(_ref(HealthOut), "healthy"),
+                    "503": _json(_ref(HealthOut), "the database cannot be reached"),
+                },
+            }
+        },
+        "/api/v1/status": {
+            "get": {
+                "operationId": "getStatus",
+                "summary": "The current status, day of the strike and next step",
+                "parameters": [lang_param],
+                "responses": {"200": _json(_ref(StatusOut), "the status"), "400": bad_query},
+            }
+        },
+        "/api/v1/updates": {
+            "get": {
+                "operationId": "listUpdates",
+                "summary": "Published updates, newest first (retracted ones included, marked)",
+                "parameters": [
+                    lang_param,
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    },
+                    {
+                        "name": "after",
+                        "in": "query",
+                        "required": False,
+                        "description": "continue after this update id (from the previous page)",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                    },
+                ],
+                "responses": {"200": _json(_ref(UpdateListOut), "a page"), "400": bad_query},
+            }
+        },
+        "/api/v1/updates/{id}": {
+            "get": {
+                "operationId": "getUpdate",
+                "summary": "One published update with its revision history",
+                "parameters": [update_id, lang_param],
+                "responses": {
+                    "200": _json(_ref(UpdateDetailOut), "the update"),
+                    "400": bad_query,
+                    "404": _error("no published update with this id"),
+                },
+            }
+        },
+        "/api/v1/demands": {
+            "get": {
+                "operationId": "listDemands",
+                "summary": "The union's demands: its ask, the employer's offer, status",
+                "parameters": [lang_param],
+                "responses": {"200": _json(_ref(DemandListOut), "the demands"), "400": bad_query},
+            }
+        },
+        "/api/v1/demands/{key}": {
+            "get": {
+                "operationId": "getDemand",
+                "summary": "One demand with its dated history of offers and status changes",
+                "parameters": [demand_key, lang_param],
+                "responses": {
+                    "200": _json(_ref(DemandDetailOut), "the demand"),
+                    "400": bad_query,
+                    "404": _error("no demand with this key"),
+                },
+            }
+        },
+        "/api/v1/admin/updates": {
+            "post": {
+                "operationId": "postUpdate",
+                "summary": "Post an update now, or at `publish_at` (embargo)",
+                "security": secured,
+                "requestBody": body(PostUpdateIn),
+                "responses": {
+                    "201": _json(_ref(AdminUpdateOut), "posted (or waiting for approval)"),
+                    **admin_errors,
+                },
+            }
+        },
+        "/api/v1/admin/updates/{id}": {
+            "patch": {
+                "operationId": "editUpdate",
+                "summary": "Edit an update, keeping the earlier wording as a revision",
+                "security": secured,
+                "parameters": [update_id],
+                "requestBody": body(EditUpdateIn),
+                "responses": {
+                    "200": _json(_ref(AdminUpdateOut), "edited"),
+                    **admin_errors,
+                    "404": _error("no update with this id"),
+                    "409": _error("the update was retracted"),
+                },
+            }
+        },
+        "/api/v1/admin/updates/{id}/retract": {
+            "post": {
+                "operationId": "retractUpdate",
+                "summary": "Retract an update: it stays visible, struck through, with the reason",
+                "security": secured,
+                "parameters": [update_id],
+                "requestBody": body(RetractIn),
+                "responses": {
+                    "200": _json(_ref(AdminUpdateOut), "retracted"),
+                    **admin_errors,
+                    "404": _error("no update with this id"),
+                    "409": _error("already retracted"),
+                },
+            }
+        },
+        "/api/v1/admin/updates/{id}/approve": {
+            "post": {
+                "operationId": "approveUpdate",
+                "summary": "Approve an update waiting for a second admin",
+                "security": secured,
+                "parameters": [update_id],
+                "responses": {
+                    "200": _json(_ref(AdminUpdateOut), "approved and published"),
+                    **admin_errors,
+                    "404": _error("no update with this id"),
+                    "409": _error("the update is not waiting for approval"),
+                },
+            }
+        },
+        "/api/v1/admin/demands/{key}": {
+            "put": {
+                "operationId": "recordDemand",
+                "summary": "Record the employer's new offer and/or a new status, with its source",
+                "security": secured,
+                "parameters": [demand_key],
+                "requestBody": body(DemandChangeIn),
+                "responses": {
+                    "200": _json(_ref(DemandDetailOut), "recorded"),
+                    **admin_errors,
+                    "404": _error("no demand with this key"),
+                },
+            }
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"strikebot API — {campaign.union}",
+            "version": "1.0.0",
+            "description": (
+                "Public, read-only JSON for the strike status, updates and demands, and an "
+                "admin API (bearer token from STRIKEBOT_ADMIN_TOKEN) that uses the same use "
+                "cases and audit log as chat and the command line. Errors are "
+                '`{"error": {"code", "message"}}`; the message says what to do.'
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {
+                "adminToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the value of STRIKEBOT_ADMIN_TOKEN",
+                }
+            },
+        },
+    }
+
+
+def document_bytes(campaign: Campaign) -> bytes:
+    return json.dumps(document(campaign), ensure_ascii=False, indent=1).encode()
+
+
+async def serve(request: web.Request) -> web.StreamResponse:
+    return web.Response(
+        body=state_of(request).openapi,
+        headers={"Content-Type": JSON, "Cache-Control": "public, max-age=300"},
+    )

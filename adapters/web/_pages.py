@@ -1,0 +1,255 @@
+"""The HTML pages: the status page, one page per update, and the list of all updates.
+
+Server-rendered with Jinja2, no JavaScript. The default language lives at `/`, every other
+campaign language under `/<lang>/` (e.g. `/es/`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from bot import i18n
+from bot.models import Campaign
+
+from ._app import HTML, Handler, cached, state_of
+from ._cache import Rendered
+from ._data import load_snapshot, revision_notes, visible_update, visible_updates, with_revisions
+from ._present import (
+    TEXT,
+    countdown,
+    day_number,
+    demand_view,
+    entry_view,
+    page_prefix,
+    say,
+    when,
+)
+
+MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
+ARCHIVE_PAGE = 25
+
+
+def add_routes(app: web.Application, campaign: Campaign) -> None:
+    for lang in campaign.languages:
+        prefix = page_prefix(lang, campaign)
+        app.router.add_get(f"{prefix}/", _status_handler(lang))
+        app.router.add_get(f"{prefix}/updates", _archive_handler(lang))
+        app.router.add_get(f"{prefix}/updates/{{id:\\d+}}", _update_handler(lang))
+        if prefix:
+            app.router.add_get(prefix, _redirect(f"{prefix}/"))
+    # /en/ for a campaign whose default is English: the same page lives at /.
+    default = campaign.default_language
+    app.router.add_get(f"/{default}/", _redirect("/"))
+
+
+def _redirect(location: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPMovedPermanently(location)
+
+    return handle
+
+
+def language_of_path(path: str, campaign: Campaign) -> str:
+    first = path.strip("/").split("/", 1)[0]
+    return first if first in campaign.languages else campaign.default_language
+
+
+def base_context(
+    campaign: Campaign, lang: str, suffix: str, status_css: str, **extra: Any
+) -> dict[str, Any]:
+    """What base.html needs: wording, links to the same page in other languages, CSS."""
+    t = TEXT[lang]
+    prefix = page_prefix(lang, campaign)
+    alternates = [
+        {"lang": other, "href": f"{campaign.public_url}{page_prefix(other, campaign)}{suffix}"}
+        for other in campaign.languages
+    ]
+    switch = [
+        {
+            "lang": other,
+            "href": f"{page_prefix(other, campaign)}{suffix}",
+            "name": TEXT[other]["language_name"],
+        }
+        for other in campaign.languages
+        if other != lang
+    ]
+    context: dict[str, Any] = {
+        "lang": lang,
+        "t": t,
+        "campaign": campaign,
+        "prefix": prefix,
+        "title": say(lang, "title", union=campaign.union),
+        "description": say(lang, "description", union=campaign.union),
+        "canonical": f"{campaign.public_url}{prefix}{suffix}",
+        "alternates": alternates,
+        "switch": switch,
+        "status_css": status_css,
+        "with_employer": say(lang, "with", employer=campaign.employer),
+        "last_updated": "",
+    }
+    context.update(extra)
+    return context
+
+
+def _html(
+    request: web.Request, template: str, context: dict[str, Any], status: int = 200
+) -> Rendered:
+    body = state_of(request).templates.get_template(template).render(context)
+    return Rendered(body.encode(), HTML, status)
+
+
+def not_found_page(request: web.Request) -> web.Response:
+    state = state_of(request)
+    campaign = state.runtime.campaign
+    lang = language_of_path(request.path, campaign)
+    context = base_context(campaign, lang, "/", state.status_css)
+    context["title"] = f"{TEXT[lang]['not_found_title']} — {campaign.union}"
+    out = _html(request, "not_found.html", context, 404)
+    return web.Response(body=out.body, status=404, headers={"Content-Type": HTML})
+
+
+# -- the status page ---------------------------------------------------------------------
+
+
+def _status_handler(lang: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await cached(
+            request, ("page", lang), lambda now: render_status(request, lang, now), pinned=True
+        )
+
+    return handle
+
+
+async def render_status(request: web.Request, lang: str, now: datetime) -> Rendered:
+    state = state_of(request)
+    campaign = state.runtime.campaign
+    snap = await load_snapshot(state.runtime.store, now)
+    current = snap.current
+    context = base_context(campaign, lang, "/", state.status_css)
+    context["status_class"] = str(current.status) if current else "none"
+    context["status_label"] = (
+        i18n.status_label(current.status, lang) if current else TEXT[lang]["no_updates"]
+    )
+    day = day_number(campaign, current, now)
+    context["day"] = say(lang, "day", n=day) if day is not None else ""
+    context["current"] = None
+    context["next_step"] = None
+    if current is not None:
+        context["current"] = {
+            "href": f"{page_prefix(lang, campaign)}/updates/{current.id}",
+            "headline": current.text(lang).headline,
+        }
+        step = current.text(lang).next_step
+        at = current.next_step_at
+        if step or at:
+            context["next_step"] = {
+                "text": step or TEXT[lang]["none"],
+                "when": when(at, campaign, lang) if at else "",
+                "iso": at.isoformat() if at else "",
+                "countdown": countdown(at, now, lang) if at else "",
+            }
+    context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
+    context["demands"] = [demand_view(d, campaign, lang) for d in snap.demands]
+    context["timeline"] = [
+        entry_view(u, campaign, lang, snap.notes.get(u.id)) for u in snap.timeline
+    ]
+    context["showing"] = (
+        say(lang, "showing", n=len(snap.timeline), total=snap.total_visible)
+        if snap.total_visible > len(snap.timeline)
+        else ""
+    )
+    if snap.last_updated is not None:
+        context["last_updated"] = say(
+            lang, "last_updated", when=when(snap.last_updated, campaign, lang)
+        )
+    return _html(request, "status.html", context)
+
+
+# -- one update ----------------------------------------------------------------------------
+
+
+def _update_handler(lang: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        update_id = int(request.match_info["id"])
+        if update_id > MAX_ID:
+            return not_found_page(request)
+        return await cached(
+            request,
+            ("update", lang, update_id),
+            lambda now: render_update(request, lang, update_id, now),
+        )
+
+    return handle
+
+
+async def render_update(request: web.Request, lang: str, update_id: int, now: datetime) -> Rendered:
+    state = state_of(request)
+    campaign = state.runtime.campaign
+    async with state.runtime.store.read() as tx:
+        update = await visible_update(tx, update_id, now)
+        notes = await revision_notes(tx, [update_id]) if update and update.revision > 1 else {}
+    if update is None:
+        response = not_found_page(request)
+        assert isinstance(response.body, bytes)
+        return Rendered(response.body, HTML, 404)
+    entry = entry_view(
+        update, campaign, lang, notes.get(update_id), preview=None, with_history=True
+    )
+    context = base_context(
+        campaign,
+        lang,
+        f"/updates/{update_id}",
+        state.status_css,
+        e=entry,
+        posted=say(lang, "posted", when=entry.when),
+        current_version=say(lang, "current_version", n=update.revision),
+    )
+    context["title"] = f"{entry.headline} — {campaign.union}"
+    context["description"] = entry.headline
+    return _html(request, "update.html", context)
+
+
+# -- all updates -----------------------------------------------------------------------------
+
+
+def _archive_handler(lang: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        raw = request.query.get("after", "")
+        after: int | None = None
+        if raw:
+            if not raw.isdigit() or int(raw) > MAX_ID:
+                return not_found_page(request)
+            after = int(raw)
+        return await cached(
+            request,
+            ("archive", lang, after),
+            lambda now: render_archive(request, lang, after, now),
+        )
+
+    return handle
+
+
+async def render_archive(
+    request: web.Request, lang: str, after: int | None, now: datetime
+) -> Rendered:
+    state = state_of(request)
+    campaign = state.runtime.campaign
+    async with state.runtime.store.read() as tx:
+        page = await visible_updates(tx, now, limit=ARCHIVE_PAGE + 1, after=after)
+        more = len(page) > ARCHIVE_PAGE
+        page = await with_revisions(tx, page[:ARCHIVE_PAGE], now)
+        notes = await revision_notes(tx, [u.id for u in page if u.revision > 1])
+    prefix = page_prefix(lang, campaign)
+    context = base_context(
+        campaign,
+        lang,
+        "/updates",
+        state.status_css,
+        timeline=[entry_view(u, campaign, lang, notes.get(u.id)) for u in page],
+        older=f"{prefix}/updates?after={page[-1].id}" if more else "",
+    )
+    context["title"] = say(lang, "updates_title", union=campaign.union)
+    return _html(request, "updates.html", context)

@@ -1,0 +1,415 @@
+"""Presentation: page wording in en/es, local times, countdowns, colours with enough contrast.
+
+Everything here is a pure function of its arguments (time is passed in), so the pages are
+tested with fixed clocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from bot import i18n
+from bot.models import Campaign, Demand, DemandStatus, Update
+
+from ._data import RevisionNote
+
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "skip": "Skip to content",
+        "title": "Strike status — {union}",
+        "description": "What is happening in the {union} strike: status, next step, demands.",
+        "current": "Current status",
+        "day": "Day {n} of the strike",
+        "next_step": "Next step",
+        "in": "in {span}",
+        "ago": "{span} ago",
+        "now": "now",
+        "demands": "Demands",
+        "demand": "Demand",
+        "union_ask": "Union's ask",
+        "employer_offer": "Employer's offer",
+        "status": "Status",
+        "last_change": "Last change",
+        "timeline": "Timeline",
+        "retracted": "Retracted",
+        "retracted_on": "Retracted {when}",
+        "reason": "Reason",
+        "corrected": "Corrected",
+        "edited": "Edited",
+        "revision": "Revision {n}",
+        "history": "Revision history",
+        "history_intro": "Earlier wording of this update, newest first, with why it changed.",
+        "replaced": "Replaced {when}",
+        "current_version": "Current version (revision {n})",
+        "last_updated": "Last updated {when}",
+        "full_update": "Full update",
+        "no_updates": "No updates yet.",
+        "no_demands": "No demands recorded yet.",
+        "follow": "Follow",
+        "atom": "Atom feed",
+        "calendar": "Calendar (iCal)",
+        "api": "JSON API",
+        "all_updates": "All updates",
+        "older": "Older updates",
+        "back": "Back to the strike status",
+        "posted": "Posted {when}",
+        "not_found_title": "Not found",
+        "not_found": "There is no public update at this address. It may not be published yet.",
+        "updates_title": "All updates — {union}",
+        "language_name": "English",
+        "language_nav": "Language",
+        "with": "Contract campaign with {employer}",
+        "none": "—",
+        "showing": "Showing the {n} most recent of {total} updates.",
+    },
+    "es": {
+        "skip": "Saltar al contenido",
+        "title": "Estado de la huelga — {union}",
+        "description": "Qué está pasando en la huelga de {union}: estado, próximo paso, demandas.",
+        "current": "Situación actual",
+        "day": "Día {n} de la huelga",
+        "next_step": "Próximo paso",
+        "in": "en {span}",
+        "ago": "hace {span}",
+        "now": "ahora",
+        "demands": "Demandas",
+        "demand": "Demanda",
+        "union_ask": "Propuesta del sindicato",
+        "employer_offer": "Oferta del empleador",
+        "status": "Estado",
+        "last_change": "Último cambio",
+        "timeline": "Cronología",
+        "retracted": "Retirada",
+        "retracted_on": "Retirada el {when}",
+        "reason": "Motivo",
+        "corrected": "Corregida",
+        "edited": "Editada",
+        "revision": "Revisión {n}",
+        "history": "Historial de revisiones",
+        "history_intro": "Redacciones anteriores de esta actualización, de la más reciente a la "
+        "más antigua, con el motivo del cambio.",
+        "replaced": "Reemplazada el {when}",
+        "current_version": "Versión actual (revisión {n})",
+        "last_updated": "Última actualización: {when}",
+        "full_update": "Actualización completa",
+        "no_updates": "Aún no hay actualizaciones.",
+        "no_demands": "Aún no hay demandas registradas.",
+        "follow": "Seguir",
+        "atom": "Canal Atom",
+        "calendar": "Calendario (iCal)",
+        "api": "API JSON",
+        "all_updates": "Todas las actualizaciones",
+        "older": "Actualizaciones anteriores",
+        "back": "Volver al estado de la huelga",
+        "posted": "Publicada el {when}",
+        "not_found_title": "No encontrada",
+        "not_found": "No hay ninguna actualización pública en esta dirección. Puede que aún no "
+        "se haya publicado.",
+        "updates_title": "Todas las actualizaciones — {union}",
+        "language_name": "Español",
+        "language_nav": "Idioma",
+        "with": "Campaña por el contrato con {employer}",
+        "none": "—",
+        "showing": "Se muestran las {n} más recientes de {total} actualizaciones.",
+    },
+}
+
+_UNITS = {
+    "en": {"day": ("day", "days"), "hour": ("hour", "hours"), "minute": ("minute", "minutes")},
+    "es": {"day": ("día", "días"), "hour": ("hora", "horas"), "minute": ("minuto", "minutos")},
+}
+_AND = {"en": ", ", "es": " y "}
+_UNDER_A_MINUTE = {"en": "less than a minute", "es": "menos de un minuto"}
+
+BODY_PREVIEW = 600  # characters of a timeline body shown on the status page
+
+
+def paragraphs_of(text: str) -> list[str]:
+    """Split plain text on blank lines; single newlines stay inside a paragraph."""
+    return [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
+
+
+def say(language: str, key: str, **values: object) -> str:
+    return TEXT[i18n.pick(language)][key].format(**values)
+
+
+def span(delta: timedelta, language: str) -> str:
+    """'2 days, 20 hours' / '2 días y 20 horas' (two largest units, whole minutes)."""
+    lang = i18n.pick(language)
+    minutes = int(abs(delta).total_seconds() // 60)
+    if minutes < 1:
+        return _UNDER_A_MINUTE[lang]
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    parts = [(days, "day"), (hours, "hour"), (mins, "minute")]
+    shown = [(n, unit) for n, unit in parts if n][:2]
+    if days and not hours:
+        shown = [(days, "day")]
+    words = [f"{n} {_UNITS[lang][unit][0 if n == 1 else 1]}" for n, unit in shown]
+    return _AND[lang].join(words)
+
+
+def countdown(target: datetime, now: datetime, language: str) -> str:
+    if abs(target - now) < timedelta(minutes=1):
+        return say(language, "now")
+    key = "in" if target > now else "ago"
+    return say(language, key, span=span(target - now, language))
+
+
+def local(moment: datetime, campaign: Campaign) -> datetime:
+    return moment.astimezone(ZoneInfo(campaign.timezone))
+
+
+def when(moment: datetime, campaign: Campaign, language: str) -> str:
+    return i18n.format_datetime(local(moment, campaign), language)
+
+
+# -- colours -------------------------------------------------------------------------
+
+
+def _luminance(rgb: int) -> float:
+    def channel(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (rgb >> 16) & 0xFF, (rgb >> 8) & 0xFF, rgb & 0xFF
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: int, b: int) -> float:
+    """WCAG contrast ratio between two colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+WHITE, INK = 0xFFFFFF, 0x111111
+
+
+def _mix(colour: int, towards: int, amount: float) -> int:
+    out = 0
+    for shift in (16, 8, 0):
+        a, b = (colour >> shift) & 0xFF, (towards >> shift) & 0xFF
+        out |= round(a + (b - a) * amount) << shift
+    return out
+
+
+def readable(colour: int, minimum: float = 4.5) -> tuple[int, int]:
+    """(background, text) for `colour`: nudged darker or lighter, as little as needed, until
+    the better of white or near-black text reaches `minimum` contrast (WCAG AA)."""
+    steps = 0
+    while steps <= 50:
+        amount = steps / 50
+        for background, text in ((_mix(colour, 0x000000, amount), WHITE),
+                                 (_mix(colour, 0xFFFFFF, amount), INK)):  # fmt: skip
+            if contrast(background, text) >= minimum:
+                return background, text
+        steps += 1
+    return 0x000000, WHITE
+
+
+def hex_colour(value: int) -> str:
+    return f"#{value:06X}"
+
+
+# Demand status chips: calm backgrounds; only "won" is a strong colour.
+DEMAND_COLOURS: dict[DemandStatus, int] = {
+    DemandStatus.OPEN: 0xE9ECEF,
+    DemandStatus.OFFER_ON_TABLE: 0xFFF3BF,
+    DemandStatus.TENTATIVE_AGREEMENT: 0xD3F9D8,
+    DemandStatus.WON: 0x2B8A3E,
+    DemandStatus.WITHDRAWN: 0x495057,
+}
+
+
+def chip_css() -> str:
+    """One CSS class per status colour (`.s-strike_on`, `.d-won`), text colour by contrast."""
+    named = [(f"s-{s}", c) for s, c in i18n.STATUS_COLOURS.items()]
+    named += [(f"d-{d}", c) for d, c in DEMAND_COLOURS.items()]
+    named.append(("s-none", 0xE9ECEF))  # before the first update
+    rules = []
+    for name, colour in named:
+        background, text = readable(colour)
+        rules.append(f".{name}{{background:{hex_colour(background)};color:{hex_colour(text)}}}")
+    return "".join(rules)
+
+
+# -- view models -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EditView:
+    number: int  # the revision this edit created
+    when: str
+    iso: str
+    reason: str
+    correction: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OldVersionView:
+    """An earlier wording of an update, as the history on its page shows it."""
+
+    number: int
+    headline: str
+    body: str
+    next_step: str
+    status_label: str
+    status_class: str
+    replaced_when: str
+    replaced_iso: str
+    reason: str
+    correction: bool
+    language: str = "en"
+
+    @property
+    def revision_title(self) -> str:
+        return say(self.language, "revision", n=self.number)
+
+    @property
+    def replaced_text(self) -> str:
+        return say(self.language, "replaced", when=self.replaced_when)
+
+
+@dataclass(frozen=True, slots=True)
+class EntryView:
+    id: int
+    href: str
+    status_label: str
+    status_class: str
+    headline: str
+    body: str
+    trimmed: bool
+    next_step: str
+    next_step_when: str
+    next_step_iso: str
+    when: str
+    iso: str
+    retracted: bool
+    retraction_reason: str
+    retracted_when: str
+    retracted_iso: str
+    revision: int
+    edits: tuple[EditView, ...] = ()
+    old_versions: tuple[OldVersionView, ...] = ()
+
+    @property
+    def corrected(self) -> bool:
+        return any(e.correction for e in self.edits)
+
+
+@dataclass(frozen=True, slots=True)
+class DemandView:
+    key: str
+    title: str
+    summary: str
+    union_position: str
+    employer_offer: str
+    status_label: str
+    status: str
+    last_change: str
+    last_change_iso: str
+    facts: tuple[str, ...] = field(default_factory=tuple)
+
+
+def page_prefix(language: str, campaign: Campaign) -> str:
+    """'' for the default language, '/es' for another."""
+    return "" if language == campaign.default_language else f"/{language}"
+
+
+def entry_view(
+    update: Update,
+    campaign: Campaign,
+    language: str,
+    note: RevisionNote | None,
+    *,
+    preview: int | None = BODY_PREVIEW,
+    with_history: bool = False,
+) -> EntryView:
+    text = update.text(language)
+    body = text.body
+    trimmed = False
+    if preview is not None and len(body) > preview:
+        cut = body[:preview].rsplit(" ", 1)[0].rstrip(" ,.;:")
+        body, trimmed = cut + "…", True
+    note = note or RevisionNote()
+    edits: list[EditView] = []
+    old: list[OldVersionView] = []
+    for revision in update.revisions:
+        created = revision.number + 1
+        correction = created in note.corrections
+        edits.append(
+            EditView(
+                created,
+                when(revision.created_at, campaign, language),
+                revision.created_at.isoformat(),
+                revision.reason,
+                correction,
+            )
+        )
+        if with_history:
+            before = revision.texts.get(language) or next(iter(revision.texts.values()))
+            old.append(
+                OldVersionView(
+                    number=revision.number,
+                    headline=before.headline,
+                    body=before.body,
+                    next_step=before.next_step,
+                    status_label=i18n.status_label(revision.status, language),
+                    status_class=str(revision.status),
+                    replaced_when=when(revision.created_at, campaign, language),
+                    replaced_iso=revision.created_at.isoformat(),
+                    reason=revision.reason,
+                    correction=correction,
+                    language=language,
+                )
+            )
+    effective = update.effective_at
+    return EntryView(
+        id=update.id,
+        href=f"{page_prefix(language, campaign)}/updates/{update.id}",
+        status_label=i18n.status_label(update.status, language),
+        status_class=str(update.status),
+        headline=text.headline,
+        body=body,
+        trimmed=trimmed,
+        next_step=text.next_step,
+        next_step_when=when(update.next_step_at, campaign, language) if update.next_step_at else "",
+        next_step_iso=update.next_step_at.isoformat() if update.next_step_at else "",
+        when=when(effective, campaign, language),
+        iso=effective.isoformat(),
+        retracted=update.retracted,
+        retraction_reason=update.retraction_reason or "",
+        retracted_when=when(update.retracted_at, campaign, language) if update.retracted_at else "",
+        retracted_iso=update.retracted_at.isoformat() if update.retracted_at else "",
+        revision=update.revision,
+        edits=tuple(reversed(edits)),
+        old_versions=tuple(reversed(old)),
+    )
+
+
+def demand_view(demand: Demand, campaign: Campaign, language: str) -> DemandView:
+    text = demand.text(language)
+    return DemandView(
+        key=demand.key,
+        title=text.title,
+        summary=text.summary,
+        union_position=text.union_position,
+        employer_offer=text.employer_offer,
+        status_label=i18n.demand_status_label(demand.status, language),
+        status=str(demand.status),
+        last_change=i18n.format_date(local(demand.updated_at, campaign).date(), language),
+        last_change_iso=demand.updated_at.isoformat(),
+        facts=text.facts,
+    )
+
+
+def day_number(campaign: Campaign, current: Update | None, now: datetime) -> int | None:
+    """Day N of the strike while members are out; None otherwise."""
+    if campaign.strike_start is None or current is None or not current.status.on_strike:
+        return None
+    today = local(now, campaign).date()
+    if today < campaign.strike_start:
+        return None
+    return i18n.day_of_strike(campaign.strike_start, today)

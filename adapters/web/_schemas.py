@@ -1,0 +1,350 @@
+"""The JSON API's wire shapes (pydantic), and the translation from domain types to them.
+
+Responses are serialised through these models, and the OpenAPI document is generated from
+the same models, so what the API sends and what it documents cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from bot import i18n
+from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX
+from bot.models import (
+    Campaign,
+    Demand,
+    DemandEvent,
+    DemandStatus,
+    Status,
+    Update,
+    UpdateState,
+    Urgency,
+)
+
+from ._data import RevisionNote
+from ._present import hex_colour
+
+NON_BLANK = r"\S"  # JSON Schema patterns are unanchored: "contains a non-space character"
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- responses ---------------------------------------------------------------------
+
+
+class UpdateTextOut(_Out):
+    headline: str
+    body: str
+    next_step: str
+
+
+class CampaignOut(_Out):
+    slug: str
+    union: str
+    employer: str
+    timezone: str
+    languages: list[str]
+    public_url: str
+    strike_start: date | None
+
+
+class StatusOut(_Out):
+    """What is happening now: the newest published, unretracted update defines it."""
+
+    campaign: CampaignOut
+    language: str
+    status: Status | None = Field(description="null until the first update is published")
+    status_label: str
+    colour: str | None = Field(description="the status colour as #RRGGBB")
+    on_strike: bool
+    day: int | None = Field(description="day N of the strike while members are out")
+    update_id: int | None
+    update_url: str | None
+    headline: str
+    next_step: str
+    next_step_at: datetime | None
+    last_updated: datetime | None
+
+
+class UpdateOut(_Out):
+    id: int
+    url: str = Field(description="the canonical public page of this update")
+    language: str
+    status: Status
+    status_label: str
+    urgency: Urgency
+    state: UpdateState
+    headline: str
+    body: str
+    next_step: str
+    next_step_at: datetime | None
+    published_at: datetime | None
+    revision: int = Field(description="1 for an unedited update; each edit adds one")
+    corrected: bool = Field(description="at least one edit was published as a correction")
+    retracted_at: datetime | None
+    retraction_reason: str | None
+    texts: dict[str, UpdateTextOut]
+
+
+class RevisionOut(_Out):
+    """An earlier wording, as it stood before the edit that created `replaced_by`."""
+
+    number: int
+    replaced_by: int
+    replaced_at: datetime
+    reason: str
+    correction: bool
+    status: Status
+    urgency: Urgency
+    next_step_at: datetime | None
+    texts: dict[str, UpdateTextOut]
+
+
+class UpdateDetailOut(UpdateOut):
+    revisions: list[RevisionOut] = Field(description="earlier wordings, oldest first")
+
+
+class UpdateListOut(_Out):
+    items: list[UpdateOut]
+    next: str | None = Field(description="URL of the next (older) page, or null on the last")
+
+
+class AdminUpdateOut(UpdateDetailOut):
+    author: str
+    approved_by: str | None
+    publish_at: datetime | None
+
+
+class DemandTextOut(_Out):
+    title: str
+    summary: str
+    union_position: str
+    employer_offer: str
+    facts: list[str]
+
+
+class DemandOut(_Out):
+    key: str
+    position: int
+    language: str
+    title: str
+    summary: str
+    union_position: str
+    employer_offer: str
+    facts: list[str]
+    status: DemandStatus
+    status_label: str
+    updated_at: datetime
+    texts: dict[str, DemandTextOut]
+
+
+class DemandEventOut(_Out):
+    at: datetime
+    status: DemandStatus
+    offer: dict[str, str]
+    source: str
+    note: str
+
+
+class DemandDetailOut(DemandOut):
+    history: list[DemandEventOut] = Field(description="dated offers and status changes")
+
+
+class DemandListOut(_Out):
+    items: list[DemandOut]
+
+
+class ErrorBody(_Out):
+    code: str
+    message: str = Field(description="one sentence saying what went wrong and what to do")
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorOut(_Out):
+    error: ErrorBody
+
+
+class DatabaseHealth(_Out):
+    reachable: bool
+    error: str | None = None
+
+
+class HealthOut(_Out):
+    ok: bool
+    database: DatabaseHealth
+    adapters: dict[str, dict[str, Any]]
+
+
+# -- requests ----------------------------------------------------------------------
+
+
+class UpdateTextIn(_In):
+    headline: str = Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)
+    body: str = Field(default="", max_length=20_000)
+    next_step: str = Field(default="", max_length=NEXT_STEP_MAX)
+
+
+class UpdateTextPatch(_In):
+    headline: str | None = Field(
+        default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
+    )
+    body: str | None = Field(default=None, max_length=20_000)
+    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX)
+
+
+class PostUpdateIn(_In):
+    status: Status
+    urgency: Urgency = Urgency.ROUTINE
+    texts: dict[str, UpdateTextIn] = Field(
+        description="one entry per language; the campaign's first language is required"
+    )
+    next_step_at: AwareDatetime | None = None
+    publish_at: AwareDatetime | None = Field(
+        default=None, description="embargo: publish at this future time instead of now"
+    )
+
+
+class EditUpdateIn(_In):
+    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+    correction: bool = Field(
+        default=False, description="also post a short visible correction note to every channel"
+    )
+    texts: dict[str, UpdateTextPatch] | None = None
+    status: Status | None = None
+    urgency: Urgency | None = None
+    next_step_at: AwareDatetime | None = Field(
+        default=None, description="a new time for the next step; null removes it"
+    )
+
+
+class RetractIn(_In):
+    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+
+
+class DemandChangeIn(_In):
+    status: DemandStatus | None = None
+    offer: dict[str, str] | None = Field(
+        default=None, description="the employer's new offer, per language"
+    )
+    source: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
+    note: str = Field(default="", max_length=2_000)
+
+
+# -- domain -> wire ------------------------------------------------------------------
+
+
+def campaign_out(campaign: Campaign) -> CampaignOut:
+    return CampaignOut(
+        slug=campaign.slug,
+        union=campaign.union,
+        employer=campaign.employer,
+        timezone=campaign.timezone,
+        languages=list(campaign.languages),
+        public_url=campaign.public_url,
+        strike_start=campaign.strike_start,
+    )
+
+
+def update_url(campaign: Campaign, update_id: int, language: str | None = None) -> str:
+    prefix = "" if language in (None, campaign.default_language) else f"/{language}"
+    return f"{campaign.public_url}{prefix}/updates/{update_id}"
+
+
+def update_out(
+    update: Update, campaign: Campaign, language: str, note: RevisionNote | None
+) -> dict[str, Any]:
+    """The fields shared by every update shape."""
+    text = update.text(language)
+    return {
+        "id": update.id,
+        "url": update_url(campaign, update.id),
+        "language": language,
+        "status": update.status,
+        "status_label": i18n.status_label(update.status, language),
+        "urgency": update.urgency,
+        "state": update.state,
+        "headline": text.headline,
+        "body": text.body,
+        "next_step": text.next_step,
+        "next_step_at": update.next_step_at,
+        "published_at": update.published_at,
+        "revision": update.revision,
+        "corrected": bool(note and note.corrections),
+        "retracted_at": update.retracted_at,
+        "retraction_reason": update.retraction_reason,
+        "texts": {
+            lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
+            for lang, x in update.texts.items()
+        },
+    }
+
+
+def revisions_out(update: Update, note: RevisionNote | None) -> list[RevisionOut]:
+    note = note or RevisionNote()
+    return [
+        RevisionOut(
+            number=r.number,
+            replaced_by=r.number + 1,
+            replaced_at=r.created_at,
+            reason=r.reason,
+            correction=(r.number + 1) in note.corrections,
+            status=r.status,
+            urgency=r.urgency,
+            next_step_at=r.next_step_at,
+            texts={
+                lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
+                for lang, x in r.texts.items()
+            },
+        )
+        for r in update.revisions
+    ]
+
+
+def demand_out(demand: Demand, language: str) -> dict[str, Any]:
+    text = demand.text(language)
+    return {
+        "key": demand.key,
+        "position": demand.position,
+        "language": language,
+        "title": text.title,
+        "summary": text.summary,
+        "union_position": text.union_position,
+        "employer_offer": text.employer_offer,
+        "facts": list(text.facts),
+        "status": demand.status,
+        "status_label": i18n.demand_status_label(demand.status, language),
+        "updated_at": demand.updated_at,
+        "texts": {
+            lang: DemandTextOut(
+                title=x.title,
+                summary=x.summary,
+                union_position=x.union_position,
+                employer_offer=x.employer_offer,
+                facts=list(x.facts),
+            )
+            for lang, x in demand.texts.items()
+        },
+    }
+
+
+def demand_event_out(event: DemandEvent) -> DemandEventOut:
+    return DemandEventOut(
+        at=event.at,
+        status=event.status,
+        offer=dict(event.offer),
+        source=event.source,
+        note=event.note,
+    )
+
+
+def colour_of(status: Status | None) -> str | None:
+    return None if status is None else hex_colour(i18n.STATUS_COLOURS[status])

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures (`python -m bench.<name>`)."""

@@ -1,0 +1,163 @@
+"""10,000 channels due at 07:00: composed and queued by the real scheduler path.
+
+The shipped LAUSD campaign is seeded into a temporary SQLite file (or the PostgreSQL
+database given), 10,000 subscriptions are bulk-inserted (half English, half Spanish, Discord
+and Slack, all at 07:00 in Los Angeles), and a `BriefingScheduler` builds its 10,000
+APScheduler jobs. Then every job is made due at once and APScheduler is woken: the figure is
+the time from that wake-up until all 10,000 briefings are claimed, composed and in the
+outbox. Target: within 5 seconds.
+
+Baseline in the same run: the naive way, one `queue_briefing` call (own transactions, own
+read of the store, own composition) per channel, on a sample of channels for the next day,
+projected to 10,000.
+
+    .venv/bin/python -m bench.briefings [--channels 10000] [--baseline-sample 1000]
+                                        [--database-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, insert, select
+
+from bot.admin import Admin
+from bot.app import Runtime
+from bot.briefing_runs import Outcome, queue_briefing
+from bot.clock import FixedClock
+from bot.config import Settings, load_config
+from bot.leader import SoleLeadership
+from bot.models import DeliveryAction, Platform
+from bot.schedule import BriefingScheduler
+from bot.seed import apply_seed
+from bot.store import Store
+from bot.store import schema as t
+
+LA = ZoneInfo("America/Los_Angeles")
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "strike.toml"
+
+
+async def add_channels(store: Store, count: int, created: datetime) -> None:
+    rows = [
+        {
+            "platform": str(Platform.DISCORD if n % 3 else Platform.SLACK),
+            "workspace": f"w{n // 100}",
+            "channel": f"c{n}",
+            "label": "",
+            "language": "es" if n % 2 else "en",
+            "urgencies": "important,routine,urgent",
+            "briefing_time": "07:00",
+            "timezone": "America/Los_Angeles",
+            "briefing_days": "0123456",
+            "active": True,
+            "created_at": created,
+        }
+        for n in range(count)
+    ]
+    async with store.write() as tx:
+        for start in range(0, len(rows), 2000):
+            await tx.conn.execute(insert(t.subscriptions), rows[start : start + 2000])
+
+
+async def count_briefings(store: Store) -> int:
+    async with store.read() as tx:
+        value = await tx.conn.scalar(
+            select(func.count())
+            .select_from(t.deliveries)
+            .where(t.deliveries.c.action == str(DeliveryAction.BRIEFING))
+        )
+    return int(value or 0)
+
+
+async def run(channels: int, sample: int, database_url: str | None) -> None:
+    config = load_config(CONFIG)
+    campaign = config.to_campaign()
+    # Friday, January 18, 2019 at 07:00 in Los Angeles: a busy morning.
+    friday_7am = datetime(2019, 1, 18, 7, 0, tzinfo=LA).astimezone(UTC)
+    clock = FixedClock(friday_7am - timedelta(days=1))
+    with tempfile.TemporaryDirectory() as tmp:
+        url = database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        async with Store.open(url) as store:
+            await apply_seed(store, config, clock)
+            # Subscribed this morning, before 07:00: no earlier briefing was due.
+            await add_channels(store, channels, friday_7am - timedelta(hours=1))
+            runtime = Runtime(
+                settings=Settings.from_env({}),
+                config=config,
+                campaign=campaign,
+                store=store,
+                admin=Admin(store, campaign, config.to_admins(), clock),
+                clock=clock,
+            )
+            clock.now = friday_7am - timedelta(minutes=1)
+            scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+            started = time.perf_counter()
+            await scheduler.start()
+            built = time.perf_counter() - started
+            aps = scheduler.apscheduler
+            assert aps is not None
+            jobs = aps.get_jobs()
+
+            # 07:00: every job is due at once.
+            clock.now = friday_7am + timedelta(seconds=1)
+            due = datetime.now(UTC)
+            aps.pause()  # so that making 10,000 jobs due is not 10,000 wake-ups
+            for job in jobs:
+                job.modify(next_run_time=due)
+            store.outbox_written.clear()
+            started = time.perf_counter()
+            aps.resume()  # one wake-up, as at 07:00
+            await store.outbox_written.wait()  # the first batch is in
+            await scheduler.drain()  # and the rest
+            batched = time.perf_counter() - started
+            await scheduler.stop()
+            queued = await count_briefings(store)
+
+            # Baseline: one call per channel for Saturday's briefing, on a sample.
+            saturday_7am = friday_7am + timedelta(days=1)
+            async with store.read() as tx:
+                ids = list(
+                    await tx.conn.scalars(
+                        select(t.subscriptions.c.id).order_by(t.subscriptions.c.id).limit(sample)
+                    )
+                )
+            started = time.perf_counter()
+            outcomes = [
+                await queue_briefing(store, campaign, sub_id, saturday_7am, saturday_7am)
+                for sub_id in ids
+            ]
+            naive = time.perf_counter() - started
+            assert all(o is Outcome.QUEUED for o in outcomes)
+            projected = naive * channels / len(ids)
+
+    backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
+    print(f"briefings: {channels:,} channels due at 07:00 on {backend}")
+    print(f"  jobs built at start:            {built:6.2f} s ({len(jobs):,} CronTrigger jobs)")
+    print(
+        f"  scheduler path (batched):       {batched:6.2f} s for {queued:,} queued "
+        f"({queued / batched:,.0f}/s)   target: within 5 s"
+    )
+    print(
+        f"  baseline (one call per channel): {naive:6.2f} s for {len(ids):,} "
+        f"-> {projected:6.1f} s projected for {channels:,}"
+    )
+    print(f"  ratio: the batched path is {projected / batched:.0f}x faster")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--channels", type=int, default=10_000)
+    parser.add_argument("--baseline-sample", type=int, default=1_000)
+    parser.add_argument("--database-url", help="an empty PostgreSQL database (default: SQLite)")
+    args = parser.parse_args()
+    asyncio.run(run(args.channels, args.baseline_sample, args.database_url))
+
+
+if __name__ == "__main__":
+    main()

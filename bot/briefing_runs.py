@@ -1,0 +1,356 @@
+"""Exactly one briefing per channel per local date: claim, compose, enqueue.
+
+Each batch is one write transaction that (1) claims the unique (subscription, local date)
+rows in `briefing_runs` with insert-or-ignore, (2) composes the briefings it won from one
+read of the store, and (3) enqueues one outbox row per channel (action BRIEFING, dedupe key
+`briefing:s{id}:{local date}`, payload `{"message": OutboundMessage.to_json()}`) for the
+dispatcher to deliver. A claim that already exists means another fire, instance or restart
+got there first: nothing is sent and the outcome is "duplicate".
+
+Catch-up after downtime: a briefing missed by less than the grace (config
+`[briefings] grace_minutes`, default 120) is sent late, once; an older one is recorded as
+skipped and logged, never sent in a burst at noon.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from bot.briefings import BriefingInputs, gather_briefing_inputs
+from bot.metrics import Metrics
+from bot.models import Campaign, DeliveryAction, Subscription
+from bot.schedule import BriefingSlot, latest_briefing, local_date_for, window_start
+from bot.store import NewDelivery, Store, new_delivery_id
+from bot.store.briefings import (
+    QUEUED,
+    SKIPPED,
+    RunClaim,
+    claim_runs,
+    enqueue_deliveries,
+    scheduled_subscriptions,
+)
+
+log = logging.getLogger("strikebot.briefings")
+
+BATCH_SIZE = 1000  # channels per write transaction (keeps SQLite's write lock short)
+# A briefing counts as on time this long after its slot, whatever the grace.
+ON_TIME = timedelta(minutes=1)
+
+
+class Outcome(StrEnum):
+    QUEUED = "queued"  # claimed and enqueued
+    DUPLICATE = "duplicate"  # already claimed for that local date
+    SKIPPED = "skipped"  # too late: recorded, not sent
+    GONE = "gone"  # the channel unsubscribed or its schedule changed since
+
+
+# Metric labels (bot/metrics.py documents queued, skipped_late, duplicate).
+_METRIC = {
+    Outcome.QUEUED: "queued",
+    Outcome.DUPLICATE: "duplicate",
+    Outcome.SKIPPED: "skipped_late",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A briefing to queue: this channel's slot."""
+
+    subscription_id: int
+    slot: BriefingSlot
+
+
+def dedupe_key(sub_id: int, slot: BriefingSlot) -> str:
+    return f"briefing:s{sub_id}:{slot.local_date.isoformat()}"
+
+
+def allowance(grace: timedelta) -> timedelta:
+    """How late a briefing may still go out."""
+    return max(grace, ON_TIME)
+
+
+async def queue_briefing(
+    store: Store,
+    campaign: Campaign,
+    sub_id: int,
+    scheduled_for: datetime,
+    now: datetime,
+    *,
+    grace: timedelta = timedelta(hours=2),
+    metrics: Metrics | None = None,
+) -> Outcome:
+    """Queue the briefing `sub_id` was due at `scheduled_for`, once per local date."""
+    async with store.read() as tx:
+        subs = await scheduled_subscriptions(tx, [sub_id])
+    if not subs:
+        return Outcome.GONE
+    slot = BriefingSlot(scheduled_for, local_date_for(subs[0], scheduled_for))
+    outcomes = await queue_briefings(
+        store, campaign, [Due(sub_id, slot)], now, grace=grace, metrics=metrics, exact=False
+    )
+    return outcomes[sub_id]
+
+
+async def queue_briefings(
+    store: Store,
+    campaign: Campaign,
+    due: Sequence[Due],
+    now: datetime,
+    *,
+    grace: timedelta,
+    metrics: Metrics | None = None,
+    count_duplicates: bool = True,
+    exact: bool = True,
+) -> dict[int, Outcome]:
+    """Claim, compose and enqueue these briefings in batches of `BATCH_SIZE`, one write
+    transaction each. `exact`: the slot must still be one of the channel's current slots
+    (a job that fired for a schedule changed meanwhile queues nothing)."""
+    outcomes: dict[int, Outcome] = {}
+    ordered = sorted({d.subscription_id: d for d in due}.values(), key=lambda d: d.subscription_id)
+    for start in range(0, len(ordered), BATCH_SIZE):
+        outcomes.update(
+            await _queue_batch(
+                store, campaign, ordered[start : start + BATCH_SIZE], now, grace, exact
+            )
+        )
+    if metrics is not None:
+        for outcome in outcomes.values():
+            if outcome in _METRIC and (count_duplicates or outcome is not Outcome.DUPLICATE):
+                metrics.briefing_runs.labels(_METRIC[outcome]).inc()
+    return outcomes
+
+
+async def _queue_batch(
+    store: Store,
+    campaign: Campaign,
+    batch: Sequence[Due],
+    now: datetime,
+    grace: timedelta,
+    exact: bool,
+) -> dict[int, Outcome]:
+    outcomes: dict[int, Outcome] = {}
+    late_limit = allowance(grace)
+    maths = _ScheduleMaths()
+    async with store.write() as tx:
+        subs = {
+            s.id: s for s in await scheduled_subscriptions(tx, [d.subscription_id for d in batch])
+        }
+        claims: list[RunClaim] = []
+        wanted: dict[int, tuple[Subscription, Due, str]] = {}
+        for d in batch:
+            sub = subs.get(d.subscription_id)
+            if sub is None or (exact and maths.latest(sub, d.slot.at) != d.slot):
+                outcomes[d.subscription_id] = Outcome.GONE
+                continue
+            if now - d.slot.at > late_limit:
+                claims.append(RunClaim(sub.id, d.slot.local_date, d.slot.at, SKIPPED))
+                continue
+            delivery_id = new_delivery_id()
+            claims.append(RunClaim(sub.id, d.slot.local_date, d.slot.at, QUEUED, delivery_id))
+            wanted[sub.id] = (sub, d, delivery_id)
+        won = await claim_runs(tx, claims, now)
+        skipped: list[RunClaim] = []
+        for claim in claims:
+            if (claim.subscription_id, claim.local_date) not in won:
+                outcomes[claim.subscription_id] = Outcome.DUPLICATE
+            elif claim.outcome == SKIPPED:
+                outcomes[claim.subscription_id] = Outcome.SKIPPED
+                skipped.append(claim)
+        to_send = [
+            (sub, d, delivery_id)
+            for sub, d, delivery_id in wanted.values()
+            if (sub.id, d.slot.local_date) in won
+        ]
+        if to_send:
+            inputs = await gather_briefing_inputs(tx, campaign, now)
+            rows = _compose_rows(campaign, inputs, to_send, now, maths)
+            await enqueue_deliveries(tx, rows, now)
+            for sub, _, _ in to_send:
+                outcomes[sub.id] = Outcome.QUEUED
+    _log_late(skipped, to_send, subs, now, grace)
+    return outcomes
+
+
+def _log_late(
+    skipped: Sequence[RunClaim],
+    sent: Sequence[tuple[Subscription, Due, str]],
+    subs: dict[int, Subscription],
+    now: datetime,
+    grace: timedelta,
+) -> None:
+    """One line per batch, naming a few channels: 10,000 skips must not flood the log."""
+    minute = timedelta(minutes=1)
+    if skipped:
+        examples = ", ".join(
+            f"{subs[c.subscription_id].address} ({c.local_date}, due "
+            f"{c.scheduled_for.isoformat()}, {(now - c.scheduled_for) // minute} minutes ago)"
+            for c in skipped[:5]
+        )
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        log.warning(
+            "skipped %d briefing(s) missed by more than the %d-minute grace, not sent: %s%s",
+            len(skipped),
+            grace // minute,
+            examples,
+            more,
+        )
+    late = [(sub, d) for sub, d, _ in sent if now - d.slot.at > ON_TIME]
+    if late:
+        worst = max((now - d.slot.at) // minute for _, d in late)
+        log.info(
+            "sending %d briefing(s) late (up to %d minutes), e.g. %s",
+            len(late),
+            worst,
+            late[0][0].address,
+        )
+
+
+class _ScheduleMaths:
+    """`latest_briefing` and `window_start` remembered per schedule: channels alike (10,000
+    at 07:00 in one zone) share one computation."""
+
+    def __init__(self) -> None:
+        self._latest: dict[tuple[object, ...], BriefingSlot | None] = {}
+        self._window: dict[tuple[object, ...], datetime] = {}
+
+    @staticmethod
+    def _key(sub: Subscription, at: datetime) -> tuple[object, ...]:
+        return (sub.briefing_time, sub.timezone, sub.briefing_days, at)
+
+    def latest(self, sub: Subscription, at: datetime) -> BriefingSlot | None:
+        key = self._key(sub, at)
+        if key not in self._latest:
+            self._latest[key] = latest_briefing(sub, at)
+        return self._latest[key]
+
+    def window(self, sub: Subscription, slot_at: datetime) -> datetime:
+        key = self._key(sub, slot_at)
+        if key not in self._window:
+            self._window[key] = window_start(sub, slot_at)
+        return self._window[key]
+
+
+def _compose_rows(
+    campaign: Campaign,
+    inputs: BriefingInputs,
+    to_send: Sequence[tuple[Subscription, Due, str]],
+    now: datetime,
+    maths: _ScheduleMaths,
+) -> list[NewDelivery]:
+    """One outbox row per channel; channels alike (language, zone, window) share one
+    composition, so 10,000 channels at 07:00 compose a handful of messages."""
+    cache: dict[tuple[str, str, datetime], dict[str, object]] = {}
+    rows = []
+    for sub, d, delivery_id in to_send:
+        since = maths.window(sub, d.slot.at)
+        key = (sub.language, sub.timezone, since)
+        payload = cache.get(key)
+        if payload is None:
+            message = inputs.compose(campaign, sub, now, since=since)
+            payload = cache[key] = {"message": message.to_json()}
+        rows.append(
+            NewDelivery(
+                dedupe_key=dedupe_key(sub.id, d.slot),
+                subscription_id=sub.id,
+                platform=sub.platform,
+                action=DeliveryAction.BRIEFING,
+                not_before=now,
+                payload=payload,
+                id=delivery_id,
+            )
+        )
+    return rows
+
+
+async def catch_up(
+    store: Store,
+    campaign: Campaign,
+    now: datetime,
+    *,
+    grace: timedelta,
+    metrics: Metrics | None = None,
+) -> dict[int, Outcome]:
+    """After downtime: each channel's latest briefing of the last day that has no run is
+    sent late if it is within the grace, else recorded as skipped. Briefings already run
+    are left alone (and not counted as duplicates)."""
+    async with store.read() as tx:
+        subs = await scheduled_subscriptions(tx)
+    due = []
+    for sub in subs:
+        slot = latest_briefing(sub, now)
+        if slot is None or now - slot.at >= timedelta(days=1):
+            continue
+        if sub.created_at is not None and slot.at < sub.created_at:
+            continue  # the channel did not exist yet
+        due.append(Due(sub.id, slot))
+    outcomes = await queue_briefings(
+        store, campaign, due, now, grace=grace, metrics=metrics, count_duplicates=False
+    )
+    late = sum(1 for o in outcomes.values() if o is Outcome.QUEUED)
+    skipped = sum(1 for o in outcomes.values() if o is Outcome.SKIPPED)
+    if late or skipped:
+        log.info("briefing catch-up: %d sent late, %d skipped as too late", late, skipped)
+    return outcomes
+
+
+async def send_now(
+    store: Store, campaign: Campaign, subscription: Subscription, now: datetime
+) -> str:
+    """An admin's `briefing send-now`: queue the briefing at once and return the delivery
+    id. It counts as today's briefing if today's has not gone yet (so the scheduled one does
+    not follow it); if it has, this is an extra one."""
+    slot = BriefingSlot(now, local_date_for(subscription, now))
+    row = NewDelivery(
+        dedupe_key=dedupe_key(subscription.id, slot),
+        subscription_id=subscription.id,
+        platform=subscription.platform,
+        action=DeliveryAction.BRIEFING,
+        not_before=now,
+    )
+    async with store.write() as tx:
+        won = await claim_runs(
+            tx, [RunClaim(subscription.id, slot.local_date, now, QUEUED, row.id)], now
+        )
+        if not won:
+            row = NewDelivery(
+                dedupe_key=f"{row.dedupe_key}:now:{now.strftime('%H%M%S')}",
+                subscription_id=row.subscription_id,
+                platform=row.platform,
+                action=row.action,
+                not_before=now,
+                id=row.id,
+            )
+        inputs = await gather_briefing_inputs(tx, campaign, now)
+        since = window_start(subscription, now)
+        message = inputs.compose(campaign, subscription, now, since=since)
+        await tx.enqueue(
+            [
+                NewDelivery(
+                    dedupe_key=row.dedupe_key,
+                    subscription_id=row.subscription_id,
+                    platform=row.platform,
+                    action=row.action,
+                    not_before=now,
+                    payload={"message": message.to_json()},
+                    id=row.id,
+                )
+            ],
+            now,
+        )
+    return row.id
+
+
+__all__ = [
+    "Due",
+    "Outcome",
+    "allowance",
+    "catch_up",
+    "dedupe_key",
+    "queue_briefing",
+    "queue_briefings",
+    "send_now",
+]

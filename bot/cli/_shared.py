@@ -1,0 +1,303 @@
+"""What the command modules share: who is acting, reading times and zones, JSON shapes,
+and the small formatting helpers behind the tables. Not a command (no `register`)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot import i18n
+from bot.admin import check_timezone
+from bot.auth import CLI_ACTOR
+from bot.errors import InvalidInput
+from bot.models import (
+    Actor,
+    AuditEntry,
+    Campaign,
+    Demand,
+    DemandEvent,
+    Revision,
+    Subscription,
+    Update,
+    UpdateState,
+    UpdateText,
+)
+
+# ---------------------------------------------------------------------------- options
+
+
+def add_actor_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as",
+        dest="acting_as",
+        metavar="NAME",
+        help="who is acting, for the audit log (default: 'cli'); two-person approval needs "
+        "a different name from the author",
+    )
+
+
+def add_language_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--language",
+        "--lang",
+        metavar="LANG",
+        help="language to show (default: the campaign's first language)",
+    )
+
+
+def actor_from(args: argparse.Namespace) -> Actor:
+    """The command line is trusted (see bot.auth); `--as` names the person for the audit log."""
+    name = (getattr(args, "acting_as", None) or "").strip()
+    if not name:
+        return CLI_ACTOR
+    if len(name) > 100 or not re.fullmatch(r"[\w.@+-]+", name):
+        raise InvalidInput(
+            f"--as {name!r} is not a usable name; use letters, digits, dots or dashes, "
+            "e.g. --as maria.lopez."
+        )
+    return Actor(platform=CLI_ACTOR.platform, user_id=name, display_name="command line")
+
+
+def language_for(args: argparse.Namespace, campaign: Campaign) -> str:
+    language: str | None = getattr(args, "language", None)
+    if language is None:
+        return campaign.default_language
+    language = language.strip().lower()
+    if language not in campaign.languages:
+        raise InvalidInput(
+            f"Language {language!r} is not one of this campaign's languages "
+            f"({', '.join(campaign.languages)}); pick one of those."
+        )
+    return language
+
+
+def read_text_file(path: str, what: str) -> str:
+    """Body text from a file (`-` reads standard input)."""
+    import sys
+
+    if path == "-":
+        return sys.stdin.read().strip()
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise InvalidInput(
+            f"Cannot read {what} from {path} ({exc.strerror}); check the file name."
+        ) from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text; save it as UTF-8 and try again.") from None
+
+
+# ---------------------------------------------------------------------------- times
+
+
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+
+
+def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
+    """An ISO 8601 date-time with an offset, or a local wall time in `zone_name`.
+
+    `2019-01-21T06:00-08:00`, `2019-01-21 06:00` (in the zone), `2019-01-21T14:00Z`.
+    A wall time that does not exist (clocks spring forward) or happens twice (clocks fall
+    back) is refused: give the offset instead.
+    """
+    zone = ZoneInfo(check_timezone(zone_name))
+    text = value.strip().replace(" ", "T", 1)
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{option} {value!r} is not a date and time; write it like 2019-01-21T06:00 "
+            f"(in {zone_name}) or with an offset, 2019-01-21T06:00-08:00."
+        ) from None
+    if parsed.tzinfo is not None:
+        return parsed.astimezone(UTC)
+    first = parsed.replace(tzinfo=zone, fold=0)
+    if first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != parsed:
+        raise InvalidInput(
+            f"{option} {value!r} does not exist in {zone_name} (clocks jump forward that "
+            "night); pick another time or add the offset."
+        )
+    if first.utcoffset() != parsed.replace(tzinfo=zone, fold=1).utcoffset():
+        raise InvalidInput(
+            f"{option} {value!r} happens twice in {zone_name} (clocks go back that night); "
+            f"add the offset, e.g. {first.isoformat(timespec='minutes')}."
+        )
+    return first.astimezone(UTC)
+
+
+def parse_clock(value: str, *, option: str) -> time:
+    match = _CLOCK.match(value.strip())
+    if match is None or int(match.group(1)) > 23 or int(match.group(2)) > 59:
+        raise InvalidInput(
+            f"{option} {value!r} is not a time of day; write it as HH:MM, e.g. 07:00."
+        )
+    return time(int(match.group(1)), int(match.group(2)))
+
+
+def local(moment: datetime | None, zone_name: str) -> str:
+    """`2019-01-21 06:00 PST` in the campaign's zone, for tables."""
+    if moment is None:
+        return ""
+    shown = moment.astimezone(ZoneInfo(zone_name))
+    return f"{shown:%Y-%m-%d %H:%M} {shown.tzname() or ''}".strip()
+
+
+def iso(moment: datetime | date | time | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+# ---------------------------------------------------------------------------- JSON shapes
+
+
+def update_url(campaign: Campaign, update: Update) -> str:
+    return f"{campaign.public_url}/updates/{update.id}"
+
+
+def texts_json(texts: Mapping[str, UpdateText]) -> dict[str, dict[str, str]]:
+    return {
+        lang: {"headline": x.headline, "body": x.body, "next_step": x.next_step}
+        for lang, x in texts.items()
+    }
+
+
+def revision_json(revision: Revision) -> dict[str, Any]:
+    return {
+        "number": revision.number,
+        "status": str(revision.status),
+        "urgency": str(revision.urgency),
+        "next_step_at": iso(revision.next_step_at),
+        "texts": texts_json(revision.texts),
+        "editor": revision.editor,
+        "reason": revision.reason,
+        "edited_at": iso(revision.created_at),
+    }
+
+
+def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
+    return {
+        "id": update.id,
+        "url": update_url(campaign, update),
+        "state": str(update.state),
+        "status": str(update.status),
+        "urgency": str(update.urgency),
+        "revision": update.revision,
+        "texts": texts_json(update.texts),
+        "next_step_at": iso(update.next_step_at),
+        "author": update.author,
+        "created_at": iso(update.created_at),
+        "publish_at": iso(update.publish_at),
+        "published_at": iso(update.published_at),
+        "approved_by": update.approved_by,
+        "retracted_at": iso(update.retracted_at),
+        "retracted_by": update.retracted_by,
+        "retraction_reason": update.retraction_reason,
+        "seed_key": update.seed_key,
+        "revisions": [revision_json(r) for r in update.revisions],
+    }
+
+
+def demand_event_json(event: DemandEvent) -> dict[str, Any]:
+    return {
+        "at": iso(event.at),
+        "status": str(event.status),
+        "offer": dict(event.offer),
+        "source": event.source,
+        "recorded_by": event.recorded_by,
+        "note": event.note,
+    }
+
+
+def demand_json(demand: Demand) -> dict[str, Any]:
+    return {
+        "key": demand.key,
+        "position": demand.position,
+        "status": str(demand.status),
+        "updated_at": iso(demand.updated_at),
+        "texts": {
+            lang: {
+                "title": x.title,
+                "summary": x.summary,
+                "union_position": x.union_position,
+                "employer_offer": x.employer_offer,
+                "facts": list(x.facts),
+            }
+            for lang, x in demand.texts.items()
+        },
+        "history": [demand_event_json(e) for e in demand.history],
+    }
+
+
+def subscription_json(sub: Subscription, *, active: bool = True) -> dict[str, Any]:
+    return {
+        "id": sub.id,
+        "address": sub.address,
+        "platform": str(sub.platform),
+        "workspace": sub.workspace,
+        "channel": sub.channel,
+        "label": sub.label,
+        "language": sub.language,
+        "urgencies": sorted(str(u) for u in sub.urgencies),
+        "briefing_time": sub.briefing_time.strftime("%H:%M") if sub.briefing_time else None,
+        "briefing_days": sorted(sub.briefing_days),
+        "timezone": sub.timezone,
+        "quiet_hours": (
+            {
+                "start": sub.quiet_hours.start.strftime("%H:%M"),
+                "end": sub.quiet_hours.end.strftime("%H:%M"),
+            }
+            if sub.quiet_hours
+            else None
+        ),
+        "active": active,
+        "broken_reason": sub.broken_reason,
+        "created_at": iso(sub.created_at),
+    }
+
+
+def audit_json(entry: AuditEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "at": iso(entry.at),
+        "actor": entry.actor,
+        "action": entry.action,
+        "target": entry.target,
+        "before": entry.before,
+        "after": entry.after,
+    }
+
+
+# ---------------------------------------------------------------------------- words
+
+
+STATE_STYLES: dict[UpdateState, str] = {
+    UpdateState.PUBLISHED: "green",
+    UpdateState.SCHEDULED: "cyan",
+    UpdateState.PENDING_APPROVAL: "yellow",
+    UpdateState.RETRACTED: "red",
+}
+
+
+def state_label(update: Update, zone_name: str) -> str:
+    if update.state is UpdateState.SCHEDULED:
+        return f"scheduled for {local(update.published_at, zone_name)}"
+    if update.state is UpdateState.PENDING_APPROVAL:
+        return "waiting for a second admin's approval"
+    if update.state is UpdateState.RETRACTED:
+        return f"retracted: {update.retraction_reason or ''}".rstrip(": ")
+    return "published"
+
+
+def status_words(update: Update, language: str) -> str:
+    return i18n.status_label(update.status, language)
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

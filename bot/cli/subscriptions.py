@@ -1,0 +1,308 @@
+"""Which channels get what, and when: `subscriptions list|add|remove`.
+
+A channel is written as its address, `platform:workspace/channel`:
+  discord:<server id>/<channel id>    slack:<team id>/<channel id>    console:local/main
+
+    strikebot subscriptions list
+    strikebot subscriptions add discord:300000000000000003/400000000000000004 \\
+        --language es --urgency important,urgent --briefing-time 07:00 --days mon-fri \\
+        --quiet 22:00-07:00 --label "#huelga on the members server"
+    strikebot subscriptions remove 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import replace
+from datetime import time
+from typing import Literal
+
+from rich.markup import escape
+from rich.table import Table
+
+from bot.admin import check_timezone, parse_urgency
+from bot.cli import CliContext, add_json_flag, open_context, out, print_json
+from bot.cli._shared import actor_from, add_actor_flag, parse_clock, subscription_json
+from bot.errors import Conflict, InvalidInput, NotFound
+from bot.models import ALL_URGENCIES, Platform, QuietHours, Subscription, Urgency
+
+_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+_FIELD_MAX = 64  # the store's column width for workspace and channel ids
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    subs = sub.add_parser(
+        "subscriptions",
+        aliases=["subs"],
+        help="channels that receive updates and briefings (list|add|remove)",
+        description="List, add or remove the channels that receive updates and the morning "
+        "briefing. A channel is written platform:workspace/channel.",
+    )
+    actions = subs.add_subparsers(dest="subscriptions_command", metavar="ACTION")
+    actions.required = True
+
+    listing = actions.add_parser("list", help="the subscribed channels")
+    listing.add_argument("--all", action="store_true", help="include removed channels")
+    add_json_flag(listing)
+    listing.set_defaults(handler=list_handler)
+
+    add = actions.add_parser(
+        "add",
+        help="subscribe a channel (or change an existing one's settings)",
+        description="Subscribe a channel. For a channel already subscribed, change only the "
+        "settings given.",
+    )
+    add.add_argument(
+        "address", help="platform:workspace/channel, e.g. discord:3000000003/4000000004"
+    )
+    add.add_argument("--language", help="en or es (default: the campaign's first language)")
+    add.add_argument(
+        "--urgency",
+        action="append",
+        metavar="LIST",
+        help="which updates it receives: routine, important, urgent, comma-separated "
+        "(default: all)",
+    )
+    add.add_argument(
+        "--briefing-time", metavar="HH:MM", help="morning briefing time, or 'none' (default none)"
+    )
+    add.add_argument("--timezone", metavar="ZONE", help="IANA zone (default: the campaign's)")
+    add.add_argument(
+        "--days",
+        metavar="DAYS",
+        help="briefing days: daily, weekdays, mon-fri, or a list like mon,wed,fri (default daily)",
+    )
+    add.add_argument(
+        "--quiet",
+        metavar="HH:MM-HH:MM",
+        help="quiet hours: routine and important updates wait until they end (urgent ones "
+        "don't); 'none' removes them",
+    )
+    add.add_argument("--label", help="a name people recognise, e.g. '#strike-news'")
+    add_actor_flag(add)
+    add_json_flag(add)
+    add.set_defaults(handler=add_handler)
+
+    remove = actions.add_parser(
+        "remove",
+        help="unsubscribe a channel (its queued messages are cancelled)",
+    )
+    remove.add_argument("target", metavar="ID|ADDRESS", help="the number from `list`, or address")
+    add_actor_flag(remove)
+    add_json_flag(remove)
+    remove.set_defaults(handler=remove_handler)
+
+
+async def list_handler(args: argparse.Namespace) -> int:
+    async with open_context(args) as ctx:
+        async with ctx.store.read() as tx:
+            active = {s.id for s in await tx.list_subscriptions()}
+            subs = await tx.list_subscriptions(active_only=not args.all)
+        if args.json:
+            print_json([subscription_json(s, active=s.id in active) for s in subs])
+            return 0
+        if not subs:
+            out.print(
+                "No channels subscribed yet. Add one with `strikebot subscriptions add "
+                "discord:<server id>/<channel id>`, or run /subscribe in the channel."
+            )
+            return 0
+        table = Table()
+        for name in ("#", "channel", "label", "lang", "receives", "briefing", "quiet", "state"):
+            table.add_column(name, justify="right" if name == "#" else "left", overflow="fold")
+        for sub in subs:
+            state = "active" if sub.id in active else "[dim]removed[/]"
+            if sub.broken_reason:
+                state = f"[red]broken:[/] {escape(sub.broken_reason)}"
+            table.add_row(
+                str(sub.id),
+                escape(sub.address),
+                escape(sub.label),
+                sub.language,
+                ", ".join(u.value for u in Urgency if u in sub.urgencies),
+                _briefing(sub),
+                (
+                    f"{sub.quiet_hours.start:%H:%M}-{sub.quiet_hours.end:%H:%M}"
+                    if sub.quiet_hours
+                    else ""
+                ),
+                state,
+            )
+        out.print(table)
+        return 0
+
+
+async def add_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    platform, workspace, channel = parse_address(args.address)
+    urgencies = parse_urgencies(args.urgency) if args.urgency else None
+    briefing: time | Literal["keep"] | None = "keep"
+    if args.briefing_time is not None:
+        briefing = None
+        if args.briefing_time.strip().lower() != "none":
+            briefing = parse_clock(args.briefing_time, option="--briefing-time")
+    days = parse_days(args.days) if args.days is not None else None
+    quiet: QuietHours | Literal["keep"] | None = "keep"
+    if args.quiet is not None:
+        quiet = None if args.quiet.strip().lower() == "none" else parse_quiet(args.quiet)
+    if args.label is not None and len(args.label) > 200:
+        raise InvalidInput("Keep --label to 200 characters.")
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        async with ctx.store.read() as tx:
+            # Changing a subscribed channel: what is not given stays as it was.
+            current = await tx.find_subscription(platform, workspace, channel)
+        base = current or Subscription(
+            id=0,
+            platform=platform,
+            workspace=workspace,
+            channel=channel,
+            language=campaign.default_language,
+            timezone=campaign.timezone,
+        )
+        sub = await ctx.admin.subscribe(
+            actor,
+            replace(
+                base,
+                language=(args.language or base.language).strip().lower(),
+                urgencies=urgencies if urgencies is not None else base.urgencies,
+                briefing_time=base.briefing_time if briefing == "keep" else briefing,
+                timezone=check_timezone((args.timezone or base.timezone).strip()),
+                briefing_days=days if days is not None else base.briefing_days,
+                quiet_hours=base.quiet_hours if quiet == "keep" else quiet,
+                label=base.label if args.label is None else args.label.strip(),
+            ),
+        )
+        if args.json:
+            print_json(subscription_json(sub))
+            return 0
+        out.print(
+            f"[bold]Subscribed #{sub.id}[/] {escape(sub.address)} ({sub.language}): receives "
+            f"{', '.join(u.value for u in Urgency if u in sub.urgencies)} updates"
+            + (f"; briefing {_briefing(sub)}" if sub.briefing_time else "; no briefing")
+            + (
+                f"; quiet {sub.quiet_hours.start:%H:%M}-{sub.quiet_hours.end:%H:%M}"
+                if sub.quiet_hours
+                else ""
+            )
+            + "."
+        )
+        out.print("[dim]New updates reach it from now on; earlier ones are not re-sent.[/]")
+        return 0
+
+
+async def remove_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    async with open_context(args) as ctx:
+        sub_id = await _resolve(ctx, args.target)
+        sub = await ctx.admin.unsubscribe(actor, sub_id)
+        if args.json:
+            print_json(subscription_json(sub, active=False))
+            return 0
+        out.print(
+            f"[bold]Unsubscribed #{sub.id}[/] {escape(sub.address)}; messages still queued for "
+            "it were cancelled."
+        )
+        return 0
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def parse_address(value: str) -> tuple[Platform, str, str]:
+    match = re.fullmatch(r"\s*([a-z]+):([^/\s]+)/([^/\s]+)\s*", value)
+    if match is None:
+        raise InvalidInput(
+            f"{value!r} is not a channel address; write platform:workspace/channel, e.g. "
+            "discord:300000000000000003/400000000000000004."
+        )
+    name, workspace, channel = match.groups()
+    try:
+        platform = Platform(name)
+    except ValueError:
+        raise InvalidInput(
+            f"Unknown platform {name!r}; use one of: {', '.join(p.value for p in Platform)}."
+        ) from None
+    if len(workspace) > _FIELD_MAX or len(channel) > _FIELD_MAX:
+        raise InvalidInput(
+            f"The workspace and channel ids are at most {_FIELD_MAX} characters; check the address."
+        )
+    return platform, workspace, channel
+
+
+def parse_urgencies(values: list[str] | None) -> frozenset[Urgency]:
+    if not values:
+        return ALL_URGENCIES
+    names = [n for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        raise InvalidInput("Choose at least one urgency: routine, important, urgent.")
+    return frozenset(parse_urgency(n) for n in names)
+
+
+def parse_days(value: str) -> frozenset[int]:
+    text = value.strip().lower()
+    if text in ("daily", "all", "every day"):
+        return frozenset(range(7))
+    if text == "weekdays":
+        return frozenset(range(5))
+    if text == "weekends":
+        return frozenset({5, 6})
+    days: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        ends = [p.strip()[:3] for p in part.split("-")]
+        if len(ends) > 2 or any(e not in _DAYS for e in ends):
+            raise InvalidInput(
+                f"--days {value!r} is not a list of days; write e.g. mon-fri, mon,wed,fri, "
+                "weekdays or daily."
+            )
+        first, last = _DAYS.index(ends[0]), _DAYS.index(ends[-1])
+        if last < first:
+            last += 7
+        days.update(d % 7 for d in range(first, last + 1))
+    return frozenset(days)
+
+
+def parse_quiet(value: str) -> QuietHours:
+    parts = value.split("-")
+    if len(parts) != 2:
+        raise InvalidInput(
+            f"--quiet {value!r} is not a range; write start-end, e.g. --quiet 22:00-07:00."
+        )
+    start = parse_clock(parts[0], option="--quiet")
+    end = parse_clock(parts[1], option="--quiet")
+    if start == end:
+        raise InvalidInput("--quiet starts and ends at the same time; give two different times.")
+    return QuietHours(start, end)
+
+
+def _briefing(sub: Subscription) -> str:
+    if sub.briefing_time is None:
+        return ""
+    days = sorted(sub.briefing_days)
+    if days == list(range(7)):
+        when = "daily"
+    elif days == list(range(5)):
+        when = "weekdays"
+    else:
+        when = ",".join(_DAYS[d] for d in days)
+    return f"{sub.briefing_time:%H:%M} {sub.timezone} {when}"
+
+
+async def _resolve(ctx: CliContext, target: str) -> int:
+    """The id of the ACTIVE subscription named by number or address."""
+    async with ctx.store.read() as tx:
+        if target.strip().isdigit():
+            sub = await tx.get_subscription(int(target))
+            active = {s.id for s in await tx.list_subscriptions()}
+            if sub is not None and sub.id not in active:
+                raise Conflict(f"Subscription #{sub.id} ({sub.address}) was already removed.")
+        else:
+            platform, workspace, channel = parse_address(target)
+            sub = await tx.find_subscription(platform, workspace, channel)
+    if sub is None:
+        raise NotFound(
+            f"No subscription {target.strip()}. See them with `strikebot subscriptions list`."
+        )
+    return sub.id

@@ -1,0 +1,516 @@
+"""Updates from the command line: `post`, `edit`, `retract`, `approve` and `show`.
+
+    strikebot post --status strike_on --urgency urgent \\
+        --headline "The strike is on" --es-headline "Comienza la huelga" \\
+        --next-step "Picket at your school from 7:00 AM" --next-step-at "2019-01-14 07:00"
+    strikebot edit 4 --body "Corrected time: 7:30 AM" --reason "wrong start time" --correction
+    strikebot retract 4 --reason "posted to the wrong campaign"
+    strikebot approve 5 --as alex
+    strikebot show 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import inspect
+import io
+import json
+from collections import Counter
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from bot import i18n
+from bot.admin import Changes, Draft, check_timezone, parse_status, parse_urgency
+from bot.cli import CliContext, add_json_flag, open_context, out, print_json
+from bot.cli._shared import (
+    STATE_STYLES,
+    actor_from,
+    add_actor_flag,
+    local,
+    parse_moment,
+    read_text_file,
+    state_label,
+    update_json,
+    update_url,
+)
+from bot.errors import InvalidInput, NotFound
+from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
+
+SECOND_LANGUAGE = "es"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    _register_post(sub)
+    _register_edit(sub)
+    retract = sub.add_parser(
+        "retract",
+        help="retract an update: it stays visible as retracted, with your reason",
+        description="Retract an update. It stays on the timeline marked as retracted, with the "
+        "reason, everywhere it was posted; copies not yet sent are cancelled.",
+    )
+    retract.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    retract.add_argument("--reason", required=True, help="why (members will see it)")
+    add_actor_flag(retract)
+    add_json_flag(retract)
+    retract.set_defaults(handler=retract_handler)
+
+    approve = sub.add_parser(
+        "approve",
+        help="approve an update waiting for a second admin",
+        description="Approve an update another admin wrote (when [campaign] require_approval "
+        "is true). It is then published, or scheduled for its embargo time.",
+    )
+    approve.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    add_actor_flag(approve)
+    add_json_flag(approve)
+    approve.set_defaults(handler=approve_handler)
+
+    show = sub.add_parser(
+        "show",
+        help="show one update: every language, its revisions and where it went",
+        description="Show one update in full, with its revision history and delivery counts.",
+    )
+    show.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    add_json_flag(show)
+    show.set_defaults(handler=show_handler)
+
+
+def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> None:
+    text = parser.add_argument_group(
+        "text", "in the campaign's first language; --es-* give the Spanish text"
+    )
+    text.add_argument(
+        "--headline",
+        required=required_headline,
+        metavar="TEXT",
+        help="one line, at most 150 characters",
+    )
+    text.add_argument("--body", metavar="TEXT", help="the full text")
+    text.add_argument("--body-file", metavar="PATH", help="read the body from a file (- = stdin)")
+    text.add_argument(
+        "--next-step", metavar="TEXT", help='what happens next, e.g. "Talks continue Saturday"'
+    )
+    text.add_argument(
+        "--es-headline", "--headline-es", dest="es_headline", metavar="TEXT", help="en español"
+    )
+    text.add_argument("--es-body", "--body-es", dest="es_body", metavar="TEXT")
+    text.add_argument("--es-body-file", metavar="PATH", help="Spanish body from a file")
+    text.add_argument("--es-next-step", "--next-step-es", dest="es_next_step", metavar="TEXT")
+
+
+def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    post = sub.add_parser(
+        "post",
+        help="post an update to every subscribed channel (now or at a set time)",
+        description="Post an update. It goes to every subscribed channel that receives its "
+        "urgency, and to the status page. With --at it is held until then (embargo).",
+    )
+    _text_flags(post, required_headline=True)
+    post.add_argument(
+        "--status",
+        help="where the dispute stands: " + ", ".join(s.value for s in Status) + " "
+        "(default: the current status)",
+    )
+    post.add_argument(
+        "--urgency",
+        default="routine",
+        help="routine (default), important or urgent; urgent ignores channels' quiet hours",
+    )
+    post.add_argument(
+        "--next-step-at",
+        metavar="WHEN",
+        help="when the next step happens: 2019-01-21T06:00 (campaign time) or with an offset",
+    )
+    post.add_argument(
+        "--at",
+        metavar="WHEN",
+        help="publish later (embargo): 2019-01-21T06:00 (campaign time) or with an offset",
+    )
+    post.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="read --at/--next-step-at in this IANA time zone (default: the campaign's)",
+    )
+    post.add_argument(
+        "--wait",
+        action="store_true",
+        help="stay until the running bot has delivered the update, showing progress",
+    )
+    add_actor_flag(post)
+    add_json_flag(post)
+    post.set_defaults(handler=post_handler)
+
+
+def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    edit = sub.add_parser(
+        "edit",
+        help="edit an update in place, keeping the previous text as a revision",
+        description="Edit an update. Only the fields you give change; the previous text is "
+        "kept as a revision with your reason. Copies already posted are edited in place, "
+        "which notifies nobody: add --correction to also post a short visible correction note.",
+    )
+    edit.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    edit.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
+    edit.add_argument(
+        "--correction",
+        action="store_true",
+        help="also post a visible correction note to the channels that got the update",
+    )
+    _text_flags(edit, required_headline=False)
+    edit.add_argument("--status", help="new status: " + ", ".join(s.value for s in Status))
+    edit.add_argument("--urgency", help="new urgency: routine, important or urgent")
+    when = edit.add_mutually_exclusive_group()
+    when.add_argument("--next-step-at", metavar="WHEN", help="new time of the next step")
+    when.add_argument(
+        "--clear-next-step-at", action="store_true", help="remove the time of the next step"
+    )
+    edit.add_argument("--timezone", metavar="ZONE", help="read --next-step-at in this zone")
+    add_actor_flag(edit)
+    add_json_flag(edit)
+    edit.set_defaults(handler=edit_handler)
+
+
+# ---------------------------------------------------------------------------- handlers
+
+
+async def post_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    wait = _wait_helper() if args.wait else None
+    if args.wait and wait is None:
+        raise InvalidInput(
+            "--wait needs the delivery progress helper (bot/cli/progress.py), which this "
+            "installation lacks; post without --wait and watch `strikebot status`."
+        )
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        zone = check_timezone(args.timezone or campaign.timezone)
+        texts = _texts(args, campaign, current=None)
+        urgency = parse_urgency(args.urgency)
+        if args.status is not None:
+            status = parse_status(args.status)
+        else:
+            status = await _current_status(ctx)
+        publish_at = parse_moment(args.at, zone, option="--at") if args.at else None
+        next_step_at = (
+            parse_moment(args.next_step_at, zone, option="--next-step-at")
+            if args.next_step_at
+            else None
+        )
+        update = await ctx.admin.post(
+            actor,
+            Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at),
+            publish_at=publish_at,
+        )
+        outbox = await _outbox(ctx, update.id)
+        document: dict[str, Any] = {"update": update_json(update, campaign), "outbox": outbox}
+        if wait is None or update.state is UpdateState.PENDING_APPROVAL:
+            if args.json:
+                print_json(document)
+            else:
+                _print_posted(update, campaign, outbox)
+            return 0
+        if not args.json:
+            _print_posted(update, campaign, outbox)
+            return await _wait(wait, ctx, update.id)
+        # One JSON document: the update, then (once delivered) the delivery summary.
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            code = await _wait(wait, ctx, update.id, json_output=True)
+        text = buffer.getvalue().strip()
+        document["delivery"] = json.loads(text) if text else None
+        print_json(document)
+        return code
+
+
+async def edit_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        zone = check_timezone(args.timezone or campaign.timezone)
+        current = await _get(ctx, args.update_id)
+        texts = _texts(args, campaign, current=current)
+        changes = Changes(
+            texts=texts or None,
+            status=parse_status(args.status) if args.status is not None else None,
+            urgency=parse_urgency(args.urgency) if args.urgency is not None else None,
+            next_step_at=(
+                parse_moment(args.next_step_at, zone, option="--next-step-at")
+                if args.next_step_at
+                else None
+            ),
+            clear_next_step_at=args.clear_next_step_at,
+        )
+        if changes == Changes():
+            raise InvalidInput(
+                "Nothing to change: give --headline, --body, --next-step (or their --es- "
+                "versions), --status, --urgency or --next-step-at."
+            )
+        update = await ctx.admin.edit(
+            actor, args.update_id, changes, reason=args.reason, correction=args.correction
+        )
+        outbox = await _outbox(ctx, update.id)
+        if args.json:
+            print_json({"update": update_json(update, campaign), "outbox": outbox})
+            return 0
+        edits = outbox.get("edit", {}).get("pending", 0)
+        notes = outbox.get("correction", {}).get("pending", 0)
+        out.print(
+            f"[bold]Edited update #{update.id}[/] (now revision {update.revision}). "
+            f"Reason kept with the old text: {escape(args.reason.strip())}"
+        )
+        if update.state is UpdateState.PUBLISHED:
+            line = f"Copies already posted will be updated in place ({edits} queued)"
+            line += f"; correction notes queued: {notes}." if args.correction else "."
+            out.print(line)
+            if not args.correction:
+                out.print(
+                    "[dim]An edit notifies nobody; add --correction next time to post a "
+                    "visible correction note.[/]"
+                )
+        out.print(update_url(campaign, update))
+        return 0
+
+
+async def retract_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        update = await ctx.admin.retract(actor, args.update_id, reason=args.reason)
+        outbox = await _outbox(ctx, update.id)
+        if args.json:
+            print_json({"update": update_json(update, campaign), "outbox": outbox})
+            return 0
+        cancelled = outbox.get("post", {}).get("cancelled", 0)
+        notices = outbox.get("retract", {}).get("pending", 0)
+        out.print(
+            f"[bold red]Retracted update #{update.id}[/]: "
+            f"{escape(update.text(campaign.default_language).headline)}"
+        )
+        out.print(f"Reason (shown to members): {escape(update.retraction_reason or '')}")
+        out.print(
+            f"It stays on the timeline marked as retracted. Copies not yet sent were cancelled "
+            f"({cancelled}); channels that got it will show it as retracted ({notices} queued)."
+        )
+        return 0
+
+
+async def approve_handler(args: argparse.Namespace) -> int:
+    actor = actor_from(args)
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        update = await ctx.admin.approve(actor, args.update_id)
+        outbox = await _outbox(ctx, update.id)
+        if args.json:
+            print_json({"update": update_json(update, campaign), "outbox": outbox})
+            return 0
+        _print_posted(update, campaign, outbox, verb="Approved")
+        return 0
+
+
+async def show_handler(args: argparse.Namespace) -> int:
+    async with open_context(args) as ctx:
+        campaign = ctx.admin.campaign
+        update = await _get(ctx, args.update_id)
+        outbox = await _outbox(ctx, update.id)
+        if args.json:
+            print_json({"update": update_json(update, campaign), "outbox": outbox})
+            return 0
+        _print_update(update, campaign, outbox)
+        return 0
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+async def _wait(wait: Any, ctx: CliContext, update_id: int, **options: Any) -> int:
+    """Call the progress helper, passing `options` only if it takes them."""
+    accepted = inspect.signature(wait).parameters
+    result = wait(ctx, update_id, **{k: v for k, v in options.items() if k in accepted})
+    if inspect.isawaitable(result):
+        result = await result
+    return result if isinstance(result, int) else 0
+
+
+def _wait_helper() -> Any:
+    """`bot.cli.progress.wait_for_deliveries`, written with the dispatcher; None without it."""
+    try:
+        module = importlib.import_module("bot.cli.progress")
+    except ImportError:
+        return None
+    return getattr(module, "wait_for_deliveries", None)
+
+
+async def _get(ctx: CliContext, update_id: int) -> Update:
+    async with ctx.store.read() as tx:
+        update = await tx.get_update(update_id, ctx.clock())
+    if update is None:
+        raise NotFound(f"No update #{update_id}. See the numbers with `strikebot timeline --all`.")
+    return update
+
+
+async def _current_status(ctx: CliContext) -> Status:
+    async with ctx.store.read() as tx:
+        latest = await tx.latest_update(ctx.clock())
+    if latest is None:
+        raise InvalidInput(
+            "There is no current status yet, so give --status: one of "
+            + ", ".join(s.value for s in Status)
+            + "."
+        )
+    return latest.status
+
+
+async def _outbox(ctx: CliContext, update_id: int) -> dict[str, dict[str, int]]:
+    """{action: {state: count}} of this update's deliveries."""
+    async with ctx.store.read() as tx:
+        rows = await tx.list_deliveries(update_id=update_id, limit=None)
+    counts = Counter((str(d.action), str(d.state)) for d in rows)
+    summary: dict[str, dict[str, int]] = {}
+    for (action, state), n in sorted(counts.items()):
+        summary.setdefault(action, {})[state] = n
+    return summary
+
+
+def _texts(
+    args: argparse.Namespace, campaign: Campaign, *, current: Update | None
+) -> dict[str, UpdateText]:
+    """The texts given on the command line, merged field by field over `current`'s."""
+    default = campaign.default_language
+    given: dict[str, dict[str, str | None]] = {
+        default: {
+            "headline": args.headline,
+            "body": _body(args.body, args.body_file, "--body"),
+            "next_step": args.next_step,
+        },
+    }
+    spanish = {
+        "headline": args.es_headline,
+        "body": _body(args.es_body, args.es_body_file, "--es-body"),
+        "next_step": args.es_next_step,
+    }
+    if any(v is not None for v in spanish.values()):
+        if default == SECOND_LANGUAGE:
+            raise InvalidInput(
+                "Spanish is this campaign's first language: give the text with --headline, "
+                "--body and --next-step, without --es-."
+            )
+        given[SECOND_LANGUAGE] = spanish
+    texts: dict[str, UpdateText] = {}
+    for language, fields in given.items():
+        if all(v is None for v in fields.values()):
+            continue
+        base = current.texts.get(language) if current is not None else None
+        headline = fields["headline"]
+        if base is None and headline is None:
+            flag = "--headline" if language == default else "--es-headline"
+            raise InvalidInput(
+                f"The {language!r} text needs a headline too: add {flag}."
+                if current is None
+                else f"Update #{current.id} has no {language!r} text yet: add {flag} as well."
+            )
+        texts[language] = UpdateText(
+            headline=(headline if headline is not None else base.headline if base else "").strip(),
+            body=_pick(fields["body"], base.body if base else ""),
+            next_step=_pick(fields["next_step"], base.next_step if base else ""),
+        )
+    return texts
+
+
+def _pick(given: str | None, kept: str) -> str:
+    return kept if given is None else given.strip()
+
+
+def _body(text: str | None, path: str | None, option: str) -> str | None:
+    if text is not None and path is not None:
+        raise InvalidInput(f"Give {option} or {option}-file, not both.")
+    if path is not None:
+        return read_text_file(path, option.removeprefix("--"))
+    return text
+
+
+def _queued(outbox: dict[str, dict[str, int]]) -> int:
+    return outbox.get("post", {}).get("pending", 0)
+
+
+def _print_posted(
+    update: Update, campaign: Campaign, outbox: dict[str, dict[str, int]], *, verb: str = "Posted"
+) -> None:
+    language = campaign.default_language
+    zone = campaign.timezone
+    style = STATE_STYLES[update.state]
+    out.print(
+        f"[bold {style}]{verb} update #{update.id}[/] · "
+        f"{i18n.status_label(update.status, language)} · {update.urgency}"
+    )
+    out.print(f"  [bold]{escape(update.text(language).headline)}[/]")
+    channels = _queued(outbox)
+    if update.state is UpdateState.PENDING_APPROVAL:
+        out.print(
+            "  Waiting for a second admin: another admin approves it with "
+            f"`strikebot approve {update.id}` (or from Discord/Slack)."
+        )
+    elif update.state is UpdateState.SCHEDULED:
+        out.print(
+            f"  Scheduled for {local(update.published_at, zone)}; "
+            f"queued for {channels} channel(s) at that time."
+        )
+    elif channels:
+        out.print(f"  Queued for {channels} channel(s); also on the status page.")
+    else:
+        out.print(
+            "  On the status page. No subscribed channel receives this urgency "
+            "(see `strikebot subscriptions list`)."
+        )
+    if update.urgency is not Urgency.URGENT and channels:
+        out.print("  [dim]Channels in their quiet hours get it when those end.[/]")
+    out.print(f"  {update_url(campaign, update)}")
+
+
+def _print_update(update: Update, campaign: Campaign, outbox: dict[str, dict[str, int]]) -> None:
+    zone = campaign.timezone
+    style = STATE_STYLES[update.state]
+    out.print(
+        f"[bold]Update #{update.id}[/] · [{style}]{escape(state_label(update, zone))}[/] · "
+        f"{i18n.status_label(update.status, campaign.default_language)} · {update.urgency} · "
+        f"revision {update.revision}"
+    )
+    out.print(
+        f"Author {escape(update.author)}; created {local(update.created_at, zone)}"
+        + (f"; published {local(update.published_at, zone)}" if update.published_at else "")
+        + (f"; approved by {escape(update.approved_by)}" if update.approved_by else "")
+    )
+    if update.next_step_at:
+        out.print(f"Next step at {local(update.next_step_at, zone)}")
+    for language, text in update.texts.items():
+        out.print(f"\n[bold]\\[{language}] {escape(text.headline)}[/]")
+        if text.body:
+            out.print(escape(text.body))
+        if text.next_step:
+            out.print(f"[italic]Next step:[/] {escape(text.next_step)}")
+    if update.revisions:
+        table = Table(title="Earlier revisions", title_justify="left")
+        table.add_column("rev", justify="right")
+        table.add_column("replaced")
+        table.add_column("by")
+        table.add_column("reason")
+        table.add_column("headline then")
+        for rev in update.revisions:
+            table.add_row(
+                str(rev.number),
+                local(rev.created_at, zone),
+                escape(rev.editor),
+                escape(rev.reason),
+                escape(next(iter(rev.texts.values())).headline),
+            )
+        out.print(table)
+    if outbox:
+        parts = [
+            f"{action}: " + ", ".join(f"{n} {state}" for state, n in states.items())
+            for action, states in outbox.items()
+        ]
+        out.print("\nDeliveries — " + "; ".join(parts))
+    out.print(update_url(campaign, update))

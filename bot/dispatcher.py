@@ -1,0 +1,914 @@
+"""The dispatcher: drains the outbox into the platforms, paced, retried, exactly once.
+
+    dispatcher = Dispatcher(store, adapters, campaign, clock, settings=config.delivery)
+    task = asyncio.create_task(dispatcher.run())
+    ...
+    await dispatcher.stop()   # stops claiming, finishes in-flight sends, releases the rest
+
+Waking. `run()` sleeps on `store.outbox_written` (set by any commit that queued rows; cleared
+before each look at the store, so a commit during the look is never missed) and on a timer
+for the next row that falls due (an embargo, quiet hours, a retry). Commits in other
+processes (`strikebot post` from a shell) set the same event through
+`bot.store.wakeups.watch_other_writers`; `idle_recheck` bounds the sleep in any case.
+
+Claiming. Due rows are leased in batches (`claimed_by`, `claimed_until`); see
+`bot.store.outbox_queries` for how several dispatchers share one PostgreSQL database
+(`FOR UPDATE SKIP LOCKED`) and why follow-ups wait for their POST. A lease is renewed while
+its row waits for a send slot; a dispatcher that dies holding leases loses them when they
+lapse, or at once when it restarts under the same `worker_id`.
+
+Pacing. Each platform gets a `bot.pacing.Pacer` built from its adapter's `Pacing`: a global
+bucket (Discord: 48/s under the 50/s limit), per-workspace and per-channel buckets, and a cap
+on requests in flight. Many channels are sent to concurrently within those limits. A 429's
+Retry-After pauses the channel's bucket, or every bucket of the platform for a global 429.
+
+Failures. `TransientDeliveryError` (429, 5xx, timeouts, resets; also any unexpected
+exception or no answer within `send_timeout`) is retried with exponential backoff and full
+jitter; short waits happen in memory, longer ones put the row back in the queue with a later
+`not_before`. After `settings.max_attempts` the row is DEAD ("gave up after N attempts").
+`PermanentDeliveryError` (403 missing access, 404 unknown channel) parks the row as DEAD with
+its reason at once; when it was a send, the subscription is marked broken, its other pending
+rows are cancelled (nothing more goes there), and a NOTICE is queued to every admin channel
+(`[delivery] admin_channels`). `strikebot deliveries retry` brings dead rows back.
+
+Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
+delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
+marked SENT in one transaction (sends finishing together share one commit). A crash between
+the send and that commit means the row is sent again with the same key after restart:
+- Discord: the key is the message nonce with `enforce_nonce`, so Discord returns the message
+  it already created instead of posting twice. No duplicate.
+- Slack: chat.postMessage takes no idempotency key. What remains is a window: a crash after
+  Slack accepted a post but before the commit recording its `ts` (one round trip plus one
+  commit, well under a second), or a post that timed out after Slack had accepted it. Either
+  is posted again on retry. A send whose `ts` was recorded is never repeated, and the Slack
+  adapter puts the delivery id in the message metadata so such a copy can be traced.
+- Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
+
+What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
+(a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
+the update's current text edited into the posted message, RETRACT → the message edited in
+place into `retraction_message`, CORRECTION → a new short `correction_message` note. BRIEFING
+and NOTICE rows carry their rendered message in `payload["message"]`. A follow-up waits until
+its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
+the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
+is not sent (the update's state is re-read at most once a second). Embargoes, urgency and
+quiet hours are already in each row's `not_before` (see `bot.outbox`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import secrets
+import socket
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Hashable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.clock import Clock
+from bot.config import DeliverySection
+from bot.errors import PermanentDeliveryError, TransientDeliveryError
+from bot.messages import correction_message, notice_message, retraction_message, update_message
+from bot.metrics import Metrics
+from bot.models import (
+    Campaign,
+    Delivery,
+    DeliveryAction,
+    DeliveryState,
+    Platform,
+    Subscription,
+    Update,
+    UpdateState,
+)
+from bot.pacing import Pacer, backoff_delay
+from bot.ports import Adapter, ChannelRef, OutboundMessage
+from bot.store import NewDelivery, Store, Tx
+from bot.store import outbox_queries as q
+
+log = logging.getLogger("strikebot.dispatcher")
+
+ACTOR = "strikebot:dispatcher"
+FOLLOW_UPS = frozenset({DeliveryAction.EDIT, DeliveryAction.CORRECTION, DeliveryAction.RETRACT})
+
+
+@dataclass(slots=True)
+class DrainStats:
+    """What one `drain()` (or one `run()`) did."""
+
+    claimed: int = 0
+    sent: int = 0
+    retried: int = 0
+    dead: int = 0
+    cancelled: int = 0
+    postponed: int = 0
+
+
+# What to do with one claimed row, decided just before sending it.
+@dataclass(frozen=True, slots=True)
+class _Send:
+    message: OutboundMessage
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    message_id: str
+    message: OutboundMessage
+
+
+@dataclass(frozen=True, slots=True)
+class _Skip:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Later:
+    not_before: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Dead:
+    reason: str
+
+
+_Plan = _Send | _Edit | _Skip | _Later | _Dead
+
+
+def default_worker_id() -> str:
+    """Unique among live dispatchers: host, process and a random suffix (64 chars max)."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Dispatcher:
+    """Delivers outbox rows through `adapters` (one per platform). See the module docstring.
+
+    Tunables beyond `settings` exist for tests and operators: `lease` (seconds a claim is
+    held without renewal), `retry_base` / `retry_cap` (backoff), `inline_retry_limit` (retry
+    waits up to this long happen in memory; longer ones go back to the queue), `send_timeout`,
+    `idle_recheck` (the longest sleep, so rows from other processes are noticed),
+    `update_state_ttl` (how long POSTs trust their view of whether the update was retracted),
+    and `rng` (the jitter's source, seeded in tests).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        adapters: Mapping[Platform, Adapter],
+        campaign: Campaign,
+        clock: Clock,
+        *,
+        settings: DeliverySection,
+        metrics: Metrics | None = None,
+        worker_id: str | None = None,
+        rng: random.Random | None = None,
+        lease: float = 60.0,
+        retry_base: float = 1.0,
+        retry_cap: float = 300.0,
+        inline_retry_limit: float = 10.0,
+        send_timeout: float = 30.0,
+        idle_recheck: float = 2.0,
+        update_state_ttl: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.adapters = dict(adapters)
+        self.campaign = campaign
+        self.clock = clock
+        self.settings = settings
+        self.metrics = metrics
+        self.worker_id = (worker_id or default_worker_id())[:64]
+        self.rng = rng or random.Random()
+        self.lease = lease
+        self.retry_base = retry_base
+        self.retry_cap = retry_cap
+        self.inline_retry_limit = inline_retry_limit
+        self.send_timeout = send_timeout
+        self.idle_recheck = idle_recheck
+        self.update_state_ttl = update_state_ttl
+        self.stats = DrainStats()
+
+        self._pacers: dict[Platform, Pacer] = {}
+        self._held: dict[str, Delivery] = {}
+        self._held_per_platform: Counter[Platform] = Counter()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sending: set[asyncio.Task[None]] = set()
+        self._locks = _KeyedLocks()
+        self._update_states: dict[int, tuple[float, asyncio.Future[str | None]]] = {}
+        self._marker: _Marker | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._stop_requested = asyncio.Event()
+        self._stopped = asyncio.Event()
+        self._running = False
+        self._stopping = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        """Deliver until `stop()`. Rows this worker id still held from a crashed run are
+        released first, so they go out at once instead of after their lease."""
+        if self._running:
+            raise RuntimeError("this dispatcher is already running")
+        if self._stop_requested.is_set():
+            return  # stop() came first: a stopped dispatcher stays stopped
+        self._running, self._stopping = True, False
+        self._stopped.clear()
+        failures = 0
+        try:
+            async with self.store.write() as tx:
+                released = await q.release(tx, worker=self.worker_id)
+            if released:
+                log.info(
+                    "took back %d deliveries held by a previous run of %s", released, self.worker_id
+                )
+            self._begin()
+            while not self._stopping:
+                self.store.outbox_written.clear()
+                self._wake.clear()
+                try:
+                    await self._claim_round()
+                    if self._stopping:
+                        break
+                    wait = await self._next_wait()
+                    failures = 0
+                except Exception:
+                    # The database went away (a restart, a network blip): keep the sends in
+                    # flight, and look again later rather than die.
+                    failures += 1
+                    wait = min(2.0**failures, 60.0)
+                    log.exception("the dispatcher could not read the outbox; again in %g s", wait)
+                await self._sleep(wait)
+        finally:
+            await self._end()
+            self._running = False
+            self._stopped.set()
+
+    async def stop(self) -> None:
+        """Stop claiming, let sends already on the wire finish and record their outcome,
+        and release every row not yet sent. Returns when `run()` has wound down."""
+        self._stopping = True
+        self._stop_requested.set()
+        if self._running:
+            await self._stopped.wait()
+
+    async def drain(self, until_idle: bool = True) -> DrainStats:
+        """Deliver what is due now (by `clock`) and return what happened, without `run()`.
+
+        With `until_idle`, keep going until nothing is due and nothing is in flight
+        (follow-ups freed by a POST, notices queued by a failure); otherwise one batch.
+        Retries that wait longer than `inline_retry_limit` are left in the queue.
+        """
+        if self._running:
+            raise RuntimeError("drain() cannot run while run() is running; call stop() first")
+        self.stats = DrainStats()
+        self._stopping = False
+        self._begin()
+        try:
+            while True:
+                self._wake.clear()
+                claimed = await self._claim_round()
+                if not self._tasks:
+                    if claimed == 0:
+                        break
+                    continue
+                if not until_idle:
+                    await asyncio.gather(*self._tasks, return_exceptions=True)
+                    break
+                await self._wait_for_progress()
+            async with self.store.read() as tx:
+                self._record_depth(await q.pending_counts(tx))
+        finally:
+            await self._end()
+        return self.stats
+
+    # ------------------------------------------------------------------ the loop
+
+    def _begin(self) -> None:
+        if self._marker is None:
+            self._marker = _Marker(self.store, self.worker_id)
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.create_task(self._renew_leases(), name="lease-renewal")
+
+    async def _end(self) -> None:
+        """Cancel rows still waiting for a slot, finish sends on the wire, release leases."""
+        self._stopping = True
+        for task in list(self._tasks):
+            if task not in self._sending:
+                task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._marker is not None:
+            await self._marker.close()
+            self._marker = None
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+        try:
+            async with self.store.write() as tx:
+                released = await q.release(tx, worker=self.worker_id)
+        except Exception:
+            log.exception("could not release leases; they lapse after %g s", self.lease)
+        else:
+            if released:
+                log.info("released %d deliveries not yet sent", released)
+
+    async def _claim_round(self) -> int:
+        """Lease due rows for every platform with room, and start a task for each."""
+        room = {
+            platform: self._capacity(platform) - self._held_per_platform[platform]
+            for platform in self.adapters
+        }
+        room = {platform: n for platform, n in room.items() if n > 0}
+        if not room or self._stopping:
+            return 0
+        now = self.clock()
+        lease_until = now + timedelta(seconds=self.lease)
+        claimed: list[Delivery] = []
+        async with self.store.write() as tx:
+            for platform, limit in room.items():
+                claimed += await q.claim(
+                    tx,
+                    worker=self.worker_id,
+                    platform=str(platform),
+                    now=now,
+                    lease_until=lease_until,
+                    limit=limit,
+                )
+            if not claimed:
+                return 0
+            subs = await q.subscriptions_by_id(tx, {d.subscription_id for d in claimed})
+            updates = await _updates(tx, claimed, now)
+        self.stats.claimed += len(claimed)
+        for delivery in claimed:
+            update = updates.get(delivery.update_id) if delivery.update_id is not None else None
+            self._spawn(delivery, subs.get(delivery.subscription_id), update)
+        return len(claimed)
+
+    def _spawn(self, delivery: Delivery, sub: Subscription | None, update: Update | None) -> None:
+        self._held[delivery.id] = delivery
+        self._held_per_platform[delivery.platform] += 1
+        task = asyncio.create_task(self._deliver(delivery, sub, update), name=delivery.id)
+        self._tasks.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            self._tasks.discard(task)
+            self._held.pop(delivery.id, None)
+            self._held_per_platform[delivery.platform] -= 1
+            if self._held_per_platform[delivery.platform] <= self._capacity(delivery.platform) // 2:
+                self._wake.set()
+            if not task.cancelled() and task.exception() is not None:
+                log.error("delivery %s crashed", delivery.id, exc_info=task.exception())
+
+        task.add_done_callback(done)
+
+    def _capacity(self, platform: Platform) -> int:
+        """How many rows of a platform to hold at once: enough to keep its sends busy."""
+        return max(self._pacer(platform).pacing.max_in_flight * 2, 2)
+
+    def _pacer(self, platform: Platform) -> Pacer:
+        pacer = self._pacers.get(platform)
+        if pacer is None:
+            pacer = self._pacers[platform] = Pacer(self.adapters[platform].pacing)
+        return pacer
+
+    async def _next_wait(self) -> float:
+        """Seconds until the next row falls due (at most `idle_recheck`)."""
+        now = self.clock()
+        platforms = [
+            str(p) for p in self.adapters if self._held_per_platform[p] < self._capacity(p)
+        ]
+        async with self.store.read() as tx:
+            due = await q.next_due(tx, platforms=platforms, now=now)
+            self._record_depth(await q.pending_counts(tx))
+        if due is None:
+            return self.idle_recheck
+        return min(max((due - now).total_seconds(), 0.0), self.idle_recheck)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Until a commit queues rows, a task frees room, stop() is called, or `seconds`."""
+        if seconds <= 0:
+            return
+        waiters = [
+            asyncio.ensure_future(event.wait())
+            for event in (self.store.outbox_written, self._wake, self._stop_requested)
+        ]
+        try:
+            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    async def _wait_for_progress(self) -> None:
+        """drain(): until every task is done, or one finishing made room or freed rows."""
+        waker: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
+        pending: set[asyncio.Future[Any]] = set(self._tasks)
+        try:
+            while pending and not waker.done():
+                _, pending = await asyncio.wait(
+                    pending | {waker}, return_when=asyncio.FIRST_COMPLETED
+                )
+                pending.discard(waker)
+        finally:
+            waker.cancel()
+
+    async def _renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            ids = list(self._held)
+            if not ids:
+                continue
+            try:
+                until = self.clock() + timedelta(seconds=self.lease)
+                async with self.store.write() as tx:
+                    await q.renew(tx, worker=self.worker_id, ids=ids, lease_until=until)
+            except Exception:
+                log.exception("renewing %d leases failed; will try again", len(ids))
+
+    def _record_depth(self, counts: Mapping[str, int]) -> None:
+        if self.metrics is None:
+            return
+        for platform in {*map(str, self.adapters), *counts}:
+            self.metrics.queue_depth.labels(platform=platform).set(counts.get(platform, 0))
+
+    def _count(self, platform: Platform, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.deliveries.labels(platform=str(platform), outcome=outcome).inc()
+
+    # ------------------------------------------------------------------ one delivery
+
+    async def _deliver(
+        self, delivery: Delivery, sub: Subscription | None, update: Update | None
+    ) -> None:
+        if sub is None:
+            await self._settle(delivery, _Skip("the channel was unsubscribed before it was sent"))
+            return
+        if sub.broken_reason is not None:
+            reason = f"the channel is paused after a failure: {sub.broken_reason}"
+            await self._settle(delivery, _Skip(reason))
+            return
+        channel = ChannelRef(sub.workspace, sub.channel)
+        adapter = self.adapters[delivery.platform]
+        pacer = self._pacer(delivery.platform)
+        attempts = delivery.attempts
+        key = None if delivery.update_id is None else (delivery.update_id, sub.id)
+        async with self._locks.hold(key):
+            while True:
+                await pacer.acquire(channel)
+                async with pacer.in_flight:
+                    # Rendered at the last moment, so the copy is as current as it can be.
+                    plan = await self._plan(delivery, sub, update)
+                    if not isinstance(plan, _Send | _Edit):
+                        await self._settle(delivery, plan)
+                        return
+                    task = asyncio.current_task()
+                    assert task is not None
+                    self._sending.add(task)  # from here on, stop() waits for the outcome
+                    try:
+                        failure = await self._attempt(adapter, channel, delivery, sub, plan)
+                    finally:
+                        self._sending.discard(task)
+                if failure is None:
+                    return
+                attempts += 1
+                wait = await self._after_failure(delivery, sub, channel, failure, attempts)
+                if wait is None:
+                    return
+                if wait > 0:
+                    await asyncio.sleep(wait)
+
+    async def _attempt(
+        self,
+        adapter: Adapter,
+        channel: ChannelRef,
+        delivery: Delivery,
+        sub: Subscription,
+        plan: _Send | _Edit,
+    ) -> TransientDeliveryError | None:
+        """One try. Returns None when the row is settled (sent or dead), else the failure."""
+        try:
+            async with asyncio.timeout(self.send_timeout):
+                if isinstance(plan, _Send):
+                    message_id = await adapter.send(
+                        channel, plan.message, idempotency_key=delivery.id
+                    )
+                else:
+                    await adapter.edit(channel, plan.message_id, plan.message)
+                    message_id = plan.message_id
+        except PermanentDeliveryError as exc:
+            # A refused send means the channel is unusable; a refused edit may only mean
+            # that one message was deleted, so the channel stays subscribed.
+            await self._park_dead(delivery, sub, exc.reason, breaks=isinstance(plan, _Send))
+            return None
+        except TransientDeliveryError as exc:
+            return exc
+        except TimeoutError:
+            return TransientDeliveryError(f"no answer within {self.send_timeout:g} s")
+        except Exception as exc:
+            log.warning(
+                "sending %s raised %s; retrying", delivery.id, type(exc).__name__, exc_info=True
+            )
+            return TransientDeliveryError(f"{type(exc).__name__}: {exc}")
+        try:
+            await self._mark_sent(delivery, str(message_id))
+        except Exception:
+            # The message exists but is not recorded: after the lease lapses the row is sent
+            # again with the same idempotency key (a no-op on Discord).
+            log.exception("delivery %s was sent but could not be recorded", delivery.id)
+        return None
+
+    async def _mark_sent(self, delivery: Delivery, message_id: str) -> None:
+        assert self._marker is not None
+        await self._marker.mark(q.SentMark(delivery.id, message_id, self.clock()))
+        self.stats.sent += 1
+        self._count(delivery.platform, "sent")
+        log.debug("delivered %s (%s) as %s", delivery.id, delivery.action, message_id)
+
+    async def _after_failure(
+        self,
+        delivery: Delivery,
+        sub: Subscription,
+        channel: ChannelRef,
+        failure: TransientDeliveryError,
+        attempts: int,
+    ) -> float | None:
+        """Record a transient failure. Returns how long to wait before retrying here, or None
+        when this task is done with the row (dead, or back in the queue for later)."""
+        pacer = self._pacer(delivery.platform)
+        if failure.retry_after is not None:
+            if failure.is_global:
+                pacer.pause_global(failure.retry_after)
+            else:
+                pacer.pause_channel(channel, failure.retry_after)
+        if attempts >= self.settings.max_attempts:
+            reason = f"gave up after {attempts} attempts; last error: {failure.reason}"
+            await self._park_dead(delivery, sub, reason, breaks=False)
+            return None
+        if failure.retry_after is not None:
+            delay = failure.retry_after
+        else:
+            delay = backoff_delay(attempts, self.rng, base=self.retry_base, cap=self.retry_cap)
+        inline = delay <= self.inline_retry_limit and not self._stopping
+        now = self.clock()
+        async with self.store.write() as tx:
+            recorded = await q.record_failure(
+                tx,
+                worker=self.worker_id,
+                delivery_id=delivery.id,
+                reason=failure.reason,
+                lease_until=now + timedelta(seconds=self.lease),
+                retry_at=None if inline else now + timedelta(seconds=delay),
+            )
+        if recorded is None:
+            log.warning("lost the lease on %s; another dispatcher has it", delivery.id)
+            return None
+        self.stats.retried += 1
+        self._count(delivery.platform, "retried")
+        log.info(
+            "delivery %s to %s failed (%s); retry %d in %.2f s",
+            delivery.id,
+            sub.address,
+            failure.reason,
+            attempts,
+            delay,
+        )
+        if not inline:
+            self.stats.postponed += 1
+            return None
+        # After a 429 the paused bucket makes the next acquire() wait; no extra sleep.
+        return 0.0 if failure.retry_after is not None else delay
+
+    async def _plan(self, delivery: Delivery, sub: Subscription, update: Update | None) -> _Plan:
+        """Render what this row sends, from the store as it is now."""
+        action = delivery.action
+        language, zone = sub.language, sub.timezone
+        if action is DeliveryAction.POST:
+            if update is None:
+                return _Skip("the update no longer exists")
+            if await self._update_state(update.id) != UpdateState.PUBLISHED:
+                return _Skip("the update was withdrawn before it reached this channel")
+            if update.published_at is not None and update.published_at > self.clock():
+                return _Later(update.published_at)
+            return _Send(update_message(update, language, self.campaign, timezone=zone))
+        if action in (DeliveryAction.BRIEFING, DeliveryAction.NOTICE):
+            raw = (delivery.payload or {}).get("message")
+            if not isinstance(raw, Mapping):
+                return _Dead("the delivery carries no message to send (payload['message'])")
+            return _Send(OutboundMessage.from_json(raw))
+        if action in FOLLOW_UPS and delivery.update_id is not None:
+            now = self.clock()
+            async with self.store.read() as tx:
+                post = await q.find_post(tx, delivery.update_id, sub.id)
+                current = await tx.get_update(delivery.update_id, now)
+            if current is None:
+                return _Skip("the update no longer exists")
+            if post is not None and post.state is DeliveryState.PENDING:
+                return _Later(now)  # claimable again once the POST settles
+            if post is None or post.state is not DeliveryState.SENT:
+                return _Skip(f"nothing to {action}: the update never reached this channel")
+            if not post.platform_message_id:
+                return _Skip(f"nothing to {action}: the post recorded no message id")
+            if action is DeliveryAction.RETRACT:
+                message = retraction_message(current, language, self.campaign, timezone=zone)
+                return _Edit(post.platform_message_id, message)
+            if action is DeliveryAction.EDIT:
+                message = update_message(current, language, self.campaign, timezone=zone)
+                return _Edit(post.platform_message_id, message)
+            if current.retracted:
+                return _Skip("the update was retracted; its retraction replaces the correction")
+            return _Send(correction_message(current, language, self.campaign, timezone=zone))
+        return _Dead(f"cannot deliver a {action} row (update {delivery.update_id})")
+
+    async def _update_state(self, update_id: int) -> str | None:
+        """The update's stored state, re-read at most once a second (one read shared by
+        every copy waiting for it): a retraction during a fan-out stops the POSTs not yet
+        sent."""
+        cached = self._update_states.get(update_id)
+        if cached is None or time.monotonic() - cached[0] >= self.update_state_ttl:
+            cached = (time.monotonic(), asyncio.ensure_future(self._read_update_state(update_id)))
+            self._update_states[update_id] = cached
+        return await asyncio.shield(cached[1])
+
+    async def _read_update_state(self, update_id: int) -> str | None:
+        async with self.store.read() as tx:
+            return await q.state_of_update(tx, update_id)
+
+    async def _settle(self, delivery: Delivery, plan: _Plan) -> None:
+        """Finish a row that needs no send: nothing to do, not yet, or unsendable."""
+        if isinstance(plan, _Dead):
+            log.error("delivery %s is unsendable: %s", delivery.id, plan.reason)
+            async with self.store.write() as tx:
+                await q.settle(
+                    tx,
+                    worker=self.worker_id,
+                    delivery_id=delivery.id,
+                    state=DeliveryState.DEAD,
+                    reason=plan.reason,
+                )
+            self.stats.dead += 1
+            self._count(delivery.platform, "dead")
+            return
+        async with self.store.write() as tx:
+            if isinstance(plan, _Later):
+                await q.postpone(
+                    tx, worker=self.worker_id, delivery_id=delivery.id, not_before=plan.not_before
+                )
+                self.stats.postponed += 1
+            elif isinstance(plan, _Skip):
+                await q.settle(
+                    tx,
+                    worker=self.worker_id,
+                    delivery_id=delivery.id,
+                    state=DeliveryState.CANCELLED,
+                    reason=plan.reason,
+                )
+                self.stats.cancelled += 1
+                log.info("delivery %s cancelled: %s", delivery.id, plan.reason)
+
+    async def _park_dead(
+        self, delivery: Delivery, sub: Subscription, reason: str, *, breaks: bool
+    ) -> None:
+        """DEAD with its reason; if `breaks`, the channel is paused and admins are told."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            settled = await q.settle(
+                tx,
+                worker=self.worker_id,
+                delivery_id=delivery.id,
+                state=DeliveryState.DEAD,
+                reason=reason,
+                count_attempt=True,
+            )
+            if not settled:
+                log.warning("lost the lease on %s before recording: %s", delivery.id, reason)
+                return
+            tell_admins = True
+            if breaks:
+                current = await tx.get_subscription(sub.id)
+                if current is not None and current.broken_reason is None:
+                    await tx.mark_subscription_broken(sub.id, reason)
+                    cancelled = await tx.cancel_pending(subscription_id=sub.id)
+                    await tx.audit(
+                        now,
+                        ACTOR,
+                        "subscription.broken",
+                        f"subscription:{sub.id}",
+                        None,
+                        {"reason": reason, "delivery": delivery.id, "cancelled": cancelled},
+                    )
+                else:
+                    tell_admins = False  # already broken: the admins heard the first time
+            if tell_admins:
+                await tx.enqueue(
+                    _notices(
+                        await _admin_subs(tx, self.settings),
+                        delivery,
+                        sub,
+                        reason,
+                        breaks,
+                        now,
+                    ),
+                    now,
+                )
+        self.stats.dead += 1
+        self._count(delivery.platform, "dead")
+        log.warning(
+            "delivery %s (%s) to %s is dead: %s%s",
+            delivery.id,
+            delivery.action,
+            sub.address,
+            reason,
+            "; channel paused" if breaks else "",
+        )
+
+
+async def _updates(tx: Tx, claimed: list[Delivery], now: datetime) -> dict[int, Update]:
+    """The updates the claimed POSTs render (one read per update, not per row)."""
+    ids = {d.update_id for d in claimed if d.action is DeliveryAction.POST and d.update_id}
+    found: dict[int, Update] = {}
+    for update_id in ids:
+        update = await tx.get_update(update_id, now)
+        if update is not None:
+            found[update_id] = update
+    return found
+
+
+# ---------------------------------------------------------------------- telling admins
+
+_NOTICE_WORDS = {
+    "en": {
+        "broken_title": "Channel paused: {address}",
+        "broken_body": "{what} could not be delivered to {address}: {reason}. Nothing more "
+        "will be sent there. Give the bot access to the channel again, then run "
+        "`strikebot deliveries retry {id}`.",
+        "failed_title": "Delivery failed: {address}",
+        "failed_body": "{what} could not be delivered to {address}: {reason}. Run "
+        "`strikebot deliveries retry {id}` to try again.",
+        "update": "Update #{n}",
+        "edit": "The edit of update #{n}",
+        "retract": "The retraction of update #{n}",
+        "correction": "The correction of update #{n}",
+        "briefing": "A morning briefing",
+        "notice": "An admin notice",
+    },
+    "es": {
+        "broken_title": "Canal en pausa: {address}",
+        "broken_body": "{what} no se pudo entregar en {address}: {reason}. No se enviará "
+        "nada más allí. Devuelve al bot el acceso al canal y luego ejecuta "
+        "`strikebot deliveries retry {id}`.",
+        "failed_title": "Entrega fallida: {address}",
+        "failed_body": "{what} no se pudo entregar en {address}: {reason}. Ejecuta "
+        "`strikebot deliveries retry {id}` para intentarlo de nuevo.",
+        "update": "La actualización #{n}",
+        "edit": "La edición de la actualización #{n}",
+        "retract": "La retirada de la actualización #{n}",
+        "correction": "La corrección de la actualización #{n}",
+        "briefing": "Un resumen matutino",
+        "notice": "Un aviso para administración",
+    },
+}
+
+
+def parse_address(address: str) -> tuple[Platform, str, str] | None:
+    """(platform, workspace, channel) from "discord:guild/channel"; None if malformed."""
+    platform, _, rest = address.partition(":")
+    workspace, _, channel = rest.rpartition("/")
+    if platform not in set(Platform) or not workspace or not channel:
+        return None
+    return Platform(platform), workspace, channel
+
+
+async def _admin_subs(tx: Tx, settings: DeliverySection) -> list[Subscription]:
+    found = []
+    for address in settings.admin_channels:
+        parsed = parse_address(address)
+        if parsed is None:
+            log.warning(
+                "ignoring admin channel %r: write it as platform:workspace/channel", address
+            )
+            continue
+        sub = await tx.find_subscription(*parsed)
+        if sub is not None and sub.broken_reason is None:
+            found.append(sub)
+    return found
+
+
+def _notices(
+    admin_subs: list[Subscription],
+    delivery: Delivery,
+    sub: Subscription,
+    reason: str,
+    broke: bool,
+    now: datetime,
+) -> list[NewDelivery]:
+    rows = []
+    for admin in admin_subs:
+        if admin.id == sub.id:
+            continue
+        words = _NOTICE_WORDS["es" if admin.language == "es" else "en"]
+        kind = "update" if delivery.action is DeliveryAction.POST else str(delivery.action)
+        what = words[kind].format(n=delivery.update_id)
+        fill = {"address": sub.address, "what": what, "reason": reason, "id": delivery.id}
+        title = words["broken_title" if broke else "failed_title"].format(**fill)
+        body = words["broken_body" if broke else "failed_body"].format(**fill)
+        message = notice_message(title, body, admin.language)
+        rows.append(
+            NewDelivery(
+                dedupe_key=f"notice:dead:{delivery.id}:s{admin.id}",
+                subscription_id=admin.id,
+                platform=admin.platform,
+                action=DeliveryAction.NOTICE,
+                not_before=now,
+                payload={"message": message.to_json()},
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+class _Marker:
+    """Group commit of SENT marks: a send that returns waits for its row to be committed;
+    sends returning while a commit runs share the next one. Nothing waits on a timer."""
+
+    def __init__(self, store: Store, worker: str) -> None:
+        self._store = store
+        self._worker = worker
+        self._queue: list[tuple[q.SentMark, asyncio.Future[None]]] = []
+        self._ready = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.create_task(self._loop(), name="sent-marker")
+
+    async def mark(self, mark: q.SentMark) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((mark, done))
+        self._ready.set()
+        await asyncio.shield(done)
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop."""
+        self._closing = True
+        self._ready.set()
+        await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            await self._commit_pending()
+            if self._queue:
+                self._ready.set()
+            elif self._closing:
+                return
+
+    async def _commit_pending(self) -> None:
+        batch, self._queue = self._queue, []
+        if not batch:
+            return
+        try:
+            async with self._store.write() as tx:
+                marked = await q.mark_sent(tx, worker=self._worker, marks=[m for m, _ in batch])
+        except Exception as exc:
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            return
+        if 0 <= marked < len(batch):
+            log.warning(
+                "%d of %d sent deliveries were no longer leased to this dispatcher",
+                len(batch) - marked,
+                len(batch),
+            )
+        for _, done in batch:
+            if not done.done():
+                done.set_result(None)
+
+
+class _KeyedLocks:
+    """One lock per key (an update's copy in one channel), dropped when nobody holds it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[Hashable, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: Hashable | None) -> AsyncIterator[None]:
+        if key is None:
+            yield
+            return
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)

@@ -1,0 +1,1310 @@
+"""A fake Discord on 127.0.0.1 that the REAL discord.py talks to.
+
+REST (`/api/v10/...`): login (`/users/@me`, `/oauth2/applications/@me`), `/gateway/bot`,
+command sync (global and guild `PUT .../commands`), channel messages (create with
+`enforce_nonce` dedupe, edit, delete), interaction callbacks and the webhook routes used
+after a deferral. Every bot request counts against a global per-token limit (a sliding
+one-second window) and channel-message routes against per-channel buckets; both answer
+429 exactly as Discord does (JSON body with `retry_after` and `global`, `Retry-After`,
+`X-RateLimit-*` and a `Via` header, without which discord.py assumes a Cloudflare ban).
+JSON goes out with `Content-Type: application/json` and no charset, as discord.py expects.
+
+Gateway (`/gateway`, JSON text frames): HELLO, heartbeat ACK, IDENTIFY → READY (+
+GUILD_CREATE), RESUME → replay of missed events + RESUMED, unknown session → INVALID_SESSION.
+`send_interaction()` dispatches INTERACTION_CREATE to the shard owning the guild;
+`drop_gateway()` closes every socket (with a close code, or abruptly).
+
+Faults: `inject()` answers matching requests with a status (403/404/429/5xx), holds them
+past the client's timeout ("timeout") or cuts the connection ("reset"). Channels can be
+forbidden (403 Missing Access) or missing (404 Unknown Channel). An interaction answered
+more than `interaction_deadline` seconds after dispatch gets Discord's 10062 Unknown
+interaction.
+
+Run standalone (the fan-out benchmark does): `python -m tests.fakes.discord --global-rate 500`;
+it prints `READY <api base> <gateway url>` and serves `/_fake/stats` and `/_fake/reset`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import json
+import math
+import re
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiohttp import WSMsgType, web
+
+API_VERSION = 10
+DISCORD_EPOCH_MS = 1_420_070_400_000
+PAYLOADS = Path(__file__).resolve().parent.parent / "payloads" / "discord"
+T = TypeVar("T")
+
+# Interaction callback types (Discord's documented InteractionResponseType values).
+PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE, UPDATE_MESSAGE = 1, 4, 5, 6, 7
+AUTOCOMPLETE_RESULT, MODAL = 8, 9
+EPHEMERAL_FLAG = 1 << 6
+
+
+def load_payload(name: str) -> dict[str, Any]:
+    """A captured payload from tests/payloads/discord/<name>.json (a fresh copy)."""
+    data: dict[str, Any] = json.loads((PAYLOADS / f"{name}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def json_response(
+    data: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    """JSON with `Content-Type: application/json` exactly: discord.py compares the header."""
+    all_headers = {"Content-Type": "application/json", **(headers or {})}
+    return web.Response(status=status, body=json.dumps(data).encode(), headers=all_headers)
+
+
+def error(status: int, message: str, code: int = 0) -> web.Response:
+    return json_response({"message": message, "code": code}, status)
+
+
+@dataclass
+class FakeMessage:
+    id: str
+    channel_id: str
+    content: str
+    embeds: list[dict[str, Any]]
+    nonce: str | None
+    allowed_mentions: dict[str, Any] | None
+    payload: dict[str, Any]
+    created_at: float
+    edits: list[dict[str, Any]] = field(default_factory=list)
+    deleted: bool = False
+
+    def to_json(self, bot_user: Mapping[str, Any]) -> dict[str, Any]:
+        return message_object(
+            self.id, self.channel_id, bot_user, content=self.content, embeds=self.embeds,
+            nonce=self.nonce, edited=bool(self.edits),
+        )  # fmt: skip
+
+
+@dataclass
+class Reply:
+    """One thing the bot did in answer to an interaction."""
+
+    interaction_id: str
+    kind: str  # "callback" | "edit_original" | "followup" | "delete_original"
+    type: int | None  # callback type for kind == "callback"
+    data: dict[str, Any]
+    after: float  # seconds since the interaction was dispatched
+
+    @property
+    def embeds(self) -> list[dict[str, Any]]:
+        embeds: list[dict[str, Any]] = self.data.get("embeds") or []
+        return embeds
+
+    @property
+    def ephemeral(self) -> bool:
+        return bool(int(self.data.get("flags") or 0) & EPHEMERAL_FLAG)
+
+    @property
+    def text(self) -> str:
+        """Everything a person would read: content, embed titles, descriptions and fields."""
+        parts = [str(self.data.get("content") or "")]
+        for embed in self.embeds:
+            parts.append(str(embed.get("title", "")))
+            parts.append(str(embed.get("description", "")))
+            for f in embed.get("fields", []):
+                parts.append(f"{f.get('name', '')}\n{f.get('value', '')}")
+            parts.append(str((embed.get("footer") or {}).get("text", "")))
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass
+class Injection:
+    status: int | str  # an HTTP status, "timeout" or "reset"
+    route: str | None  # "POST /channels/{channel_id}/messages"; None = any bot route
+    channel_id: str | None
+    times: int
+    retry_after: float
+    body: dict[str, Any] | None
+
+
+@dataclass
+class RateLimited:
+    at: float  # monotonic
+    scope: str  # "global" | "user"
+    route: str
+
+
+@dataclass
+class _Interaction:
+    id: str
+    token: str
+    payload: dict[str, Any]
+    dispatched_at: float
+    acknowledged: bool = False
+    original: dict[str, Any] | None = None
+
+
+@dataclass
+class _Session:
+    id: str
+    shard: tuple[int, int]
+    seq: int = 0
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    ws: web.WebSocketResponse | None = None
+
+
+@dataclass
+class _Route:
+    method: str
+    template: str
+    pattern: re.Pattern[str]
+    handler: Callable[[web.Request, dict[str, str]], Awaitable[web.StreamResponse]]
+    bot_auth: bool  # needs "Authorization: Bot <token>" and counts against the global limit
+    bucket: tuple[int, float] | None  # (limit, window seconds) per major parameter
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
+    return re.compile(f"^/api/v{API_VERSION}{regex}$")
+
+
+EMBED_LIMITS = {
+    "title": 256,
+    "description": 4096,
+    "fields": 25,
+    "field_name": 256,
+    "field_value": 1024,
+    "footer": 2048,
+    "author": 256,
+    "total": 6000,
+    "embeds": 10,
+}
+
+
+def invalid_form(body: Mapping[str, Any]) -> str | None:
+    """Why Discord would answer 400 Invalid Form Body (50035) to this message, if it would."""
+    content = body.get("content") or ""
+    if len(content) > 2000:
+        return "content: Must be 2000 or fewer in length."
+    embeds = body.get("embeds") or []
+    if len(embeds) > EMBED_LIMITS["embeds"]:
+        return "embeds: Must be 10 or fewer in length."
+    total = 0
+    for i, embed in enumerate(embeds):
+        parts = {
+            "title": embed.get("title") or "",
+            "description": embed.get("description") or "",
+            "footer": (embed.get("footer") or {}).get("text") or "",
+            "author": (embed.get("author") or {}).get("name") or "",
+        }
+        for name, text in parts.items():
+            if len(text) > EMBED_LIMITS[name]:
+                return f"embeds.{i}.{name}: Must be {EMBED_LIMITS[name]} or fewer in length."
+            total += len(text)
+        fields = embed.get("fields") or []
+        if len(fields) > EMBED_LIMITS["fields"]:
+            return f"embeds.{i}.fields: Must be 25 or fewer in length."
+        for j, f in enumerate(fields):
+            if not f.get("name") or not f.get("value"):
+                return f"embeds.{i}.fields.{j}: This field is required"
+            if len(f["name"]) > EMBED_LIMITS["field_name"]:
+                return f"embeds.{i}.fields.{j}.name: Must be 256 or fewer in length."
+            if len(f["value"]) > EMBED_LIMITS["field_value"]:
+                return f"embeds.{i}.fields.{j}.value: Must be 1024 or fewer in length."
+            total += len(f["name"]) + len(f["value"])
+    if total > EMBED_LIMITS["total"]:
+        return "embeds: Embed size exceeds maximum size of 6000"
+    return None
+
+
+def message_object(
+    message_id: str,
+    channel_id: str,
+    author: Mapping[str, Any],
+    *,
+    content: str = "",
+    embeds: list[dict[str, Any]] | None = None,
+    nonce: str | None = None,
+    flags: int = 0,
+    edited: bool = False,
+    components: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A message as Discord returns it (the fields discord.py reads)."""
+    now = datetime.now(UTC).isoformat()
+    return {
+        "id": message_id,
+        "channel_id": channel_id,
+        "author": dict(author),
+        "content": content,
+        "timestamp": now,
+        "edited_timestamp": now if edited else None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": embeds or [],
+        "pinned": False,
+        "type": 0,
+        "flags": flags,
+        "components": components or [],
+        "nonce": nonce,
+    }
+
+
+class FakeDiscord:
+    """One fake Discord (REST + gateway) for one bot token. Use as `async with FakeDiscord()`."""
+
+    def __init__(
+        self,
+        *,
+        token: str = "fake-bot-token",  # noqa: S107 (a fake token)
+        application_id: str = "900000000000000001",
+        bot_user_id: str = "900000000000000001",
+        guild_ids: tuple[str, ...] = ("700000000000000001",),
+        shard_count: int = 1,
+        global_per_second: float | None = 50.0,
+        per_channel_limit: int = 5,
+        per_channel_window: float = 5.0,
+        latency: float = 0.0,
+        nonce_window: float = 300.0,
+        interaction_deadline: float = 3.0,
+        heartbeat_interval_ms: int = 41_250,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.token = token
+        self.application_id = application_id
+        self.guild_ids = guild_ids
+        self.shard_count = shard_count
+        self.global_per_second = global_per_second
+        self.per_channel_limit = per_channel_limit
+        self.per_channel_window = per_channel_window
+        self.latency = latency
+        self.nonce_window = nonce_window
+        self.interaction_deadline = interaction_deadline
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.host = host
+        self.port = port
+        self.bot_user: dict[str, Any] = {
+            "id": bot_user_id,
+            "username": "strikebot",
+            "discriminator": "0",
+            "global_name": "Strike Bot",
+            "avatar": None,
+            "bot": True,
+            "flags": 0,
+            "public_flags": 0,
+            "verified": True,
+            "mfa_enabled": False,
+        }
+        # -- what happened (tests read these) --
+        self.messages: dict[str, FakeMessage] = {}
+        self.commands: dict[str | None, list[dict[str, Any]]] = {}
+        self.replies: dict[str, list[Reply]] = {}
+        self.rate_limited: list[RateLimited] = []
+        self.requests: list[tuple[float, str, str, int]] = []  # (at, method, path, status)
+        self.nonce_hits = 0
+        self.identifies = 0
+        self.resumes = 0
+        self.heartbeats = 0
+        self.first_message_post_at: float | None = None
+        # -- faults --
+        self.gateway_open = True  # False: the gateway answers 503 (Discord's gateway is down)
+        self.forbidden_channels: set[str] = set()
+        self.missing_channels: set[str] = set()
+        self._injections: list[Injection] = []
+        # -- internals --
+        self._ids = itertools.count(1)
+        self._global_window: deque[float] = deque()
+        self._buckets: dict[str, tuple[float, int]] = {}
+        self._nonces: dict[tuple[str, str], tuple[str, float]] = {}
+        self._interactions: dict[str, _Interaction] = {}
+        self._by_token: dict[str, _Interaction] = {}
+        self._sessions: dict[str, _Session] = {}
+        self._sockets: dict[web.WebSocketResponse, web.Request] = {}
+        self._changed = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self._routes = self._route_table()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> FakeDiscord:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/gateway", self._gateway)
+        app.router.add_get("/_fake/stats", self._stats)
+        app.router.add_post("/_fake/reset", self._reset)
+        app.router.add_route("*", "/api/{tail:.*}", self._api)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+
+    async def close(self) -> None:
+        self._closing.set()
+        for ws in list(self._sockets):
+            with contextlib.suppress(Exception):
+                await ws.close(code=1001)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def api_base(self) -> str:
+        """What DISCORD_API_BASE is set to (discord.py's `Route.BASE`)."""
+        return f"{self.base_url}/api/v{API_VERSION}"
+
+    @property
+    def gateway_url(self) -> str:
+        """What DISCORD_GATEWAY_URL is set to."""
+        return f"ws://{self.host}:{self.port}/gateway"
+
+    # ------------------------------------------------------------------ test helpers
+
+    def snowflake(self) -> str:
+        ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+        return str((ms << 22) | (next(self._ids) & 0x3FFFFF))
+
+    def notify(self) -> None:
+        self._changed.set()
+
+    async def wait_for(self, check: Callable[[], T | None], within: float = 5.0) -> T:
+        """Wait until `check()` returns something truthy (re-checked on every change)."""
+        async with asyncio.timeout(within):
+            while True:
+                self._changed.clear()
+                result = check()
+                if result:
+                    return result
+                await self._changed.wait()
+
+    def inject(
+        self,
+        status: int | str,
+        *,
+        route: str | None = "POST /channels/{channel_id}/messages",
+        channel_id: str | None = None,
+        times: int = 1,
+        retry_after: float = 0.05,
+        body: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer the next `times` matching bot requests with a fault."""
+        self._injections.append(Injection(status, route, channel_id, times, retry_after, body))
+
+    def channel_messages(
+        self, channel_id: str, *, include_deleted: bool = False
+    ) -> list[FakeMessage]:
+        return [
+            m
+            for m in self.messages.values()
+            if m.channel_id == channel_id and (include_deleted or not m.deleted)
+        ]
+
+    def original_message(self, interaction_id: str) -> dict[str, Any]:
+        """The message the bot's reply to an interaction became (with its components)."""
+        original = self._interactions[interaction_id].original
+        assert original is not None, "the bot has not answered with a message"
+        return dict(original)
+
+    def connected_sessions(self) -> int:
+        return sum(1 for s in self._sessions.values() if s.ws is not None and not s.ws.closed)
+
+    async def wait_connected(self, sessions: int | None = None, within: float = 5.0) -> None:
+        want = sessions or self.shard_count
+        await self.wait_for(lambda: self.connected_sessions() >= want, within)
+
+    async def send_interaction(self, payload: Mapping[str, Any], *, buffered: bool = False) -> str:
+        """Dispatch INTERACTION_CREATE (a fresh id and token each time); returns the id.
+
+        `buffered`: do not wait for a live connection; a dropped session gets it on RESUME."""
+        data = json.loads(json.dumps(payload))
+        data["id"] = self.snowflake()
+        data["token"] = "itok_" + secrets.token_hex(16)
+        data["application_id"] = self.application_id
+        interaction = _Interaction(data["id"], data["token"], data, time.monotonic())
+        self._interactions[interaction.id] = interaction
+        self._by_token[interaction.token] = interaction
+        await self.dispatch(
+            "INTERACTION_CREATE", data, guild_id=data.get("guild_id"), buffered=buffered
+        )
+        return interaction.id
+
+    async def wait_reply(
+        self, interaction_id: str, *, count: int = 1, kind: str | None = None, within: float = 5.0
+    ) -> list[Reply]:
+        """The first `count` replies (optionally of one kind) to an interaction."""
+
+        def ready() -> list[Reply] | None:
+            got = [r for r in self.replies.get(interaction_id, []) if kind in (None, r.kind)]
+            return got[:count] if len(got) >= count else None
+
+        return await self.wait_for(ready, within)
+
+    async def dispatch(
+        self,
+        event: str,
+        data: dict[str, Any],
+        *,
+        guild_id: str | None = None,
+        buffered: bool = False,
+    ) -> None:
+        """Send a DISPATCH to the shard owning `guild_id` (shard 0 for DMs).
+
+        Waits for that shard to be connected, unless `buffered`: then the latest session gets
+        it even while dropped, and it is replayed on RESUME, as Discord does."""
+        shard_id = (int(guild_id) >> 22) % self.shard_count if guild_id else 0
+
+        def session() -> _Session | None:
+            for s in reversed(self._sessions.values()):
+                live = s.ws is not None and not s.ws.closed
+                if s.shard[0] == shard_id and (live or buffered):
+                    return s
+            return None
+
+        target = await self.wait_for(session)
+        await self._send_dispatch(target, event, data)
+
+    async def drop_gateway(self, code: int | None = 4000) -> None:
+        """Close every gateway socket: with `code`, or cut the TCP connection when None."""
+        for ws, request in list(self._sockets.items()):
+            if code is None:
+                if request.transport is not None:
+                    request.transport.close()
+            else:
+                with contextlib.suppress(Exception):
+                    await ws.close(code=code)
+        self.notify()
+
+    def invalidate_sessions(self) -> None:
+        """Forget every session, so the next RESUME gets INVALID_SESSION."""
+        self._sessions.clear()
+
+    def stats(self) -> dict[str, Any]:
+        start = self.first_message_post_at
+        return {
+            "requests": len(self.requests),
+            "messages": sum(1 for m in self.messages.values() if not m.deleted),
+            "nonce_hits": self.nonce_hits,
+            "first_message_post_at": start,
+            "rate_limited": [
+                {
+                    "after_first_post": None if start is None else r.at - start,
+                    "scope": r.scope,
+                    "route": r.route,
+                }
+                for r in self.rate_limited
+            ],
+        }
+
+    def reset_counters(self) -> None:
+        self.messages.clear()
+        self.rate_limited.clear()
+        self.requests.clear()
+        self.nonce_hits = 0
+        self.first_message_post_at = None
+        self._global_window.clear()
+        self._buckets.clear()
+        self._nonces.clear()
+
+    # ------------------------------------------------------------------ REST plumbing
+
+    def _route_table(self) -> list[_Route]:
+        channel_bucket = (self.per_channel_limit, self.per_channel_window)
+        table: list[tuple[str, str, Any, bool, tuple[int, float] | None]] = [
+            ("GET", "/users/@me", self._me, True, None),
+            ("GET", "/oauth2/applications/@me", self._application, True, None),
+            ("GET", "/applications/@me", self._application, True, None),
+            ("GET", "/gateway", self._gateway_info, False, None),
+            ("GET", "/gateway/bot", self._gateway_bot, True, None),
+            ("PUT", "/applications/{application_id}/commands", self._put_commands, True, None),
+            ("GET", "/applications/{application_id}/commands", self._get_commands, True, None),
+            ("PUT", "/applications/{application_id}/guilds/{guild_id}/commands",
+             self._put_commands, True, None),
+            ("GET", "/applications/{application_id}/guilds/{guild_id}/commands",
+             self._get_commands, True, None),
+            ("POST", "/channels/{channel_id}/messages", self._create_message, True,
+             channel_bucket),
+            ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message, True,
+             channel_bucket),
+            ("DELETE", "/channels/{channel_id}/messages/{message_id}", self._delete_message,
+             True, channel_bucket),
+            ("POST", "/interactions/{interaction_id}/{token}/callback", self._callback, False,
+             None),
+            ("PATCH", "/webhooks/{application_id}/{token}/messages/@original",
+             self._edit_original, False, None),
+            ("GET", "/webhooks/{application_id}/{token}/messages/@original",
+             self._get_original, False, None),
+            ("DELETE", "/webhooks/{application_id}/{token}/messages/@original",
+             self._delete_original, False, None),
+            ("POST", "/webhooks/{application_id}/{token}", self._followup, False, None),
+        ]  # fmt: skip
+        return [
+            _Route(method, template, _compile(template), handler, auth, bucket)
+            for method, template, handler, auth, bucket in table
+        ]
+
+    async def _api(self, request: web.Request) -> web.StreamResponse:
+        response = await self._api_inner(request)
+        self.requests.append((time.monotonic(), request.method, request.path, response.status))
+        self.notify()
+        return response
+
+    async def _api_inner(self, request: web.Request) -> web.StreamResponse:
+        for route in self._routes:
+            if route.method != request.method:
+                continue
+            match = route.pattern.match(request.path)
+            if match is None:
+                continue
+            params = match.groupdict()
+            key = f"{route.method} {route.template}"
+            if route.bot_auth and request.headers.get("Authorization") != f"Bot {self.token}":
+                return error(401, "401: Unauthorized")
+            is_post = key == "POST /channels/{channel_id}/messages"
+            if is_post and self.first_message_post_at is None:
+                self.first_message_post_at = time.monotonic()
+            injected = await self._injected(request, key, params)
+            if injected is not None:
+                return injected
+            if route.bot_auth and self.global_per_second is not None:
+                limited = self._global_limit(key)
+                if limited is not None:
+                    return limited
+            headers: dict[str, str] = {}
+            if route.bucket is not None:
+                major = params.get("channel_id", "")
+                limited_or_headers = self._bucket(key, major, *route.bucket)
+                if isinstance(limited_or_headers, web.Response):
+                    return limited_or_headers
+                headers = limited_or_headers
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            response = await route.handler(request, params)
+            response.headers.update(headers)
+            return response
+        return error(404, "404: Not Found")
+
+    async def _injected(
+        self, request: web.Request, key: str, params: Mapping[str, str]
+    ) -> web.StreamResponse | None:
+        for injection in self._injections:
+            if injection.times <= 0:
+                continue
+            if injection.route is not None and injection.route != key:
+                continue
+            if injection.channel_id is not None and injection.channel_id != params.get(
+                "channel_id"
+            ):
+                continue
+            injection.times -= 1
+            if injection.status == "timeout":
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(30):
+                        await self._closing.wait()
+                return error(504, "held past the client's timeout")
+            if injection.status == "reset":
+                if request.transport is not None:
+                    request.transport.close()
+                return web.Response(status=500)
+            status = int(injection.status)
+            if status == 429:
+                self.rate_limited.append(RateLimited(time.monotonic(), "user", key))
+                return self._too_many(injection.retry_after, is_global=False)
+            body = injection.body or {
+                403: {"message": "Missing Access", "code": 50001},
+                404: {"message": "Unknown Channel", "code": 10003},
+            }.get(status, {"message": f"{status}: injected", "code": 0})
+            return json_response(body, status)
+        return None
+
+    def _too_many(
+        self, retry_after: float, *, is_global: bool, headers: Mapping[str, str] | None = None
+    ) -> web.Response:
+        retry_after = max(round(retry_after, 3), 0.001)
+        all_headers = {
+            "Retry-After": str(max(1, math.ceil(retry_after))),
+            "Via": "1.1 google",
+            "X-RateLimit-Scope": "global" if is_global else "user",
+            **(headers or {}),
+        }
+        if is_global:
+            all_headers["X-RateLimit-Global"] = "true"
+        body = {
+            "message": "You are being rate limited.",
+            "retry_after": retry_after,
+            "global": is_global,
+            "code": 0,
+        }
+        return json_response(body, 429, all_headers)
+
+    def _global_limit(self, key: str) -> web.Response | None:
+        assert self.global_per_second is not None
+        now = time.monotonic()
+        window = self._global_window
+        while window and window[0] <= now - 1.0:
+            window.popleft()
+        if len(window) >= self.global_per_second:
+            self.rate_limited.append(RateLimited(now, "global", key))
+            return self._too_many(window[0] + 1.0 - now, is_global=True)
+        window.append(now)
+        return None
+
+    def _bucket(
+        self, key: str, major: str, limit: int, period: float
+    ) -> web.Response | dict[str, str]:
+        now = time.monotonic()
+        bucket_key = f"{key}:{major}"
+        started, used = self._buckets.get(bucket_key, (now, 0))
+        if now >= started + period:
+            started, used = now, 0
+        reset_after = started + period - now
+        bucket_hash = hashlib.sha1(key.encode()).hexdigest()[:16]  # noqa: S324 (an id, not security)
+        headers = {
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
+            "X-RateLimit-Reset-After": f"{reset_after:.3f}",
+            "X-RateLimit-Bucket": bucket_hash,
+        }
+        if used >= limit:
+            self.rate_limited.append(RateLimited(now, "user", key))
+            return self._too_many(reset_after, is_global=False, headers=headers | {
+                "X-RateLimit-Remaining": "0"})  # fmt: skip
+        used += 1
+        self._buckets[bucket_key] = (started, used)
+        headers["X-RateLimit-Remaining"] = str(limit - used)
+        return headers
+
+    # ------------------------------------------------------------------ REST routes
+
+    async def _me(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        return json_response(self.bot_user)
+
+    async def _application(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        return json_response(
+            {
+                "id": self.application_id,
+                "name": "strikebot",
+                "icon": None,
+                "description": "Strike updates",
+                "summary": "",
+                "bot_public": False,
+                "bot_require_code_grant": False,
+                "owner": {**self.bot_user, "id": "900000000000000099", "bot": False},
+                "verify_key": "0" * 64,
+                "flags": 0,
+                "team": None,
+                "rpc_origins": [],
+            }
+        )
+
+    async def _gateway_info(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        return json_response({"url": self.gateway_url})
+
+    async def _gateway_bot(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        return json_response(
+            {
+                "url": self.gateway_url,
+                "shards": self.shard_count,
+                "session_start_limit": {
+                    "total": 1000,
+                    "remaining": 999,
+                    "reset_after": 14_400_000,
+                    "max_concurrency": 1,
+                },
+            }
+        )
+
+    async def _put_commands(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        if params["application_id"] != self.application_id:
+            return error(403, "Missing Access", 50001)
+        guild_id = params.get("guild_id")
+        commands = await request.json()
+        stored = []
+        for command in commands:
+            stored.append(
+                {
+                    "id": self.snowflake(),
+                    "application_id": self.application_id,
+                    "version": self.snowflake(),
+                    "default_member_permissions": None,
+                    "type": 1,
+                    "nsfw": False,
+                    **({"guild_id": guild_id} if guild_id else {}),
+                    **command,
+                }
+            )
+        self.commands[guild_id] = stored
+        return json_response(stored)
+
+    async def _get_commands(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        return json_response(self.commands.get(params.get("guild_id"), []))
+
+    def _channel_fault(self, channel_id: str) -> web.Response | None:
+        if channel_id in self.missing_channels:
+            return error(404, "Unknown Channel", 10003)
+        if channel_id in self.forbidden_channels:
+            return error(403, "Missing Access", 50001)
+        return None
+
+    async def _create_message(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        channel_id = params["channel_id"]
+        fault = self._channel_fault(channel_id)
+        if fault is not None:
+            return fault
+        body = await request.json()
+        problem = invalid_form(body)
+        if problem is not None:
+            return error(400, f"Invalid Form Body ({problem})", 50035)
+        nonce = body.get("nonce")
+        now = time.monotonic()
+        if nonce is not None and len(str(nonce)) > 25:
+            return error(400, "Invalid Form Body (nonce: Must be 25 or fewer in length.)", 50035)
+        if nonce is not None and body.get("enforce_nonce"):
+            seen = self._nonces.get((channel_id, str(nonce)))
+            if seen is not None and now - seen[1] < self.nonce_window:
+                self.nonce_hits += 1
+                return json_response(self.messages[seen[0]].to_json(self.bot_user))
+        message = FakeMessage(
+            id=self.snowflake(),
+            channel_id=channel_id,
+            content=body.get("content") or "",
+            embeds=body.get("embeds") or [],
+            nonce=None if nonce is None else str(nonce),
+            allowed_mentions=body.get("allowed_mentions"),
+            payload=body,
+            created_at=now,
+        )
+        self.messages[message.id] = message
+        if nonce is not None:
+            self._nonces[(channel_id, str(nonce))] = (message.id, now)
+        return json_response(message.to_json(self.bot_user))
+
+    async def _edit_message(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        fault = self._channel_fault(params["channel_id"])
+        if fault is not None:
+            return fault
+        message = self.messages.get(params["message_id"])
+        if message is None or message.deleted or message.channel_id != params["channel_id"]:
+            return error(404, "Unknown Message", 10008)
+        body = await request.json()
+        problem = invalid_form(body)
+        if problem is not None:
+            return error(400, f"Invalid Form Body ({problem})", 50035)
+        message.edits.append(body)
+        if "content" in body:
+            message.content = body["content"] or ""
+        if "embeds" in body:
+            message.embeds = body["embeds"] or []
+        return json_response(message.to_json(self.bot_user))
+
+    async def _delete_message(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        fault = self._channel_fault(params["channel_id"])
+        if fault is not None:
+            return fault
+        message = self.messages.get(params["message_id"])
+        if message is None or message.deleted or message.channel_id != params["channel_id"]:
+            return error(404, "Unknown Message", 10008)
+        message.deleted = True
+        return web.Response(status=204)
+
+    # -- interactions --
+
+    def _record(self, interaction: _Interaction, kind: str, type_: int | None, data: Any) -> None:
+        reply = Reply(
+            interaction.id,
+            kind,
+            type_,
+            data if isinstance(data, dict) else {},
+            time.monotonic() - interaction.dispatched_at,
+        )
+        self.replies.setdefault(interaction.id, []).append(reply)
+
+    async def _json_or_form(self, request: web.Request) -> dict[str, Any]:
+        if request.content_type.startswith("multipart/"):
+            form = await request.post()
+            raw = form.get("payload_json")
+            return json.loads(str(raw)) if raw is not None else {}
+        if not request.can_read_body:
+            return {}
+        data: dict[str, Any] = await request.json()
+        return data
+
+    async def _callback(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        interaction = self._interactions.get(params["interaction_id"])
+        if interaction is None or interaction.token != params["token"]:
+            return error(404, "Unknown interaction", 10062)
+        if time.monotonic() - interaction.dispatched_at > self.interaction_deadline:
+            return error(404, "Unknown interaction", 10062)
+        if interaction.acknowledged:
+            return error(400, "Interaction has already been acknowledged.", 40060)
+        body = await self._json_or_form(request)
+        type_ = int(body["type"])
+        data = body.get("data") or {}
+        problem = invalid_form(data)
+        if problem is not None:
+            return error(400, f"Invalid Form Body ({problem})", 50035)
+        interaction.acknowledged = True
+        self._record(interaction, "callback", type_, data)
+        response: dict[str, Any] = {
+            "interaction": {
+                "id": interaction.id,
+                "type": interaction.payload["type"],
+                "response_message_loading": type_ == DEFERRED_CHANNEL_MESSAGE,
+                "response_message_ephemeral": bool(int(data.get("flags") or 0) & EPHEMERAL_FLAG),
+            }
+        }
+        if type_ in (CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, UPDATE_MESSAGE):
+            original = message_object(
+                self.snowflake(),
+                str(interaction.payload.get("channel_id", "0")),
+                self.bot_user,
+                content=data.get("content") or "",
+                embeds=data.get("embeds"),
+                flags=int(data.get("flags") or 0),
+                components=data.get("components"),
+            )
+            interaction.original = original
+            response["interaction"]["response_message_id"] = original["id"]
+            response["resource"] = {"type": type_, "message": original}
+        else:
+            response["resource"] = {"type": type_}
+        return json_response(response)
+
+    def _interaction_for(self, params: Mapping[str, str]) -> _Interaction | None:
+        interaction = self._by_token.get(params["token"])
+        if interaction is None or params["application_id"] != self.application_id:
+            return None
+        return interaction
+
+    async def _edit_original(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        interaction = self._interaction_for(params)
+        if interaction is None or not interaction.acknowledged:
+            return error(404, "Unknown Webhook", 10015)
+        body = await self._json_or_form(request)
+        problem = invalid_form(body)
+        if problem is not None:
+            return error(400, f"Invalid Form Body ({problem})", 50035)
+        self._record(interaction, "edit_original", None, body)
+        original = interaction.original or message_object(
+            self.snowflake(), str(interaction.payload.get("channel_id", "0")), self.bot_user
+        )
+        if "content" in body:
+            original["content"] = body["content"] or ""
+        if "embeds" in body:
+            original["embeds"] = body["embeds"] or []
+        if "components" in body:
+            original["components"] = body["components"] or []
+        interaction.original = original
+        return json_response(original)
+
+    async def _get_original(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        interaction = self._interaction_for(params)
+        if interaction is None or interaction.original is None:
+            return error(404, "Unknown Message", 10008)
+        return json_response(interaction.original)
+
+    async def _delete_original(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        interaction = self._interaction_for(params)
+        if interaction is None or interaction.original is None:
+            return error(404, "Unknown Message", 10008)
+        self._record(interaction, "delete_original", None, {})
+        interaction.original = None
+        return web.Response(status=204)
+
+    async def _followup(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        interaction = self._interaction_for(params)
+        if interaction is None or not interaction.acknowledged:
+            return error(404, "Unknown Webhook", 10015)
+        body = await self._json_or_form(request)
+        problem = invalid_form(body)
+        if problem is not None:
+            return error(400, f"Invalid Form Body ({problem})", 50035)
+        self._record(interaction, "followup", None, body)
+        message = message_object(
+            self.snowflake(),
+            str(interaction.payload.get("channel_id", "0")),
+            self.bot_user,
+            content=body.get("content") or "",
+            embeds=body.get("embeds"),
+            flags=int(body.get("flags") or 0),
+        )
+        return json_response(message)
+
+    # ------------------------------------------------------------------ bench control
+
+    async def _stats(self, request: web.Request) -> web.StreamResponse:
+        return json_response(self.stats())
+
+    async def _reset(self, request: web.Request) -> web.StreamResponse:
+        self.reset_counters()
+        return json_response({"ok": True})
+
+    # ------------------------------------------------------------------ gateway
+
+    async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        if not self.gateway_open:
+            return error(503, "gateway unavailable")
+        ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
+        await ws.prepare(request)
+        self._sockets[ws] = request
+        self.notify()
+        await self._send(ws, {"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
+        try:
+            async for msg in ws:
+                if msg.type is not WSMsgType.TEXT:
+                    continue
+                frame = json.loads(msg.data)
+                op, data = frame.get("op"), frame.get("d")
+                if op == 1:
+                    self.heartbeats += 1
+                    await self._send(ws, {"op": 11})
+                elif op == 2:
+                    await self._identify(ws, data)
+                elif op == 6:
+                    await self._resume(ws, data)
+                # op 3 (presence), 4 (voice), 8 (request members) need no answer here.
+        finally:
+            self._sockets.pop(ws, None)
+            for session in self._sessions.values():
+                if session.ws is ws:
+                    session.ws = None
+            self.notify()
+        return ws
+
+    @staticmethod
+    async def _send(ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
+        frame = {"op": frame["op"], "d": frame.get("d"), "s": frame.get("s"), "t": frame.get("t")}
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await ws.send_str(json.dumps(frame))
+
+    async def _send_dispatch(self, session: _Session, event: str, data: dict[str, Any]) -> None:
+        session.seq += 1
+        frame = {"op": 0, "t": event, "s": session.seq, "d": data}
+        session.frames.append(frame)
+        if session.ws is not None and not session.ws.closed:
+            await self._send(session.ws, frame)
+
+    async def _identify(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        if data.get("token") != self.token:
+            await ws.close(code=4004, message=b"Authentication failed.")
+            return
+        shard_id, shard_count = data.get("shard") or [0, 1]
+        if shard_count != self.shard_count or not 0 <= shard_id < shard_count:
+            await ws.close(code=4010, message=b"Invalid shard.")
+            return
+        self.identifies += 1
+        session = _Session(id=secrets.token_hex(16), shard=(shard_id, shard_count), ws=ws)
+        self._sessions[session.id] = session
+        guilds = [g for g in self.guild_ids if (int(g) >> 22) % shard_count == shard_id]
+        ready = load_payload("ready") | {
+            "user": self.bot_user,
+            "guilds": [{"id": g, "unavailable": True} for g in guilds],
+            "session_id": session.id,
+            "resume_gateway_url": self.gateway_url,
+            "shard": [shard_id, shard_count],
+        }
+        ready["application"]["id"] = self.application_id
+        await self._send_dispatch(session, "READY", ready)
+        for guild_id in guilds:
+            await self._send_dispatch(session, "GUILD_CREATE", self.guild_payload(guild_id))
+        self.notify()
+
+    def guild_payload(self, guild_id: str) -> dict[str, Any]:
+        guild = load_payload("guild_create")
+        guild["id"] = guild_id
+        for channel in guild.get("channels", []):
+            channel["guild_id"] = guild_id
+        return guild
+
+    async def _resume(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        session = self._sessions.get(str(data.get("session_id")))
+        if data.get("token") != self.token:
+            await ws.close(code=4004, message=b"Authentication failed.")
+            return
+        if session is None:
+            await self._send(ws, {"op": 9, "d": False})
+            return
+        self.resumes += 1
+        session.ws = ws
+        after = int(data.get("seq") or 0)
+        for frame in session.frames:
+            if frame["s"] > after:
+                await self._send(ws, frame)
+        await self._send_dispatch(session, "RESUMED", {})
+        self.notify()
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    fake = FakeDiscord(
+        token=args.token,
+        global_per_second=args.global_rate or None,
+        per_channel_limit=args.per_channel_limit,
+        per_channel_window=args.per_channel_window,
+        latency=args.latency_ms / 1000,
+        port=args.port,
+    )
+    async with fake:
+        print(f"READY {fake.api_base} {fake.gateway_url}", flush=True)
+        await asyncio.Event().wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A fake Discord for benchmarks (127.0.0.1).")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--token", default="fake-bot-token")
+    parser.add_argument("--global-rate", type=float, default=50.0, help="requests/s; 0 = off")
+    parser.add_argument("--per-channel-limit", type=int, default=5)
+    parser.add_argument("--per-channel-window", type=float, default=5.0)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args))
+
+
+if __name__ == "__main__":
+    main()
+
+
+# ---------------------------------------------------------------------- building interactions
+
+GUILD_ID = "700000000000000001"
+CHANNEL_ID = "700000000000000010"
+COMMS_ROLE_ID = "700000000000000020"  # the admin role in the test config
+MEMBER_ROLE_ID = "700000000000000030"
+MANAGE_GUILD = 1 << 5
+
+
+def interaction_payload(
+    name: str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    roles: tuple[str, ...] | None = None,
+    manage_guild: bool = False,
+    locale: str = "en-US",
+    user_id: str | None = None,
+    channel_id: str | None = None,
+) -> dict[str, Any]:
+    """`/strike <name>` as Discord sends it, from the captured status command."""
+    data = load_payload("interaction_command_status")
+    data["data"]["options"][0]["name"] = name
+    data["data"]["options"][0]["options"] = [
+        {"name": key, "type": _option_type(value), "value": value}
+        for key, value in (options or {}).items()
+    ]
+    return as_member(
+        data,
+        roles=roles,
+        manage_guild=manage_guild,
+        locale=locale,
+        user_id=user_id,
+        channel_id=channel_id,
+    )
+
+
+def _option_type(value: Any) -> int:
+    if isinstance(value, bool):
+        return 5
+    if isinstance(value, int):
+        return 4
+    return 3
+
+
+def as_member(
+    payload: dict[str, Any],
+    *,
+    roles: tuple[str, ...] | None = None,
+    manage_guild: bool = False,
+    locale: str = "en-US",
+    user_id: str | None = None,
+    channel_id: str | None = None,
+) -> dict[str, Any]:
+    """The same interaction from another member (roles, permissions, locale, channel)."""
+    data = json.loads(json.dumps(payload))
+    member = data["member"]
+    if roles is not None:
+        member["roles"] = list(roles)
+    permissions = int(member["permissions"])
+    member["permissions"] = str(
+        permissions | MANAGE_GUILD if manage_guild else permissions & ~MANAGE_GUILD
+    )
+    if user_id is not None:
+        member["user"]["id"] = user_id
+    if channel_id is not None:
+        data["channel_id"] = channel_id
+        data["channel"]["id"] = channel_id
+    data["locale"] = locale
+    return data
+
+
+def modal_submit_payload(
+    modal: Reply, values: Mapping[str, str | list[str]], *, like: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The MODAL_SUBMIT a member sends after filling in the modal the bot opened (`modal` is
+    the bot's type-9 callback); `like` is the interaction that opened it (same member)."""
+    data = load_payload("interaction_modal_submit_post")
+    for key in ("member", "locale", "channel", "channel_id", "guild_id", "guild"):
+        data[key] = json.loads(json.dumps(like[key]))
+
+    def answer(component: Mapping[str, Any]) -> dict[str, Any]:
+        cid = component["custom_id"]
+        out: dict[str, Any] = {"type": component["type"], "custom_id": cid}
+        if "id" in component:
+            out["id"] = component["id"]
+        if component["type"] == 4:
+            value = values.get(cid, "")
+            out["value"] = value if isinstance(value, str) else value[0]
+        else:
+            value = values.get(cid, [])
+            out["values"] = [value] if isinstance(value, str) else list(value)
+        return out
+
+    components = []
+    for row in modal.data["components"]:
+        if row["type"] == 18:
+            components.append(
+                {"type": 18, "id": row.get("id"), "component": answer(row["component"])}
+            )
+        elif row["type"] == 1:
+            components.append({"type": 1, "components": [answer(c) for c in row["components"]]})
+    data["data"] = {"custom_id": modal.data["custom_id"], "components": components}
+    return data
+
+
+def buttons(message: Mapping[str, Any]) -> dict[str, str]:
+    """label -> custom_id of the buttons on a message (or on a reply's data)."""
+    out: dict[str, str] = {}
+    for row in message.get("components") or []:
+        for component in row.get("components", []):
+            if component.get("type") == 2 and "custom_id" in component:
+                out[component.get("label", "")] = component["custom_id"]
+    return out
+
+
+def button_payload(
+    message: Mapping[str, Any], custom_id: str, *, like: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A click on a button of `message` by the member of interaction `like`."""
+    data = load_payload("interaction_component_button")
+    for key in ("member", "locale", "channel", "channel_id", "guild_id", "guild"):
+        data[key] = json.loads(json.dumps(like[key]))
+    data["data"]["custom_id"] = custom_id
+    data["message"] = {**data["message"], **dict(message)}
+    return data
+
+
+# ---------------------------------------------------------------------- strikebot against it
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@dataclass
+class DiscordBot:
+    """A running DiscordAdapter (real discord.py) wired to a store and the fake."""
+
+    fake: FakeDiscord
+    store: Any  # bot.store.Store
+    runtime: Any  # bot.app.Runtime
+    commands: Any  # bot.commands.Commands
+    adapter: Any  # adapters.discord.DiscordAdapter
+    clock: Any  # bot.clock.FixedClock
+
+
+def bot_config(guild_ids: tuple[str, ...] = (GUILD_ID,)) -> Any:
+    """The shipped campaign (config/strike.toml) with test admins and guilds."""
+    from bot.config import AdminsSection, DiscordAdmins, DiscordSection, load_config
+
+    config = load_config(ROOT / "config" / "strike.toml")
+    admins = AdminsSection(discord=DiscordAdmins(role_ids=[COMMS_ROLE_ID], user_ids=[]))
+    return config.model_copy(
+        update={"admins": admins, "discord": DiscordSection(guild_ids=list(guild_ids))}
+    )
+
+
+@contextlib.asynccontextmanager
+async def discord_bot(
+    fake: FakeDiscord,
+    database_url: str,
+    clock: Any,
+    *,
+    connect: bool = True,
+    token: str | None = None,
+    **adapter_options: Any,
+) -> Any:
+    """Store (migrated, seeded) + Commands + DiscordAdapter started against `fake`."""
+    from adapters.discord import DiscordAdapter
+    from bot.admin import Admin
+    from bot.app import Runtime
+    from bot.commands import Commands
+    from bot.config import Settings
+    from bot.seed import apply_seed
+    from bot.store import Store
+
+    config = bot_config(fake.guild_ids)
+    settings = Settings.from_env(
+        {
+            "DISCORD_TOKEN": token or fake.token,
+            "DISCORD_API_BASE": fake.api_base,
+            "DISCORD_GATEWAY_URL": fake.gateway_url,
+            "STRIKEBOT_DATABASE_URL": database_url,
+        }
+    )
+    async with Store.open(database_url) as store:
+        await apply_seed(store, config, clock)
+        campaign = config.to_campaign()
+        admin = Admin(store, campaign, config.to_admins(), clock)
+        runtime = Runtime(settings, config, campaign, store, admin, clock)
+        commands = Commands(store, campaign, admin, clock, metrics=runtime.metrics)
+        adapter_options.setdefault("guild_ready_timeout", 0)
+        adapter = DiscordAdapter(runtime, commands, **adapter_options)
+        await adapter.start()
+        try:
+            if connect:
+                await fake.wait_connected()
+                await adapter.wait_health(lambda health: bool(health["connected"]))
+            yield DiscordBot(fake, store, runtime, commands, adapter, clock)
+        finally:
+            await adapter.stop()

@@ -1,0 +1,114 @@
+"""The status page as a phone shows it: Debian's headless Chromium loads the real server on
+127.0.0.1, screenshots it at 412x915 and dumps the DOM it built, in English and Spanish."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from pathlib import Path
+
+import pytest
+
+from bot.clock import FixedClock
+from bot.store import Store
+from tests.support import chromium_path
+from tests.web_support import client_for, make_runtime, parse_html, seed
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 412, 915  # a common Android phone, CSS pixels
+
+
+async def chromium(url: str, workdir: Path, name: str) -> tuple[bytes, str]:
+    """(PNG screenshot, serialized DOM) of `url` in a fresh headless Chromium profile."""
+    binary = chromium_path()
+    png = workdir / f"{name}.png"
+    process = await asyncio.create_subprocess_exec(
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={workdir / f'profile-{name}'}",
+        f"--screenshot={png}",
+        "--dump-dom",
+        f"--window-size={WIDTH},{HEIGHT}",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=90)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise
+    assert process.returncode == 0, stderr.decode(errors="replace")[-2000:]
+    assert png.exists(), f"no screenshot written: {stderr.decode(errors='replace')[-2000:]}"
+    return png.read_bytes(), stdout.decode()
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+@pytest.mark.parametrize(
+    ("path", "lang", "status", "day", "header", "offer"),
+    [
+        (
+            "/",
+            "en",
+            "On strike — talks scheduled",
+            "Day 5 of the strike",
+            "Employer's offer",
+            "6% over two years, contingent on cuts",
+        ),
+        (
+            "/es/",
+            "es",
+            "En huelga — negociaciones programadas",
+            "Día 5 de la huelga",
+            "Oferta del empleador",
+            "6 % en dos años, condicionado a recortes",
+        ),
+    ],
+    ids=["en", "es"],
+)
+async def test_phone_renders_status_and_demands(
+    sqlite_store: Store,
+    clock: FixedClock,
+    tmp_path: Path,
+    path: str,
+    lang: str,
+    status: str,
+    day: str,
+    header: str,
+    offer: str,
+) -> None:
+    chromium_path()  # skip (or fail under CI) before doing any work
+    runtime = make_runtime(sqlite_store, clock)
+    await seed(sqlite_store, runtime.admin, clock)
+    async with client_for(runtime) as client:
+        png, dom = await chromium(str(client.make_url(path)), tmp_path, lang)
+
+    assert png_size(png) == (WIDTH, HEIGHT)
+    assert len(png) > 20_000, "the screenshot is nearly blank"
+    doc = parse_html(dom)
+    assert doc.one("html").attrs["lang"] == lang
+    banner = doc.one("section", class_="status").text()
+    assert status in banner and day in banner
+    table = doc.one("table", class_="demands")
+    assert header in [th.text() for th in table.one("thead").all("th")]
+    rows = table.one("tbody").all("tr")
+    assert len(rows) == 5
+    assert offer in rows[0].text()
+    retracted = doc.one("li", class_="retracted")
+    assert retracted.all("del"), "the retracted update is not struck through"

@@ -1,0 +1,704 @@
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import replace
+from datetime import UTC, datetime, time
+
+import pytest
+
+from bot.admin import Admin, Changes, Draft
+from bot.clock import FixedClock
+from bot.commands import CommandContext, Commands, Reply
+from bot.locales import catalogue
+from bot.metrics import Metrics
+from bot.models import (
+    Actor,
+    Demand,
+    DemandEvent,
+    DemandStatus,
+    DemandText,
+    Platform,
+    QuietHours,
+    Status,
+    Subscription,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
+from bot.store import Store
+from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, SECOND_ADMIN
+
+JAN_10 = datetime(2019, 1, 10, 18, 0, tzinfo=UTC)
+FRIDAY = datetime(2019, 1, 18, 18, 0, tzinfo=UTC)  # 10:00 AM in Los Angeles, day 5
+PING = re.compile(r"@(everyone|here)\b|<[@!]", re.IGNORECASE)
+
+
+def ctx(
+    actor: Actor = MEMBER,
+    *,
+    locale: str | None = None,
+    timezone: str | None = None,
+    channel: str = "general",
+) -> CommandContext:
+    platform = Platform(actor.platform)
+    return CommandContext(platform, actor, "guild-1", channel, locale=locale, timezone=timezone)
+
+
+def text_of(reply: Reply) -> str:
+    """Everything a person reads in a reply, as one string."""
+    m = reply.message
+    parts = [m.title, m.body, m.status_label, m.footer]
+    parts += [f"{f.name}: {f.value}" for f in m.fields]
+    return "\n".join(parts)
+
+
+async def build_campaign(store: Store, clock: FixedClock, campaign: object = CAMPAIGN) -> Admin:
+    """The week of the 2019 LA strike, built through the admin use cases like a real run.
+
+    Leaves the clock at Friday January 18, 10:00 AM Los Angeles. Updates: #1 strike date set
+    (Jan 10), #2 the strike is on (Jan 14), #3 talks Friday (Jan 16, corrected),
+    #4 posted by mistake and retracted (Jan 17).
+    """
+    assert isinstance(campaign, type(CAMPAIGN))
+    clock.now = JAN_10
+    admin = Admin(store, campaign, ADMINS, clock)
+    async with store.write() as tx:
+        for position, (key, status, en, es, offer_history) in enumerate(DEMANDS):
+            await tx.insert_demand(
+                Demand(key, position, status, {"en": en, "es": es}, JAN_10, offer_history)
+            )
+    await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_VOTE,
+            {
+                "en": UpdateText("Strike date set: Monday, January 14"),
+                "es": UpdateText("Fecha de huelga: lunes 14 de enero"),
+            },
+            Urgency.IMPORTANT,
+        ),
+    )
+    clock.now = datetime(2019, 1, 14, 14, 0, tzinfo=UTC)
+    await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {
+                "en": UpdateText(
+                    "The strike is on", "30,000 teachers are out.", "Picket at your school"
+                ),
+                "es": UpdateText(
+                    "La huelga comenzó", "30.000 docentes en huelga.", "Piquete en tu escuela"
+                ),
+            },
+            Urgency.URGENT,
+            datetime(2019, 1, 15, 14, 30, tzinfo=UTC),
+        ),
+    )
+    await admin.record_demand(
+        ADMIN,
+        "pay",
+        offer={"en": "6% over two years", "es": "6% en dos años"},
+        source="District proposal, Jan 14",
+    )
+    clock.now = datetime(2019, 1, 16, 20, 0, tzinfo=UTC)
+    talks = await admin.post(
+        ADMIN,
+        Draft(
+            Status.TALKS_SCHEDULED,
+            {
+                "en": UpdateText(
+                    "Talks resume Friday at City Hall",
+                    "The mayor is hosting talks.",
+                    "Rally at City Hall",
+                ),
+                "es": UpdateText(
+                    "Las negociaciones se reanudan el viernes",
+                    "El alcalde organiza las negociaciones.",
+                    "Manifestación en el ayuntamiento",
+                ),
+            },
+            Urgency.IMPORTANT,
+            datetime(2019, 1, 19, 18, 0, tzinfo=UTC),  # Saturday 10:00 AM in Los Angeles
+        ),
+    )
+    clock.now = datetime(2019, 1, 16, 21, 0, tzinfo=UTC)
+    await admin.edit(
+        ADMIN,
+        talks.id,
+        Changes(texts={"en": replace(talks.text("en"), body="The mayor is hosting the talks.")}),
+        reason="The mayor hosts, the governor does not",
+        correction=True,
+    )
+    clock.now = datetime(2019, 1, 17, 18, 0, tzinfo=UTC)
+    wrong = await admin.post(
+        ADMIN, Draft(Status.TENTATIVE_AGREEMENT, {"en": UpdateText("Deal reached!")})
+    )
+    await admin.retract(ADMIN, wrong.id, reason="No deal yet: posted by mistake")
+    clock.now = FRIDAY
+    return admin
+
+
+DEMANDS = [
+    (
+        "pay",
+        DemandStatus.OFFER_ON_TABLE,
+        DemandText(
+            "A raise",
+            "Pay that keeps teachers in Los Angeles.",
+            "6.5% raise retroactive to 2017",
+            "6% over three years",
+            ("Teachers have worked 20 months without a contract",),
+        ),
+        DemandText(
+            "Aumento salarial",
+            "Un salario que mantenga a los docentes en Los Ángeles.",
+            "Aumento del 6,5% retroactivo a 2017",
+            "6% en tres años",
+            ("Los docentes llevan 20 meses sin contrato",),
+        ),
+        (
+            DemandEvent(
+                JAN_10,
+                DemandStatus.OFFER_ON_TABLE,
+                {"en": "6% over three years", "es": "6% en tres años"},
+                "District offer, Jan 10",
+                "config",
+            ),
+        ),
+    ),
+    (
+        "class_size",
+        DemandStatus.OPEN,
+        DemandText("Smaller classes", "", "Enforceable caps on class size", ""),
+        DemandText("Clases más pequeñas", "", "Límites obligatorios de alumnos por clase", ""),
+        (),
+    ),
+    (
+        "nurses",
+        DemandStatus.OPEN,
+        DemandText(
+            "A nurse in every school",
+            "",
+            "A full-time nurse in every school",
+            "",
+            ("Only 15% of schools have a full-time nurse",),
+        ),
+        DemandText(
+            "Una enfermera en cada escuela",
+            "",
+            "Una enfermera de tiempo completo en cada escuela",
+            "",
+            ("Solo el 15% de las escuelas tiene enfermera de tiempo completo",),
+        ),
+        (),
+    ),
+]
+
+
+@pytest.fixture
+async def commands(sqlite_store: Store, clock: FixedClock) -> Commands:
+    admin = await build_campaign(sqlite_store, clock)
+    return Commands(sqlite_store, CAMPAIGN, admin, clock, metrics=Metrics())
+
+
+@pytest.fixture
+async def commands_any_db(store: Store, clock: FixedClock) -> Commands:
+    """The same, once on SQLite and once on PostgreSQL (for the tests that write)."""
+    admin = await build_campaign(store, clock)
+    return Commands(store, CAMPAIGN, admin, clock, metrics=Metrics())
+
+
+# ---------------------------------------------------------------------------- status
+
+
+async def test_status_gives_the_state_the_day_and_the_next_step(commands_any_db: Commands) -> None:
+    reply = await commands_any_db.status(ctx())
+    m = reply.message
+    assert reply.ok and not reply.ephemeral
+    assert m.title == "Where things stand: On strike — talks scheduled"
+    assert m.body.startswith("Day 5 of the strike.\n\nTalks resume Friday at City Hall")
+    assert "The mayor is hosting the talks." in m.body  # the corrected text
+    assert [(f.name, f.value) for f in m.fields] == [
+        ("Next step", "Rally at City Hall"),
+        ("When", "Saturday, January 19, 10:00 AM PST"),
+    ]
+    assert m.status is Status.TALKS_SCHEDULED
+    assert m.url == "https://strike.example.org/updates/3"
+    assert m.footer.startswith("Update #3 · posted Wednesday, January 16")
+
+
+async def test_status_in_spanish_from_the_locale(commands: Commands) -> None:
+    m = (await commands.status(ctx(locale="es-ES"))).message
+    assert m.language == "es"
+    assert m.title == "Cómo están las cosas: En huelga — negociaciones programadas"
+    assert m.body.startswith("Día 5 de la huelga.\n\nLas negociaciones se reanudan el viernes")
+    assert [(f.name, f.value) for f in m.fields] == [
+        ("Próximo paso", "Manifestación en el ayuntamiento"),
+        ("Cuándo", "sábado 19 de enero, 10:00 PST"),
+    ]
+
+
+async def test_status_in_the_channel_language_when_the_platform_gives_no_locale(
+    commands: Commands,
+) -> None:
+    await commands.admin.subscribe(
+        ADMIN,
+        Subscription(0, Platform.DISCORD, "guild-1", "padres", "es", timezone=CAMPAIGN.timezone),
+    )
+    assert (await commands.status(ctx(channel="padres"))).message.language == "es"
+    # An explicit locale the bot speaks wins over the channel's language.
+    assert (await commands.status(ctx(channel="padres", locale="en-US"))).message.language == "en"
+    # A locale it does not speak falls back to the channel's.
+    assert (await commands.status(ctx(channel="padres", locale="fr"))).message.language == "es"
+
+
+async def test_day_and_times_follow_the_askers_time_zone(
+    commands: Commands, clock: FixedClock
+) -> None:
+    # Friday 9:30 PM in Los Angeles is already Saturday 12:30 AM in New York.
+    clock.now = datetime(2019, 1, 19, 5, 30, tzinfo=UTC)
+    la = (await commands.status(ctx())).message
+    ny = (await commands.status(ctx(timezone="America/New_York"))).message
+    assert la.body.startswith("Day 5 of the strike.")
+    assert ny.body.startswith("Day 6 of the strike.")
+    assert ny.fields[1].value == "Saturday, January 19, 1:00 PM EST"
+    # A zone the platform got wrong is ignored, not an error.
+    assert (await commands.status(ctx(timezone="Nowhere/Special"))).ok
+
+
+async def test_status_before_anything_is_posted(sqlite_store: Store, clock: FixedClock) -> None:
+    commands = Commands(sqlite_store, CAMPAIGN, Admin(sqlite_store, CAMPAIGN, ADMINS, clock), clock)
+    reply = await commands.status(ctx())
+    assert reply.ok
+    assert reply.message.title == "No updates yet"
+    assert "https://strike.example.org/" in reply.message.body
+    assert (await commands.timeline(ctx())).message.body == "No updates have been posted yet."
+    nothing = await commands.demand(ctx(), "pay")
+    assert not nothing.ok and "No demands are recorded yet" in nothing.message.body
+
+
+# ---------------------------------------------------------------------------- demands
+
+
+async def test_demands_set_each_ask_against_the_current_offer(commands: Commands) -> None:
+    m = (await commands.demands(ctx())).message
+    assert m.title == "What we are asking for"
+    assert [f.name for f in m.fields] == ["A raise", "Smaller classes", "A nurse in every school"]
+    pay = m.fields[0].value
+    assert "Offer on the table · key: pay" in pay
+    assert "We ask: 6.5% raise retroactive to 2017" in pay
+    assert "Los Angeles Unified School District offers: 6% over two years" in pay  # latest
+    assert "offers: No offer yet" in m.fields[1].value
+    es = (await commands.demands(ctx(locale="es"))).message
+    assert es.title == "Lo que pedimos"
+    assert "Pedimos: Aumento del 6,5% retroactivo a 2017" in es.fields[0].value
+    assert "ofrece: 6% en dos años" in es.fields[0].value
+
+
+async def test_demand_details_with_facts_and_dated_offer_history(commands: Commands) -> None:
+    m = (await commands.demand(ctx(), "pay")).message
+    assert m.title == "A raise"
+    assert m.status_label == "Offer on the table"
+    fields = {f.name: f.value for f in m.fields}
+    assert fields["Facts"] == "• Teachers have worked 20 months without a contract"
+    assert fields["Offer history"].splitlines() == [
+        "Thursday, January 10 — Offer on the table: 6% over three years "
+        "(source: District offer, Jan 10)",
+        "Monday, January 14 — Offer on the table: 6% over two years "
+        "(source: District proposal, Jan 14)",
+    ]
+    es = {f.name: f.value for f in (await commands.demand(ctx(locale="es"), "pay")).message.fields}
+    assert es["Historial de ofertas"].splitlines()[1] == (
+        "lunes 14 de enero — Oferta sobre la mesa: 6% en dos años "
+        "(fuente: District proposal, Jan 14)"
+    )
+    assert es["Datos"] == "• Los docentes llevan 20 meses sin contrato"
+
+
+async def test_demand_finds_by_prefix_or_title_and_lists_keys_when_unknown(
+    commands: Commands,
+) -> None:
+    assert (await commands.demand(ctx(), "class")).message.title == "Smaller classes"
+    assert (await commands.demand(ctx(), "  NURSES ")).message.title == "A nurse in every school"
+    assert (await commands.demand(ctx(), "smaller classes")).message.title == "Smaller classes"
+    unknown = await commands.demand(ctx(), "pensions")
+    assert not unknown.ok and unknown.ephemeral
+    assert unknown.message.body == (
+        "There is no demand called “pensions”. Known demands: pay, class_size, nurses."
+    )
+    es = await commands.demand(ctx(locale="es"), "pensiones")
+    assert es.message.body.startswith("No hay ninguna demanda llamada «pensiones»")
+    empty = await commands.handle(ctx(), "demand")
+    assert not empty.ok and "Known demands: pay, class_size, nurses" in empty.message.body
+
+
+async def test_demand_keys_picker(commands: Commands) -> None:
+    assert await commands.demand_keys() == [
+        ("pay", "A raise"),
+        ("class_size", "Smaller classes"),
+        ("nurses", "A nurse in every school"),
+    ]
+    assert await commands.demand_keys("n") == [("nurses", "A nurse in every school")]
+    assert await commands.demand_keys("enfermera", "es") == [
+        ("nurses", "Una enfermera en cada escuela")
+    ]
+
+
+# ---------------------------------------------------------------------------- timeline / next
+
+
+async def test_timeline_newest_first_with_retractions_and_corrections(commands: Commands) -> None:
+    m = (await commands.timeline(ctx(), 3)).message
+    assert [f.name for f in m.fields] == [
+        "#4 · Thursday, January 17, 10:00 AM PST · Tentative agreement",
+        "#3 · Wednesday, January 16, 12:00 PM PST · On strike — talks scheduled",
+        "#2 · Monday, January 14, 6:00 AM PST · On strike",
+    ]
+    assert [f.value for f in m.fields] == [
+        "RETRACTED: Deal reached! — reason: No deal yet: posted by mistake",
+        "Talks resume Friday at City Hall (corrected)",
+        "The strike is on",
+    ]
+    assert len((await commands.timeline(ctx())).message.fields) == 4  # default 5, 4 exist
+    es = (await commands.handle(ctx(locale="es"), "timeline 2")).message
+    assert es.fields[0].value.startswith("RETIRADA: Deal reached! — motivo:")
+    assert es.fields[1].value == "Las negociaciones se reanudan el viernes (corregida)"
+
+
+@pytest.mark.parametrize("n", ["0", "-1", "26", "many", "1e3", ""])
+async def test_timeline_refuses_a_bad_count(commands: Commands, n: str) -> None:
+    reply = await commands.timeline(ctx(), n)
+    assert not reply.ok and reply.ephemeral
+    assert "Ask for 1 to 25" in reply.message.body
+
+
+async def test_next_step_and_when(commands: Commands) -> None:
+    m = (await commands.next_step(ctx(timezone="America/Chicago"))).message
+    assert m.title == "What happens next"
+    assert m.body == "Rally at City Hall"
+    assert [(f.name, f.value) for f in m.fields] == [("When", "Saturday, January 19, 12:00 PM CST")]
+    es = (await commands.handle(ctx(locale="es"), "siguiente")).message
+    assert (es.title, es.body) == ("Qué sigue", "Manifestación en el ayuntamiento")
+
+
+# ---------------------------------------------------------------------------- help
+
+
+async def test_help_shows_admin_commands_only_to_admins(commands: Commands) -> None:
+    member = await commands.help(ctx())
+    admin = await commands.help(ctx(ADMIN))
+    assert member.ephemeral and admin.ephemeral
+    assert "/strike status" in member.message.body
+    assert "/strike post" not in text_of(member)
+    assert "Union admins can also post" in member.message.body
+    assert admin.message.fields[0].name == "For union admins"
+    assert "/strike post <status>" in admin.message.fields[0].value
+    assert "strike_on" in admin.message.fields[0].value
+    es = await commands.handle(ctx(locale="es"), "/strike ayuda")
+    assert es.message.title == "Pregúntame"
+    assert (await commands.handle(ctx(), "/strike")).message.title == "Ask me"
+
+
+# ---------------------------------------------------------------------------- subscriptions
+
+
+async def test_admin_subscribes_this_channel_with_briefing_and_quiet_hours(
+    commands_any_db: Commands,
+) -> None:
+    reply = await commands_any_db.subscribe(
+        ctx(ADMIN),
+        language="es",
+        urgencies="urgent,important",
+        briefing_time="07:00",
+        timezone="America/Los_Angeles",
+        quiet_hours="22:00-06:00",
+        briefing_days="mon-fri",
+    )
+    assert reply.ok, reply.message.body
+    async with commands_any_db.store.read() as tx:
+        sub = await tx.find_subscription(Platform.DISCORD, "guild-1", "general")
+    assert sub is not None
+    assert sub.language == "es"
+    assert sub.urgencies == {Urgency.URGENT, Urgency.IMPORTANT}
+    assert sub.briefing_time == time(7, 0)
+    assert sub.briefing_days == frozenset(range(5))
+    assert sub.quiet_hours == QuietHours(time(22, 0), time(6, 0))
+    # The confirmation is in the asker's language (English here), not the channel's new one.
+    assert dict((f.name, f.value) for f in reply.message.fields)["Morning briefing"] == (
+        "07:00 on weekdays"
+    )
+    # Only what is given changes: turning the briefing off keeps everything else.
+    off = await commands_any_db.handle(ctx(ADMIN), "subscribe briefing=off days=sat,sun")
+    assert off.ok
+    async with commands_any_db.store.read() as tx:
+        after = await tx.find_subscription(Platform.DISCORD, "guild-1", "general")
+    assert after is not None and after.id == sub.id
+    assert after.briefing_time is None
+    assert after.briefing_days == frozenset({5, 6})
+    assert after.quiet_hours == sub.quiet_hours and after.language == "es"
+
+
+async def test_subscribe_defaults_and_spanish_confirmation(commands: Commands) -> None:
+    reply = await commands.handle(ctx(ADMIN, locale="es", timezone="America/Chicago"), "subscribe")
+    assert reply.ok
+    fields = {f.name: f.value for f in reply.message.fields}
+    assert reply.message.title == "Este canal está suscrito"
+    assert fields == {
+        "Idioma": "inglés",
+        "Urgencias": "Rutina, Importante, Urgente",
+        "Zona horaria": "America/Chicago",
+        "Resumen matutino": "desactivado",
+        "Horario de silencio": "ninguno",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("subscribe language=fr", "“fr” is not one of this campaign's languages"),
+        ("subscribe briefing=25:00", "“25:00” is not a time of day"),
+        ("subscribe quiet=22:00", "“22:00” is not a quiet-hours range"),
+        ("subscribe tz=America", "“America” is not a time zone"),
+        ("subscribe urgencies=loud", "“loud” is not an urgency"),
+        ("subscribe days=someday", "“someday” is not a list of days"),
+        ("subscribe everything", "Too much after /strike subscribe"),
+    ],
+)
+async def test_subscribe_refuses_bad_settings_saying_what_to_write(
+    commands: Commands, text: str, expected: str
+) -> None:
+    reply = await commands.handle(ctx(ADMIN), text)
+    assert not reply.ok and reply.ephemeral
+    assert expected in reply.message.body
+
+
+async def test_members_cannot_change_anything_and_learn_how_to_get_access(
+    commands_any_db: Commands,
+) -> None:
+    for text in (
+        "subscribe",
+        "unsubscribe",
+        'post strike_on "Strike over"',
+        "post",
+        "edit 2 reason=x body=y",
+        "retract 2 because",
+        "approve 2",
+        "edit",
+        "approve",
+    ):
+        reply = await commands_any_db.handle(ctx(), text)
+        assert not reply.ok and reply.ephemeral, text
+        assert reply.message.title == "Admins only"
+        assert "Only union admins can" in reply.message.body
+        assert "'5555'" in reply.message.body and "[admins.discord]" in reply.message.body
+    es = await commands_any_db.handle(ctx(locale="es"), "retract 2 porque")
+    assert es.message.title == "Solo para administración"
+    assert es.message.body.startswith("Solo las personas administradoras")
+    async with commands_any_db.store.read() as tx:
+        assert await tx.count_updates() == 4
+        assert (await tx.get_update(2, FRIDAY)) is not None
+        assert not (await tx.get_update(2, FRIDAY)).retracted  # type: ignore[union-attr]
+        assert await tx.list_subscriptions() == []
+
+
+async def test_unsubscribe(commands: Commands) -> None:
+    assert (await commands.subscribe(ctx(ADMIN))).ok
+    reply = await commands.unsubscribe(ctx(ADMIN))
+    assert reply.ok and reply.message.title == "This channel is unsubscribed"
+    async with commands.store.read() as tx:
+        assert await tx.list_subscriptions() == []
+    again = await commands.unsubscribe(ctx(ADMIN))
+    assert not again.ok
+    assert again.message.body.startswith("This channel is not subscribed.")
+
+
+# ---------------------------------------------------------------------------- admin actions
+
+
+async def test_post_queues_deliveries_and_previews_the_update(commands_any_db: Commands) -> None:
+    for channel in ("general", "picket-captains"):
+        assert (await commands_any_db.subscribe(ctx(ADMIN, channel=channel))).ok
+    reply = await commands_any_db.handle(
+        ctx(ADMIN),
+        'post strike_on "Strike continues Tuesday" "Picket lines at 6:30 AM." '
+        'next="March to Grand Park" when=2019-01-22T10:00 urgency=urgent '
+        'headline_es="La huelga continúa el martes" body_es="Piquetes a las 6:30."',
+    )
+    assert reply.ok and reply.ephemeral, reply.message.body
+    assert reply.message.title == "Posted update #5"
+    assert reply.message.body == "It is going out to 2 channel(s)."
+    preview = reply.extra[0]
+    assert preview.title == "Strike continues Tuesday"
+    assert preview.fields[1].value == "Tuesday, January 22, 10:00 AM PST"
+    async with commands_any_db.store.read() as tx:
+        update = await tx.get_update(5, FRIDAY)
+        deliveries = await tx.list_deliveries(update_id=5)
+    assert update is not None
+    assert update.urgency is Urgency.URGENT
+    assert update.text("es").headline == "La huelga continúa el martes"
+    assert update.next_step_at == datetime(2019, 1, 22, 18, 0, tzinfo=UTC)
+    assert len(deliveries) == 2
+    assert (await commands_any_db.status(ctx())).message.title == "Where things stand: On strike"
+
+
+async def test_post_with_an_embargo_and_the_errors_around_it(
+    commands: Commands, clock: FixedClock
+) -> None:
+    scheduled = await commands.post(
+        ctx(ADMIN), "strike_on", "Monday: strike resumes", publish_at="2019-01-20T18:00"
+    )
+    assert scheduled.ok and scheduled.message.title == "Scheduled update #5"
+    assert "Sunday, January 20, 6:00 PM PST" in scheduled.message.body
+    assert (await commands.status(ctx())).message.footer.startswith("Update #3")  # not yet
+    past = await commands.post(ctx(ADMIN), "strike_on", "x", publish_at="2019-01-01T00:00")
+    assert not past.ok and "has already passed" in past.message.body
+    bad_status = await commands.post(ctx(ADMIN), "on_holiday", "x")
+    assert not bad_status.ok and "“on_holiday” is not a status" in bad_status.message.body
+    empty = await commands.handle(ctx(ADMIN, locale="es"), 'post strike_on "   "')
+    assert not empty.ok and empty.message.body.startswith("El titular está vacío")
+    long = await commands.post(ctx(ADMIN), "strike_on", "x" * 151)
+    assert not long.ok and "The headline is 151 characters; keep it to 150" in long.message.body
+    spanish_only_body = await commands.handle(ctx(ADMIN), 'post strike_on "Hi" body_es="Hola"')
+    assert not spanish_only_body.ok and "Spanish headline" in spanish_only_body.message.body
+    missing = await commands.handle(ctx(ADMIN), "post strike_on")
+    assert not missing.ok and "needs a status and a headline" in missing.message.body
+    async with commands.store.read() as tx:
+        assert await tx.count_updates() == 5
+
+
+async def test_approval_needs_a_second_admin(sqlite_store: Store, clock: FixedClock) -> None:
+    campaign = replace(CAMPAIGN, require_approval=True)
+    admin = await build_campaign(sqlite_store, clock, campaign)
+    commands = Commands(sqlite_store, campaign, admin, clock)
+    posted = await commands.post(ctx(ADMIN), "strike_on", "Strike continues")
+    assert posted.ok and posted.message.title == "Update #5 awaits approval"
+    assert "/strike approve 5" in posted.message.body
+    same = await commands.approve(ctx(ADMIN), 5)
+    assert not same.ok and "someone else must approve it" in same.message.body
+    second = CommandContext(Platform.SLACK, SECOND_ADMIN, "T1", "C1")
+    approved = await commands.handle(second, "approve #5")
+    assert approved.ok and approved.message.title == "Approved update #5"
+    again = await commands.approve(second, "5")
+    assert not again.ok and again.message.title == "Not possible right now"
+
+
+async def test_edit_and_correct(commands_any_db: Commands) -> None:
+    reply = await commands_any_db.handle(
+        ctx(ADMIN),
+        'edit 2 next="Picket at your school, 6:30 AM" reason="Add the time" correction=yes',
+    )
+    assert reply.ok, reply.message.body
+    assert reply.message.title == "Edited update #2"
+    assert "a visible correction note goes out" in reply.message.body
+    async with commands_any_db.store.read() as tx:
+        update = await tx.get_update(2, FRIDAY)
+    assert update is not None and update.revision == 2
+    assert update.text("en").next_step == "Picket at your school, 6:30 AM"
+    assert update.text("en").headline == "The strike is on"  # untouched
+    spanish = await commands_any_db.edit(
+        ctx(ADMIN), 2, body="Más de 30.000 docentes.", language="es", reason="Cifra"
+    )
+    assert spanish.ok
+    async with commands_any_db.store.read() as tx:
+        update = await tx.get_update(2, FRIDAY)
+    assert update is not None and update.text("es").body == "Más de 30.000 docentes."
+    assert update.text("en").body == "30,000 teachers are out."
+    for text, expected in [
+        ("edit 2 reason=x", "Say what to change"),
+        ("edit 2 body=y", "Give a reason"),
+        ("edit two body=y reason=x", "“two” is not an update number"),
+        ("edit 99 body=y reason=x", "There is no update #99"),
+        ("edit 4 body=y reason=x", "was retracted and cannot be edited"),
+        ("edit 2 status=won reason=x", "“won” is not a status"),
+        ("edit", "needs an update number"),
+    ]:
+        bad = await commands_any_db.handle(ctx(ADMIN), text)
+        assert not bad.ok and expected in bad.message.body, (text, bad.message.body)
+
+
+async def test_retract(commands_any_db: Commands) -> None:
+    reply = await commands_any_db.handle(ctx(ADMIN), "retract 3 Talks were moved to Saturday")
+    assert reply.ok and reply.message.title == "Retracted update #3"
+    assert reply.extra[0].retracted
+    async with commands_any_db.store.read() as tx:
+        update = await tx.get_update(3, FRIDAY)
+    assert update is not None and update.state is UpdateState.RETRACTED
+    assert update.retraction_reason == "Talks were moved to Saturday"
+    # The status falls back to the newest update still standing.
+    assert (await commands_any_db.status(ctx())).message.title == "Where things stand: On strike"
+    twice = await commands_any_db.retract(ctx(ADMIN), 3, "again")
+    assert not twice.ok and "already retracted" in twice.message.body
+    no_reason = await commands_any_db.handle(ctx(ADMIN), "retract 2")
+    assert not no_reason.ok and "Give a reason" in no_reason.message.body
+
+
+async def test_recent_updates_include_pending_ones_for_admin_pickers(
+    commands: Commands,
+) -> None:
+    await commands.post(ctx(ADMIN), "strike_on", "Later", publish_at="2019-01-21T06:00")
+    recent = await commands.recent_updates(3)
+    assert [u.id for u in recent] == [5, 4, 3]
+
+
+# ---------------------------------------------------------------------------- input, safety
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("dance", "I don't know the command “dance”"),
+        ('post strike_on "unclosed', "A quote is not closed"),
+        ("status now please", "Too much after /strike status"),
+        ("approve 1 2", "Too much after /strike approve"),
+        ("timeline 3 4", "Too much after /strike timeline"),
+    ],
+)
+async def test_typed_mistakes_are_replies(commands: Commands, text: str, expected: str) -> None:
+    reply = await commands.handle(ctx(ADMIN), text)
+    assert not reply.ok and reply.ephemeral
+    assert expected in reply.message.body
+
+
+async def test_replies_quoting_mentions_ping_nobody(commands: Commands) -> None:
+    for text in ("demand @everyone", "<@&2002>", "timeline @here", "demand <!channel>"):
+        reply = await commands.handle(ctx(), text)
+        assert not PING.search(text_of(reply)), text
+    posted = await commands.post(ctx(ADMIN), "strike_on", "@everyone rally <@123>", "<!here>")
+    assert posted.ok
+    preview = posted.extra[0]
+    assert not PING.search(preview.title + preview.body)
+    assert not PING.search(text_of(await commands.status(ctx())))
+
+
+async def test_curly_quotes_from_phones_work(commands: Commands) -> None:
+    reply = await commands.handle(ctx(ADMIN), "post strike_on “Strike continues” “See you at 6”")
+    assert reply.ok, reply.message.body
+    assert reply.extra[0].title == "Strike continues"
+    assert reply.extra[0].body == "See you at 6"
+
+
+async def test_latency_is_recorded_per_command(commands: Commands) -> None:
+    await commands.status(ctx())
+    await commands.handle(ctx(), "demand pay")
+    await commands.handle(ctx(), "gibberish")
+    assert commands.metrics is not None
+    registry = commands.metrics.registry
+    for command in ("status", "demand", "unknown"):
+        count = registry.get_sample_value(
+            "strikebot_command_seconds_count", {"platform": "discord", "command": command}
+        )
+        assert count == 1, command
+
+
+def test_every_sentence_exists_in_english_and_spanish_with_the_same_blanks() -> None:
+    table = catalogue("commands")
+    assert set(table) == {"en", "es"}
+    assert set(table["en"]) == set(table["es"])
+    fields = string.Formatter()
+    for key, english in table["en"].items():
+        spanish = table["es"][key]
+        blanks_en = {name for _, name, _, _ in fields.parse(english) if name}
+        blanks_es = {name for _, name, _, _ in fields.parse(spanish) if name}
+        assert blanks_en == blanks_es, key

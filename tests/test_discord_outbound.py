@@ -1,0 +1,222 @@
+"""Outbound REST through real discord.py against the fake: nonce dedupe, mentions off,
+edits and deletes, rate limits honoured, and errors mapped to what the dispatcher does."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.clock import FixedClock
+from bot.errors import PermanentDeliveryError, TransientDeliveryError
+from bot.models import Status
+from bot.ports import ChannelRef, Field, Link, MessageKind, OutboundMessage
+from tests.fakes.discord import GUILD_ID, DiscordBot, FakeDiscord, discord_bot
+from tests.support import FRIDAY
+
+CHANNEL = ChannelRef(GUILD_ID, "700000000000000201")
+MESSAGE = OutboundMessage(
+    title="Strike continues Tuesday",
+    body="Picket lines at 6:30 AM. @everyone @here <@&700000000000000020>",
+    kind=MessageKind.UPDATE,
+    status=Status.STRIKE_ON,
+    status_label="On strike",
+    fields=(Field("Next step", "Rally at Grand Park, 10 AM"),),
+    links=(Link("Read it on the web", "https://strike.example.org/updates/7"),),
+    url="https://strike.example.org/updates/7",
+    footer="Update #7",
+)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as running:
+        yield running
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake: FakeDiscord) -> AsyncIterator[DiscordBot]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+    async with discord_bot(fake, url, FixedClock(FRIDAY), request_timeout=0.5) as running:
+        yield running
+
+
+async def test_send_posts_an_embed_with_the_delivery_id_as_nonce_and_no_mentions(
+    bot: DiscordBot,
+) -> None:
+    message_id = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="a1b2c3d4e5f6a7b8c9d0")
+
+    sent = bot.fake.messages[message_id]
+    assert sent.channel_id == CHANNEL.channel
+    assert sent.nonce == "a1b2c3d4e5f6a7b8c9d0" and sent.payload["enforce_nonce"] is True
+    assert sent.allowed_mentions == {"parse": []}
+    assert sent.content == ""
+    (embed,) = sent.embeds
+    assert embed["title"] == "Strike continues Tuesday"
+    assert embed["url"] == MESSAGE.url
+    assert embed["color"] == 0xC8102E
+    assert embed["author"]["name"] == "On strike"
+    assert embed["fields"] == [
+        {"name": "Next step", "value": "Rally at Grand Park, 10 AM", "inline": False}
+    ]
+    assert embed["footer"]["text"] == "Update #7"
+    assert "[Read it on the web](https://strike.example.org/updates/7)" in embed["description"]
+
+
+async def test_a_retried_send_returns_the_same_message(bot: DiscordBot) -> None:
+    first = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000aa")
+    again = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000aa")
+
+    assert first == again
+    assert len(bot.fake.channel_messages(CHANNEL.channel)) == 1
+    assert bot.fake.nonce_hits == 1
+
+
+async def test_edit_and_delete(bot: DiscordBot) -> None:
+    message_id = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000ab")
+    retracted = OutboundMessage(
+        title="RETRACTED: Strike continues Tuesday",
+        body="This update was retracted. Reason: posted too early",
+        kind=MessageKind.RETRACTION,
+        retracted=True,
+        fields=(Field("Original text (withdrawn)", "Strike continues Tuesday\nPicket lines"),),
+    )
+
+    await bot.adapter.edit(CHANNEL, message_id, retracted)
+    embed = bot.fake.messages[message_id].embeds[0]
+    assert embed["title"] == "RETRACTED: Strike continues Tuesday"
+    assert embed["fields"][0]["value"] == "~~Strike continues Tuesday~~\n~~Picket lines~~"
+
+    await bot.adapter.delete(CHANNEL, message_id)
+    assert bot.fake.messages[message_id].deleted
+    await bot.adapter.delete(CHANNEL, message_id)  # already gone: nothing to do
+
+
+async def test_a_ten_thousand_character_body_is_trimmed_to_fit_with_a_link(
+    bot: DiscordBot,
+) -> None:
+    long = OutboundMessage(
+        title="T" * 300, body="word " * 2000, url="https://strike.example.org/updates/8"
+    )
+
+    message_id = await bot.adapter.send(CHANNEL, long, idempotency_key="d00000000000000000ac")
+
+    (embed,) = bot.fake.messages[message_id].embeds  # the fake refuses what Discord refuses
+    assert len(embed["title"]) <= 256
+    assert len(embed["description"]) <= 4096
+    assert embed["description"].endswith("full text: https://strike.example.org/updates/8")
+
+
+async def test_missing_access_is_permanent(bot: DiscordBot) -> None:
+    bot.fake.forbidden_channels.add(CHANNEL.channel)
+
+    with pytest.raises(PermanentDeliveryError, match=r"403 code 50001: Missing Access"):
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000ad")
+
+
+async def test_unknown_channel_is_permanent(bot: DiscordBot) -> None:
+    bot.fake.missing_channels.add(CHANNEL.channel)
+
+    with pytest.raises(PermanentDeliveryError, match=r"404 code 10003"):
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000ae")
+
+
+async def test_editing_a_deleted_message_is_permanent(bot: DiscordBot) -> None:
+    message_id = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000af")
+    await bot.adapter.delete(CHANNEL, message_id)
+
+    with pytest.raises(PermanentDeliveryError, match="could not find the message"):
+        await bot.adapter.edit(CHANNEL, message_id, MESSAGE)
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        (503, r"server error \(503\)"),
+        (502, r"did not answer within 0\.5s"),  # discord.py sleeps between 502 retries
+        ("timeout", r"did not answer within 0\.5s"),
+        ("reset", "connection to Discord failed"),
+    ],
+)
+async def test_server_errors_timeouts_and_resets_are_transient(
+    bot: DiscordBot, fault: int | str, reason: str
+) -> None:
+    bot.fake.inject(fault, times=5)
+
+    with pytest.raises(TransientDeliveryError, match=reason):
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b0")
+
+
+async def test_a_429_discordpy_gives_up_on_is_transient_with_retry_after(bot: DiscordBot) -> None:
+    bot.fake.inject(429, times=5, retry_after=0.01)
+
+    with pytest.raises(TransientDeliveryError) as caught:
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b1")
+
+    assert caught.value.retry_after is not None and caught.value.retry_after > 0
+    assert len(bot.fake.rate_limited) == 5  # discord.py retried on its own first
+
+
+async def test_a_long_429_is_transient_at_once_with_discords_retry_after(bot: DiscordBot) -> None:
+    bot.fake.inject(429, retry_after=45.0)
+
+    with pytest.raises(TransientDeliveryError) as caught:
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b2")
+
+    assert caught.value.retry_after == 45.0
+
+
+async def test_a_brief_429_is_retried_by_discordpy_and_succeeds(bot: DiscordBot) -> None:
+    bot.fake.inject(429, retry_after=0.01)
+
+    message_id = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b3")
+
+    assert bot.fake.messages[message_id].channel_id == CHANNEL.channel
+    assert len(bot.fake.rate_limited) == 1
+
+
+async def test_per_channel_buckets_are_honoured_without_429s(tmp_path: Path) -> None:
+    async with (
+        FakeDiscord(per_channel_limit=2, per_channel_window=0.2) as fake,
+        discord_bot(
+            fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY)
+        ) as bot,
+    ):
+        for n in range(5):
+            await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key=f"d0000000000000000c{n:02d}")
+
+        assert len(fake.channel_messages(CHANNEL.channel)) == 5
+        # discord.py read X-RateLimit-Remaining: 0 and waited for the reset instead.
+        assert fake.rate_limited == []
+
+
+async def test_a_global_429_is_waited_out_by_discordpy(tmp_path: Path) -> None:
+    async with (
+        FakeDiscord(global_per_second=4) as fake,
+        discord_bot(
+            fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY), connect=False
+        ) as bot,
+    ):
+        fake.reset_counters()
+        channels = [ChannelRef(GUILD_ID, f"70000000000000030{n}") for n in range(6)]
+        for n, channel in enumerate(channels):
+            await bot.adapter.send(channel, MESSAGE, idempotency_key=f"d0000000000000000d{n:02d}")
+
+        assert all(len(fake.channel_messages(c.channel)) == 1 for c in channels)
+        assert {r.scope for r in fake.rate_limited} == {"global"}
+
+
+async def test_a_refused_token_is_transient_not_the_channels_fault(tmp_path: Path) -> None:
+    async with (
+        FakeDiscord() as fake,
+        discord_bot(
+            fake,
+            f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
+            FixedClock(FRIDAY),
+            connect=False,
+            token="a-revoked-token",
+        ) as bot,
+    ):
+        with pytest.raises(TransientDeliveryError, match="DISCORD_TOKEN"):
+            await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b4")

@@ -1,0 +1,172 @@
+"""Atom feeds read back with feedparser, calendars with icalendar: the entries people follow."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import feedparser
+import icalendar
+import pytest
+
+from adapters.web._feeds import calendar_events
+from adapters.web._feeds import icalendar as render_calendar
+from bot.admin import Draft
+from bot.app import Runtime
+from bot.clock import FixedClock
+from bot.models import Status, Update, UpdateState, UpdateText, Urgency
+from bot.store import Store
+from tests.support import ADMIN, CAMPAIGN
+from tests.web_support import MONDAY_6AM, Timeline, client_for, la, make_runtime, seed
+
+
+@pytest.fixture
+async def runtime(store: Store, clock: FixedClock) -> Runtime:
+    return make_runtime(store, clock)
+
+
+@pytest.fixture
+async def timeline(runtime: Runtime, clock: FixedClock) -> Timeline:
+    return await seed(runtime.store, runtime.admin, clock)
+
+
+async def fetch(runtime: Runtime, path: str) -> tuple[bytes, str]:
+    async with client_for(runtime) as client:
+        response = await client.get(path)
+        assert response.status == 200, path
+        return await response.read(), response.headers["Content-Type"]
+
+
+async def test_atom_feed_has_every_public_update(runtime: Runtime, timeline: Timeline) -> None:
+    body, content_type = await fetch(runtime, "/feed.atom")
+    assert content_type == "application/atom+xml; charset=utf-8"
+    feed = feedparser.parse(body)
+    assert feed.bozo == 0, feed.get("bozo_exception")
+    assert feed.version == "atom10"
+    assert feed.feed.title == "United Teachers Los Angeles: strike updates"
+    assert feed.feed.language == "en"
+    assert feed.feed.updated_parsed[:5] == (2019, 1, 18, 17, 30)
+    titles = [e.title for e in feed.entries]
+    assert titles == [
+        "Strike continues; talks through the weekend (Corrected)",
+        "Retracted: Talks resume Thursday",
+        "30,000 teachers walk out: the strike is on",
+    ]
+    friday, retracted, began = feed.entries
+    assert friday.id == f"https://strike.example.org/updates/{timeline.friday.id}"
+    assert friday.link == f"https://strike.example.org/updates/{timeline.friday.id}"
+    assert friday.published_parsed[:5] == (2019, 1, 18, 17, 0)
+    assert friday.updated_parsed[:5] == (2019, 1, 18, 17, 30)
+    assert friday.tags[0].term == "talks_scheduled"
+    content = friday.content[0].value
+    assert "Strike resumes Monday 6:00 AM if there is no deal" in content
+    assert "The picket starts at 6:00 AM, not 7:00." in content
+    assert "<del>" in retracted.content[0].value
+    assert "The district had not confirmed Thursday" in retracted.content[0].value
+    assert retracted.updated_parsed[:5] == (2019, 1, 17, 16, 0)  # when it was retracted
+    assert "Join the picket line" in began.content[0].value
+
+
+async def test_spanish_atom_feed(runtime: Runtime, timeline: Timeline) -> None:
+    body, _ = await fetch(runtime, "/es/feed.atom")
+    feed = feedparser.parse(body)
+    assert feed.bozo == 0
+    assert feed.feed.language == "es"
+    assert feed.feed.title == "United Teachers Los Angeles: noticias de la huelga"
+    assert [e.title for e in feed.entries] == [
+        "La huelga continúa; negociaciones todo el fin de semana (Corregida)",
+        "Retirada: Las negociaciones se reanudan el jueves",
+        "30.000 docentes salen a la calle: comienza la huelga",
+    ]
+    assert feed.entries[0].link == f"https://strike.example.org/es/updates/{timeline.friday.id}"
+
+
+async def test_feeds_leave_out_unpublished_updates(
+    runtime: Runtime, clock: FixedClock, timeline: Timeline
+) -> None:
+    await runtime.admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_SUSPENDED,
+            {"en": UpdateText("Embargoed: strike suspended", next_step="Vote on Tuesday")},
+            next_step_at=la(2019, 1, 22, 18),
+        ),
+        publish_at=la(2019, 1, 22, 9),
+    )
+    atom, _ = await fetch(runtime, "/feed.atom")
+    ics, _ = await fetch(runtime, "/calendar.ics")
+    assert len(feedparser.parse(atom).entries) == 3
+    assert b"Embargoed" not in atom and b"Vote on Tuesday" not in ics
+
+
+async def test_calendar_has_next_steps_and_cancels_retracted_ones(
+    runtime: Runtime, timeline: Timeline
+) -> None:
+    body, content_type = await fetch(runtime, "/calendar.ics")
+    assert content_type == "text/calendar; charset=utf-8"
+    assert body.endswith(b"\r\n") and all(len(line) <= 75 for line in body.split(b"\r\n"))
+    calendar = icalendar.Calendar.from_ical(body)
+    assert str(calendar["X-WR-CALNAME"]) == "United Teachers Los Angeles: strike calendar"
+    events = calendar.walk("VEVENT")
+    assert [e.decoded("DTSTART") for e in events] == [la(2019, 1, 17, 10), MONDAY_6AM]
+    thursday, monday = events
+    assert str(monday["SUMMARY"]) == "Strike resumes Monday 6:00 AM if there is no deal"
+    assert str(monday["STATUS"]) == "CONFIRMED"
+    assert str(monday["URL"]) == f"https://strike.example.org/updates/{timeline.friday.id}"
+    assert monday.decoded("DTSTART") - la(2019, 1, 18, 10) == timedelta(days=2, hours=20)
+    assert "Strike continues; talks through the weekend" in str(monday["DESCRIPTION"])
+    assert str(thursday["STATUS"]) == "CANCELLED"
+    assert str(thursday["SUMMARY"]) == "Retracted: Talks resume Thursday"
+    assert "had not confirmed" in str(thursday["DESCRIPTION"])
+    assert str(thursday["UID"]) != str(monday["UID"])
+
+
+async def test_spanish_calendar(runtime: Runtime, timeline: Timeline) -> None:
+    body, _ = await fetch(runtime, "/es/calendar.ics")
+    events = icalendar.Calendar.from_ical(body).walk("VEVENT")
+    assert str(events[1]["SUMMARY"]) == (
+        "La huelga se reanuda el lunes a las 6:00 si no hay acuerdo"
+    )
+    assert str(events[0]["SUMMARY"]) == "Retirada: Las negociaciones se reanudan el jueves"
+
+
+async def test_a_later_update_describes_the_same_moment(
+    runtime: Runtime, clock: FixedClock, timeline: Timeline
+) -> None:
+    """Two updates naming Monday 6:00 make one event, worded by the newer one."""
+    clock.advance(hours=2)
+    await runtime.admin.post(
+        ADMIN,
+        Draft(
+            Status.TALKS_SCHEDULED,
+            {"en": UpdateText("Talks stall", next_step="Picket lines at 6:00 AM Monday")},
+            Urgency.URGENT,
+            next_step_at=MONDAY_6AM,
+        ),
+    )
+    body, _ = await fetch(runtime, "/calendar.ics")
+    events = icalendar.Calendar.from_ical(body).walk("VEVENT")
+    monday = [e for e in events if e.decoded("DTSTART") == MONDAY_6AM]
+    assert len(monday) == 1
+    assert str(monday[0]["SUMMARY"]) == "Picket lines at 6:00 AM Monday"
+    assert int(monday[0]["SEQUENCE"]) == 2  # one edit + one more update since first published
+
+
+def test_calendar_text_survives_escaping_and_folding() -> None:
+    tricky = "Rally; march, then picket — café \\ 日本語 " + "long " * 40 + "\nsecond line"
+    at = datetime(2019, 1, 19, 20, 0, tzinfo=UTC)
+    update = Update(
+        id=7,
+        status=Status.STRIKE_ON,
+        urgency=Urgency.ROUTINE,
+        texts={"en": UpdateText("Weekend action\x07", next_step=tricky)},
+        author="t",
+        created_at=at,
+        state=UpdateState.PUBLISHED,
+        next_step_at=at,
+        published_at=at,
+    )
+    body = render_calendar(calendar_events([update]), CAMPAIGN, "en")
+    assert all(len(line) <= 75 for line in body.split(b"\r\n"))
+    event = icalendar.Calendar.from_ical(body).walk("VEVENT")[0]
+    assert str(event["SUMMARY"]) == tricky
+    assert str(event["DESCRIPTION"]).startswith("Weekend action\n\n")  # control char dropped

@@ -1,0 +1,628 @@
+"""Briefing schedule maths, exactly-once queueing, catch-up and leadership. Fixed clocks only:
+no test waits for time to pass."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import text
+
+from bot.admin import Admin
+from bot.app import Runtime
+from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
+from bot.clock import FixedClock
+from bot.config import Settings, StrikeConfig, parse_config
+from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
+from bot.models import DeliveryAction, Platform, Subscription
+from bot.schedule import (
+    BriefingScheduler,
+    BriefingSlot,
+    cron_trigger,
+    format_days,
+    latest_briefing,
+    local_date_for,
+    next_briefing,
+    next_briefing_time,
+    slot_on,
+)
+from bot.store import Store
+from bot.store.briefings import list_runs
+from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database
+
+LA = "America/Los_Angeles"
+LA_ZONE = ZoneInfo(LA)
+GRACE = timedelta(minutes=120)
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+def la(*args: int) -> datetime:
+    return datetime(*args, tzinfo=LA_ZONE).astimezone(UTC)  # type: ignore[misc]
+
+
+def channel(at: time | None, *, days: frozenset[int] = frozenset(range(7)), tz: str = LA,
+            name: str = "c1", language: str = "en") -> Subscription:  # fmt: skip
+    return Subscription(
+        id=0,
+        platform=Platform.DISCORD,
+        workspace="g1",
+        channel=name,
+        language=language,
+        briefing_time=at,
+        timezone=tz,
+        briefing_days=days,
+    )
+
+
+def walk(sub: Subscription, start: datetime, count: int) -> list[BriefingSlot]:
+    slots = []
+    moment = start
+    for _ in range(count):
+        slot = next_briefing(sub, moment)
+        assert slot is not None
+        slots.append(slot)
+        moment = slot.at
+    return slots
+
+
+def config(grace_minutes: int = 120) -> StrikeConfig:
+    return parse_config(
+        {
+            "campaign": {
+                "slug": CAMPAIGN.slug,
+                "union": CAMPAIGN.union,
+                "employer": CAMPAIGN.employer,
+                "start_date": CAMPAIGN.start_date,
+                "strike_start": CAMPAIGN.strike_start,
+                "timezone": CAMPAIGN.timezone,
+                "languages": list(CAMPAIGN.languages),
+                "public_url": CAMPAIGN.public_url,
+            },
+            "briefings": {"grace_minutes": grace_minutes},
+        }
+    )
+
+
+def runtime_for(store: Store, clock: FixedClock) -> Runtime:
+    return Runtime(
+        settings=Settings.from_env({}),
+        config=config(),
+        campaign=CAMPAIGN,
+        store=store,
+        admin=Admin(store, CAMPAIGN, ADMINS, clock),
+        clock=clock,
+    )
+
+
+async def briefing_rows(store: Store) -> list[tuple[int, str]]:
+    async with store.read() as tx:
+        rows = await tx.list_deliveries(limit=None)
+    return sorted(
+        (d.subscription_id, d.dedupe_key) for d in rows if d.action is DeliveryAction.BRIEFING
+    )
+
+
+def runs_metric(runtime: Runtime, outcome: str) -> float:
+    value = runtime.metrics.registry.get_sample_value(
+        "strikebot_briefing_runs_total", {"outcome": outcome}
+    )
+    return value or 0.0
+
+
+@pytest.fixture
+async def scheduler_factory(
+    store: Store, clock: FixedClock
+) -> AsyncIterator[list[BriefingScheduler]]:
+    """Schedulers made in a test are stopped at its end."""
+    made: list[BriefingScheduler] = []
+    yield made
+    for scheduler in made:
+        await scheduler.stop()
+
+
+# ------------------------------------------------------------------------- pure maths
+
+
+def test_spring_forward_night_in_los_angeles() -> None:
+    # Sunday March 10, 2019: clocks jump from 02:00 PST to 03:00 PDT.
+    start = utc(2019, 3, 8, 12)
+    at_7 = walk(channel(time(7, 0)), start, 4)
+    assert [s.at for s in at_7] == [
+        utc(2019, 3, 8, 15), utc(2019, 3, 9, 15), utc(2019, 3, 10, 14), utc(2019, 3, 11, 14)
+    ]  # fmt: skip
+    at_0130 = walk(channel(time(1, 30)), start, 3)
+    assert [s.at for s in at_0130] == [utc(2019, 3, 9, 9, 30), utc(2019, 3, 10, 9, 30),
+                                       utc(2019, 3, 11, 8, 30)]  # fmt: skip
+    # 02:30 does not exist on March 10: it moves forward by the gap, to 03:30 PDT.
+    at_0230 = walk(channel(time(2, 30)), start, 3)
+    assert [s.at for s in at_0230] == [utc(2019, 3, 9, 10, 30), utc(2019, 3, 10, 10, 30),
+                                       utc(2019, 3, 11, 9, 30)]  # fmt: skip
+    assert at_0230[1].at.astimezone(LA_ZONE).strftime("%H:%M %Z") == "03:30 PDT"
+    for slots in (at_7, at_0130, at_0230):  # exactly one per local date, none skipped
+        dates = [s.local_date for s in slots]
+        assert dates == [dates[0] + timedelta(days=i) for i in range(len(dates))]
+
+
+def test_fall_back_night_in_los_angeles() -> None:
+    # Sunday November 3, 2019: clocks go back from 02:00 PDT to 01:00 PST; 01:00-02:00 twice.
+    start = utc(2019, 11, 1, 20)
+    at_7 = walk(channel(time(7, 0)), start, 3)
+    assert [s.at for s in at_7] == [
+        utc(2019, 11, 2, 14),
+        utc(2019, 11, 3, 15),
+        utc(2019, 11, 4, 15),
+    ]
+    # 01:30 happens twice on November 3: the briefing is the first one (PDT), once.
+    at_0130 = walk(channel(time(1, 30)), start, 3)
+    assert [s.at for s in at_0130] == [utc(2019, 11, 2, 8, 30), utc(2019, 11, 3, 8, 30),
+                                       utc(2019, 11, 4, 9, 30)]  # fmt: skip
+    assert [s.local_date for s in at_0130] == [date(2019, 11, 2), date(2019, 11, 3),
+                                               date(2019, 11, 4)]  # fmt: skip
+    assert at_0130[1].at.astimezone(LA_ZONE).strftime("%H:%M %Z") == "01:30 PDT"
+    at_0230 = walk(channel(time(2, 30)), start, 3)
+    assert [s.at for s in at_0230] == [utc(2019, 11, 2, 9, 30), utc(2019, 11, 3, 10, 30),
+                                       utc(2019, 11, 4, 10, 30)]  # fmt: skip
+    # Between the two 01:30s, the latest briefing is still November 3's first one.
+    second_0130 = utc(2019, 11, 3, 9, 30)
+    assert latest_briefing(channel(time(1, 30)), second_0130) == at_0130[1]
+    assert local_date_for(channel(time(1, 30)), second_0130) == date(2019, 11, 3)
+
+
+def test_cron_trigger_fires_twice_on_fall_back_and_late_on_spring_forward() -> None:
+    """What APScheduler itself does, so the claim has something to absorb."""
+
+    def fires(sub: Subscription, start: datetime, count: int) -> list[datetime]:
+        trigger = cron_trigger(sub)
+        found: list[datetime] = []
+        previous = None
+        now = start
+        for _ in range(count):
+            fire = trigger.get_next_fire_time(previous, now)
+            found.append(fire.astimezone(UTC))
+            previous = now = fire
+        return found
+
+    nov = utc(2019, 11, 1, 20)
+    assert fires(channel(time(1, 30)), nov, 4) == [
+        utc(2019, 11, 2, 8, 30),
+        utc(2019, 11, 3, 8, 30),  # 01:30 PDT
+        utc(2019, 11, 3, 9, 30),  # 01:30 PST: the same local date again
+        utc(2019, 11, 4, 9, 30),
+    ]
+    assert fires(channel(time(7, 0)), nov, 3) == [
+        utc(2019, 11, 2, 14), utc(2019, 11, 3, 15), utc(2019, 11, 4, 15)
+    ]  # fmt: skip
+    mar = utc(2019, 3, 8, 12)
+    assert fires(channel(time(2, 30)), mar, 3) == [
+        utc(2019, 3, 9, 10, 30), utc(2019, 3, 10, 10, 30), utc(2019, 3, 11, 9, 30)
+    ]  # fmt: skip
+    assert fires(channel(time(7, 0)), mar, 3) == [
+        utc(2019, 3, 8, 15), utc(2019, 3, 9, 15), utc(2019, 3, 10, 14)
+    ]  # fmt: skip
+    # Our maths agrees with every fire except the duplicate one.
+    for sub, start in ((channel(time(2, 30)), mar), (channel(time(7, 0)), nov)):
+        assert fires(sub, start, 3) == [s.at for s in walk(sub, start, 3)]
+
+
+def test_days_of_week() -> None:
+    weekdays = channel(time(7, 0), days=frozenset(range(5)))
+    friday = la(2019, 1, 18, 8, 0)
+    assert next_briefing_time(weekdays, friday) == la(2019, 1, 21, 7, 0)  # Monday
+    assert slot_on(weekdays, date(2019, 1, 19)) is None
+    assert str(cron_trigger(weekdays)) == (
+        "cron[day_of_week='mon,tue,wed,thu,fri', hour='7', minute='0', second='0']"
+    )
+    assert cron_trigger(weekdays).timezone == LA_ZONE
+    assert format_days(range(5)) == "mon-fri"
+    assert format_days(range(7)) == "daily"
+    assert format_days({0, 2, 5, 6}) == "mon,wed,sat-sun"
+    assert next_briefing_time(channel(None), friday) is None
+    assert next_briefing_time(channel(time(7), days=frozenset()), friday) is None
+
+
+# ------------------------------------------------------------------------- exactly once
+
+
+async def subscribe(admin: Admin, sub: Subscription) -> Subscription:
+    return await admin.subscribe(ADMIN, sub)
+
+
+@pytest.mark.parametrize("month", ["march", "november"])
+async def test_dst_nights_give_one_briefing_per_local_date(
+    store: Store,
+    admin: Admin,
+    clock: FixedClock,
+    scheduler_factory: list[BriefingScheduler],
+    month: str,
+) -> None:
+    """Every fire of the real CronTriggers across the night goes through the job; the 01:30
+    job fires twice on fall-back day and the second is a recorded duplicate."""
+    start = utc(2019, 3, 7, 20) if month == "march" else utc(2019, 10, 31, 20)
+    clock.now = start
+    subs = [
+        await subscribe(admin, channel(at, name=f"c{at.hour}{at.minute}"))
+        for at in (time(7, 0), time(1, 30), time(2, 30))
+    ]
+    runtime = runtime_for(store, clock)
+    scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    triggers = scheduler.jobs()
+    assert set(triggers) == {s.id for s in subs}
+
+    fires: list[tuple[datetime, int]] = []
+    for sub in subs:
+        previous = None
+        now = start
+        while True:
+            # As APScheduler does: the previous fire time as the trigger returned it (in the
+            # channel's zone, with its fold), not converted to UTC.
+            fire = triggers[sub.id].get_next_fire_time(previous, now)
+            if fire > start + timedelta(days=5):
+                break
+            fires.append((fire.astimezone(UTC), sub.id))
+            previous = now = fire
+    for fire, sub_id in sorted(fires):
+        clock.now = fire
+        scheduler.fire(sub_id)
+        await scheduler.drain()
+
+    rows = await briefing_rows(store)
+    per_sub = Counter(sub_id for sub_id, _ in rows)
+    assert per_sub == {s.id: 5 for s in subs}  # five local dates, five briefings each
+    assert len({key for _, key in rows}) == len(rows)
+    expected_fires = 15 + (1 if month == "november" else 0)
+    assert len(fires) == expected_fires
+    assert runs_metric(runtime, "queued") == 15
+    assert runs_metric(runtime, "duplicate") == expected_fires - 15
+    night = date(2019, 3, 10) if month == "march" else date(2019, 11, 3)
+    for sub in subs:
+        assert (sub.id, f"briefing:s{sub.id}:{night.isoformat()}") in rows
+
+
+async def test_queue_briefing_claims_once(store: Store, admin: Admin, clock: FixedClock) -> None:
+    sub = await subscribe(admin, channel(time(7, 0)))
+    due = la(2019, 1, 18, 7, 0)
+    first = await queue_briefing(store, CAMPAIGN, sub.id, due, due)
+    again = await queue_briefing(store, CAMPAIGN, sub.id, due, due + timedelta(seconds=5))
+    assert (first, again) == (Outcome.QUEUED, Outcome.DUPLICATE)
+    async with store.read() as tx:
+        [delivery] = [d for d in await tx.list_deliveries() if d.action is DeliveryAction.BRIEFING]
+        runs = await list_runs(tx)
+    assert delivery.dedupe_key == f"briefing:s{sub.id}:2019-01-18"
+    assert delivery.not_before == due
+    assert delivery.payload is not None
+    message = delivery.payload["message"]
+    assert isinstance(message, dict) and message["kind"] == "briefing"
+    assert message["title"] == "Morning briefing — Friday, January 18"
+    assert [(r.local_date, r.outcome, r.delivery_id) for r in runs] == [
+        (date(2019, 1, 18), "queued", delivery.id)
+    ]
+    assert store.outbox_written.is_set()
+
+
+async def test_channels_alike_share_one_composition_and_languages_differ(
+    store: Store, admin: Admin
+) -> None:
+    subs = [
+        await subscribe(admin, channel(time(7, 0), name=f"c{i}", language="es" if i % 2 else "en"))
+        for i in range(6)
+    ]
+    slot = la(2019, 1, 18, 7, 0)
+    outcomes = await queue_briefings(
+        store,
+        CAMPAIGN,
+        [Due(s.id, BriefingSlot(slot, date(2019, 1, 18))) for s in subs],
+        slot,
+        grace=GRACE,
+    )
+    assert set(outcomes.values()) == {Outcome.QUEUED}
+    async with store.read() as tx:
+        payloads = {d.subscription_id: d.payload for d in await tx.list_deliveries()}
+    titles = {sid: p["message"]["title"] for sid, p in payloads.items() if p}  # type: ignore[index]
+    assert titles[subs[0].id] == "Morning briefing — Friday, January 18"
+    assert titles[subs[1].id] == "Resumen de la mañana — viernes 18 de enero"
+
+
+async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_channel() -> None:
+    async with (
+        fresh_postgres_database() as url,
+        Store.open(url) as store_a,
+        Store.open(url) as store_b,
+    ):
+        clock = FixedClock(la(2019, 1, 17, 12, 0))
+        admin = Admin(store_a, CAMPAIGN, ADMINS, clock)
+        subs = [await subscribe(admin, channel(time(7, 0), name=f"c{i}")) for i in range(40)]
+        slot = BriefingSlot(la(2019, 1, 18, 7, 0), date(2019, 1, 18))
+        due = [Due(s.id, slot) for s in subs]
+        now = slot.at
+        results = await asyncio.gather(
+            queue_briefings(store_a, CAMPAIGN, due, now, grace=GRACE),
+            queue_briefings(store_b, CAMPAIGN, list(reversed(due)), now, grace=GRACE),
+            queue_briefings(store_b, CAMPAIGN, due[:20], now, grace=GRACE),
+        )
+        outcomes = Counter(o for result in results for o in result.values())
+        assert outcomes == {Outcome.QUEUED: 40, Outcome.DUPLICATE: 60}
+        # Two whole schedulers (as if leadership had failed) firing every job at once.
+        schedulers = [
+            BriefingScheduler(runtime_for(s, clock), leadership=SoleLeadership())
+            for s in (store_a, store_b)
+        ]
+        clock.now = slot.at + timedelta(days=1, seconds=30)
+        for scheduler in schedulers:
+            await scheduler.start()
+        # Catch-up at start already raced for Saturday's briefings; fire all jobs again.
+        for scheduler in schedulers:
+            for sub in subs:
+                scheduler.fire(sub.id)
+        await asyncio.gather(*(s.drain() for s in schedulers))
+        for scheduler in schedulers:
+            await scheduler.stop()
+        rows = await briefing_rows(store_a)
+        assert Counter(sub_id for sub_id, _ in rows) == {s.id: 2 for s in subs}
+        assert len({key for _, key in rows}) == 80
+
+
+# ------------------------------------------------------------------------- catch-up
+
+
+async def test_restart_after_30_minutes_down_sends_late_once(
+    store: Store, admin: Admin, clock: FixedClock, scheduler_factory: list[BriefingScheduler]
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    # The bot was down from 06:50 and comes back at 07:30.
+    clock.now = la(2019, 1, 18, 7, 30)
+    first = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(first)
+    await first.start()
+    assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
+    assert runs_metric(first.runtime, "queued") == 1
+    await first.stop()
+    # Another restart ten minutes later sends nothing more.
+    clock.now = la(2019, 1, 18, 7, 40)
+    second = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(second)
+    await second.start()
+    assert len(await briefing_rows(store)) == 1
+    assert runs_metric(second.runtime, "queued") == runs_metric(second.runtime, "duplicate") == 0
+
+
+async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(
+    store: Store,
+    admin: Admin,
+    clock: FixedClock,
+    scheduler_factory: list[BriefingScheduler],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    clock.now = la(2019, 1, 18, 12, 0)
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    with caplog.at_level("WARNING", logger="strikebot.briefings"):
+        await scheduler.start()
+    assert await briefing_rows(store) == []
+    async with store.read() as tx:
+        runs = await list_runs(tx)
+    assert [(r.subscription_id, r.local_date, r.outcome, r.delivery_id) for r in runs] == [
+        (sub.id, date(2019, 1, 18), "skipped", None)
+    ]
+    assert runs_metric(scheduler.runtime, "skipped_late") == 1
+    assert "skipped the 2019-01-18 briefing" in caplog.text and "300 minutes ago" in caplog.text
+    # Tomorrow's briefing is still on the schedule.
+    assert scheduler.jobs()[sub.id].get_next_fire_time(None, clock.now) == la(2019, 1, 19, 7, 0)
+
+
+async def test_catch_up_leaves_alone_channels_created_after_their_time(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    clock.now = la(2019, 1, 18, 7, 20)  # subscribed after today's 07:00 had passed
+    await subscribe(admin, channel(time(7, 0)))
+    clock.now = la(2019, 1, 18, 7, 30)
+    outcomes = await catch_up(store, CAMPAIGN, clock.now, grace=GRACE)
+    assert outcomes == {}
+    assert await briefing_rows(store) == []
+
+
+async def test_a_job_firing_too_late_is_skipped_not_sent(
+    store: Store, admin: Admin, clock: FixedClock, scheduler_factory: list[BriefingScheduler]
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    on_time = await subscribe(admin, channel(time(7, 0), name="a"))
+    late = await subscribe(admin, channel(time(7, 0), name="b"))
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    clock.now = la(2019, 1, 18, 8, 30)  # 90 minutes late: within the 2-hour grace
+    scheduler.fire(on_time.id)
+    await scheduler.drain()
+    clock.now = la(2019, 1, 18, 10, 0)  # 3 hours late
+    scheduler.fire(late.id)
+    await scheduler.drain()
+    assert await briefing_rows(store) == [(on_time.id, f"briefing:s{on_time.id}:2019-01-18")]
+    assert runs_metric(scheduler.runtime, "skipped_late") == 1
+
+
+async def test_send_now_counts_as_todays_briefing_once(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    early = la(2019, 1, 18, 6, 30)
+    await send_now(store, CAMPAIGN, sub, early)
+    # The 07:00 job then finds today's briefing already sent.
+    outcome = await queue_briefing(store, CAMPAIGN, sub.id, la(2019, 1, 18, 7, 0), early)
+    assert outcome is Outcome.DUPLICATE
+    # An admin asking again the same day gets an extra one.
+    await send_now(store, CAMPAIGN, sub, la(2019, 1, 18, 9, 15))
+    assert [key for _, key in await briefing_rows(store)] == [
+        f"briefing:s{sub.id}:2019-01-18",
+        f"briefing:s{sub.id}:2019-01-18:now:171500",
+    ]
+
+
+# ------------------------------------------------------------------------- scheduler
+
+
+async def test_refresh_follows_changes_made_by_another_process(
+    store: Store, admin: Admin, clock: FixedClock, scheduler_factory: list[BriefingScheduler]
+) -> None:
+    clock.now = la(2019, 1, 18, 6, 0)
+    sub = await subscribe(admin, channel(None))
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    assert scheduler.jobs() == {}
+    # Another process (its own engine on the same database) turns the briefing on.
+    async with Store.open(store.url, migrate=False) as other:
+        other_admin = Admin(other, CAMPAIGN, ADMINS, clock)
+        await other_admin.subscribe(ADMIN, replace(sub, briefing_time=time(6, 30)))
+        await scheduler.refresh()
+        assert str(scheduler.jobs()[sub.id]) == (
+            "cron[day_of_week='mon,tue,wed,thu,fri,sat,sun', hour='6', minute='30', second='0']"
+        )
+        await other_admin.subscribe(
+            ADMIN,
+            replace(
+                sub,
+                briefing_time=time(8, 15),
+                timezone="America/New_York",
+                briefing_days=frozenset(range(5)),
+            ),
+        )
+        await scheduler.refresh()
+        trigger = scheduler.jobs()[sub.id]
+        assert trigger.timezone == ZoneInfo("America/New_York")
+        # 09:00 in New York now, so Monday (not Saturday) at 08:15 EST.
+        assert trigger.get_next_fire_time(None, clock.now) == utc(2019, 1, 21, 13, 15)
+        await other_admin.subscribe(ADMIN, replace(sub, briefing_time=None))
+        await scheduler.refresh()
+        assert scheduler.jobs() == {}
+        # Set between two polls to a time that has just passed: queued by the refresh.
+        clock.now = la(2019, 1, 18, 7, 0, 40)
+        await other_admin.subscribe(ADMIN, replace(sub, briefing_time=time(7, 0)))
+        await scheduler.refresh()
+        await scheduler.drain()
+    assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
+
+
+async def test_a_job_for_a_schedule_changed_meanwhile_queues_nothing(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    old_slot = BriefingSlot(la(2019, 1, 18, 7, 0), date(2019, 1, 18))
+    await admin.subscribe(ADMIN, replace(sub, briefing_time=time(9, 0)))
+    outcomes = await queue_briefings(store, CAMPAIGN, [Due(sub.id, old_slot)], old_slot.at,
+                                     grace=GRACE)  # fmt: skip
+    assert outcomes == {sub.id: Outcome.GONE}
+    await admin.unsubscribe(ADMIN, sub.id)
+    new_slot = BriefingSlot(la(2019, 1, 18, 9, 0), date(2019, 1, 18))
+    outcomes = await queue_briefings(store, CAMPAIGN, [Due(sub.id, new_slot)], new_slot.at,
+                                     grace=GRACE)  # fmt: skip
+    assert outcomes == {sub.id: Outcome.GONE}
+    assert await briefing_rows(store) == []
+
+
+async def test_apscheduler_runs_the_job_it_was_given(
+    store: Store, admin: Admin, clock: FixedClock, scheduler_factory: list[BriefingScheduler]
+) -> None:
+    """The real AsyncIOScheduler path: a job made due now runs, queues, and is rescheduled."""
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    aps = scheduler.apscheduler
+    assert aps is not None
+    [job] = aps.get_jobs()
+    assert (job.coalesce, job.misfire_grace_time) == (True, 7200)
+    assert type(aps._jobstores["default"]).__name__ == "MemoryJobStore"
+    clock.now = la(2019, 1, 18, 7, 0, 1)  # what the job sees as "now"
+    store.outbox_written.clear()
+    job.modify(next_run_time=datetime.now(UTC))
+    aps.wakeup()
+    await asyncio.wait_for(store.outbox_written.wait(), timeout=10)
+    await scheduler.drain()
+    assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
+    assert aps.get_job(job.id).next_run_time > datetime.now(UTC)
+
+
+# ------------------------------------------------------------------------- leadership
+
+
+async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
+    async with (
+        fresh_postgres_database() as url,
+        Store.open(url) as store_a,
+        Store.open(url) as store_b,
+    ):
+        clock = FixedClock(la(2019, 1, 17, 12, 0))
+        sub = await subscribe(Admin(store_a, CAMPAIGN, ADMINS, clock), channel(time(7, 0)))
+        lock_a = PostgresLeadership(store_a.engine.url)
+        lock_b = PostgresLeadership(store_b.engine.url)
+        first = BriefingScheduler(runtime_for(store_a, clock), leadership=lock_a)
+        second = BriefingScheduler(runtime_for(store_b, clock), leadership=lock_b)
+        try:
+            await first.start()
+            await second.start()
+            assert first.is_leader and not second.is_leader
+            assert set(first.jobs()) == {sub.id} and second.jobs() == {}
+            second.fire(sub.id)  # a follower has no jobs: firing does nothing
+            await second.drain()
+            assert await briefing_rows(store_a) == []
+            assert not await second.elect()  # a retry round while the holder lives
+
+            # The holder stops: the next round (every 30 s in production) takes over.
+            await first.stop()
+            assert await second.elect()
+            assert second.is_leader and set(second.jobs()) == {sub.id}
+
+            # The new holder dies (its connection is cut): PostgreSQL frees the lock.
+            third = BriefingScheduler(
+                runtime_for(store_a, clock), leadership=PostgresLeadership(store_a.engine.url)
+            )
+            await third.start()
+            assert not third.is_leader
+            async with store_a.read() as tx:
+                await tx.conn.execute(
+                    text("SELECT pg_terminate_backend(:pid)"), {"pid": lock_b.backend_pid}
+                )
+            assert await third.elect()
+            assert not await second.elect()  # it notices and stands down
+            assert not second.is_leader and second.jobs() == {}
+            await third.stop()
+        finally:
+            await second.stop()
+            await first.stop()
+
+
+async def test_one_scheduler_per_sqlite_database(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'one.db'}"
+    async with Store.open(url) as store:
+        clock = FixedClock(la(2019, 1, 17, 12, 0))
+        first = BriefingScheduler(runtime_for(store, clock))
+        second = BriefingScheduler(runtime_for(store, clock))
+        await first.start()
+        await second.start()
+        try:
+            assert first.is_leader and not second.is_leader
+            await first.stop()
+            assert await second.elect()
+        finally:
+            await second.stop()
+            await first.stop()
+    lock = FileLeadership(tmp_path / "x.lock")
+    assert await lock.acquire() and await lock.still_held()
+    await lock.release()
+    assert not await lock.still_held()
