@@ -150,7 +150,8 @@ def format_days(days: Iterable[int]) -> str:
 class _RememberingCronTrigger(CronTrigger):  # type: ignore[misc]
     """A `CronTrigger` that remembers its last answers.
 
-    `get_next_fire_time(previous, now)` depends only on its two instants, and at 07:00
+    `get_next_fire_time(previous, now)` depends only on its two instants (APScheduler
+    always asks with `now` at or after `previous`), and at 07:00
     APScheduler asks it the very same question for each of 10,000 jobs sharing one
     schedule (twice per job): computing it once makes that pass cheap.
     """
@@ -164,7 +165,10 @@ class _RememberingCronTrigger(CronTrigger):  # type: ignore[misc]
     def get_next_fire_time(
         self, previous_fire_time: datetime | None, now: datetime
     ) -> datetime | None:
-        key = (previous_fire_time, now)
+        # As UTC instants: two aware datetimes sharing a zone compare equal on their wall
+        # time alone, so 01:30 PDT and 01:30 PST would otherwise be one key.
+        key = (None if previous_fire_time is None else previous_fire_time.astimezone(UTC),
+               now.astimezone(UTC))  # fmt: skip
         if key in self._answers:
             return self._answers[key]
         answer: datetime | None = super().get_next_fire_time(previous_fire_time, now)

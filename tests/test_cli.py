@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import sys
-import types
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -450,51 +448,8 @@ def test_corrupt_foreign_and_other_campaign_files_are_refused(cli: Cli, tmp_path
 # ---------------------------------------------------------------------------- --wait
 
 
-def fake_progress(seen: list[int]) -> types.ModuleType:
-    """Stands in for bot/cli/progress.py, so the test does not depend on a running bot."""
-
-    async def wait_for_deliveries(ctx: Any, update_id: int, *, json_output: bool = False) -> int:
-        async with ctx.store.read() as tx:
-            assert await tx.get_update(update_id, ctx.clock()) is not None
-        seen.append(update_id)
-        if json_output:
-            print(json.dumps({"update": update_id, "sent": 2}))
-        else:
-            print("delivered")
-        return 0
-
-    module = types.ModuleType("bot.cli.progress")
-    module.register = lambda sub: None  # type: ignore[attr-defined]
-    module.wait_for_deliveries = wait_for_deliveries  # type: ignore[attr-defined]
-    return module
-
-
-def test_wait_hands_the_new_update_to_the_progress_helper(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    seen: list[int] = []
-    monkeypatch.setitem(sys.modules, "bot.cli.progress", fake_progress(seen))
-    human = cli.ok("post", "--headline", "Wait for me", "--wait")
-    assert human.index("Posted update #4") < human.index("delivered")
-    posted = cli.json("post", "--headline", "Wait for me too", "--wait")
-    assert posted["delivery"] == {"update": posted["update"]["id"], "sent": 2}
-    assert seen == [4, posted["update"]["id"]]
-
-
 def test_wait_with_the_real_progress_helper_and_nothing_to_deliver(cli: Cli) -> None:
     posted = cli.json("post", "--headline", "No channel subscribed yet", "--wait")
     assert posted["update"]["state"] == "published"
     assert posted["delivery"]["update"] == posted["update"]["id"]
     assert posted["delivery"]["sent"] == 0
-
-
-def test_wait_without_the_progress_helper_refuses_before_posting(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    lacking = types.ModuleType("bot.cli.progress")
-    lacking.register = lambda sub: None  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "bot.cli.progress", lacking)
-    before = dump(cli)
-    result = cli("post", "--headline", "Wait for me", "--wait")
-    assert result.code == 2 and "--wait needs the delivery progress helper" in result.err
-    assert dump(cli) == before

@@ -24,14 +24,25 @@ from bot.store import Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
 from tests.support import ADMIN, ADMINS, CAMPAIGN
 
-CONFIG = Path(__file__).resolve().parent.parent / "config" / "strike.toml"
 WS = "g1"
+# A campaign file of its own, so edits to config/strike.toml cannot change these tests.
+CAMPAIGN_FILE = """
+[campaign]
+slug = "utla-2019"
+union = "United Teachers Los Angeles"
+employer = "Los Angeles Unified School District"
+start_date = 2017-04-01
+timezone = "America/Los_Angeles"
+languages = ["en", "es"]
+"""
 
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
     """A store with channels "ok" and "gone" (which refuses the bot), and a dispatcher."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    config = tmp_path / "strike.toml"
+    config.write_text(CAMPAIGN_FILE, encoding="utf-8")
     async with (
         Store.open(url) as store,
         FakePlatform() as fake,
@@ -55,6 +66,7 @@ async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
         )
         yield {
             "url": url,
+            "config": config,
             "store": store,
             "admin": admin,
             "fake": fake,
@@ -70,7 +82,7 @@ async def post(admin: Admin, **options: Any) -> Update:
 
 async def cli(world: dict[str, Any], *argv: str) -> int:
     args = build_parser().parse_args(
-        ["--config", str(CONFIG), "--database-url", world["url"], *argv]
+        ["--config", str(world["config"]), "--database-url", world["url"], *argv]
     )
     result: int = await args.handler(args)
     return result
@@ -149,7 +161,7 @@ async def test_retry_requeues_dead_copies_resumes_their_channel_and_is_audited(
 
 def context(world: dict[str, Any]) -> CliContext:
     return CliContext(
-        Settings.from_env({}), load_config(CONFIG), world["store"], world["admin"], utcnow
+        Settings.from_env({}), load_config(world["config"]), world["store"], world["admin"], utcnow
     )
 
 

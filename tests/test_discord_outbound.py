@@ -3,6 +3,7 @@ edits and deletes, rate limits honoured, and errors mapped to what the dispatche
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -220,3 +221,30 @@ async def test_a_refused_token_is_transient_not_the_channels_fault(tmp_path: Pat
     ):
         with pytest.raises(TransientDeliveryError, match="DISCORD_TOKEN"):
             await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b4")
+
+
+async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) -> None:
+    """Even when the caller sends all at once, no more than `pacing.global_per_second`
+    requests start in any second, so Discord's global limit is never hit."""
+    from bot.ports import Pacing
+
+    async with (
+        FakeDiscord(global_per_second=5) as fake,
+        discord_bot(
+            fake,
+            f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
+            FixedClock(FRIDAY),
+            pacing=Pacing(global_per_second=4, per_channel_per_second=1),
+        ) as bot,
+    ):
+        fake.reset_counters()
+        channels = [ChannelRef(GUILD_ID, f"70000000000000040{n}") for n in range(8)]
+        await asyncio.gather(
+            *(
+                bot.adapter.send(c, MESSAGE, idempotency_key=f"d0000000000000000e{n:02d}")
+                for n, c in enumerate(channels)
+            )
+        )
+
+        assert all(len(fake.channel_messages(c.channel)) == 1 for c in channels)
+        assert fake.rate_limited == []

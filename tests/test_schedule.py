@@ -12,6 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import text
 
 from bot.admin import Admin
@@ -211,6 +212,27 @@ def test_cron_trigger_fires_twice_on_fall_back_and_late_on_spring_forward() -> N
     # Our maths agrees with every fire except the duplicate one.
     for sub, start in ((channel(time(2, 30)), mar), (channel(time(7, 0)), nov)):
         assert fires(sub, start, 3) == [s.at for s in walk(sub, start, 3)]
+
+
+def test_a_shared_trigger_answers_like_a_fresh_one_for_every_job() -> None:
+    """10,000 jobs share one trigger that remembers answers; asked in any order, across both
+    DST nights, it must answer exactly as an unshared CronTrigger."""
+    sub = channel(time(1, 30))
+    shared = cron_trigger(sub)
+    questions = []
+    for start in (utc(2019, 3, 8, 12), utc(2019, 11, 1, 20)):
+        plain = CronTrigger(hour=1, minute=30, second=0, timezone=LA_ZONE)
+        previous = None
+        for _ in range(5):
+            fire = plain.get_next_fire_time(previous, start if previous is None else previous)
+            # As the scheduler asks: at the fire time, and a moment later (in UTC).
+            for now in (fire, fire.astimezone(UTC) + timedelta(milliseconds=5)):
+                questions.append((fire, now, plain.get_next_fire_time(fire, now)))
+            previous = fire
+    for _ in range(3):  # many jobs asking the same questions, interleaved
+        for previous, now, expected in reversed(questions):
+            assert shared.get_next_fire_time(previous, now) == expected
+            assert shared.get_next_fire_time(previous, now).fold == expected.fold
 
 
 def test_days_of_week() -> None:
@@ -418,7 +440,10 @@ async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(
         (sub.id, date(2019, 1, 18), "skipped", None)
     ]
     assert runs_metric(scheduler.runtime, "skipped_late") == 1
-    assert "skipped the 2019-01-18 briefing" in caplog.text and "300 minutes ago" in caplog.text
+    assert "skipped 1 briefing(s) missed by more than the 120-minute grace" in caplog.text
+    assert "discord:g1/c1 (2019-01-18, due 2019-01-18T15:00:00+00:00, 300 minutes ago)" in (
+        caplog.text
+    )
     # Tomorrow's briefing is still on the schedule.
     assert scheduler.jobs()[sub.id].get_next_fire_time(None, clock.now) == la(2019, 1, 19, 7, 0)
 

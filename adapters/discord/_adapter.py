@@ -111,7 +111,7 @@ class DiscordAdapter:
         self._endpoints = EndpointOverride(
             runtime.settings.discord_api_base, runtime.settings.discord_gateway_url
         )
-        self._rest = RestSender(token, request_timeout=request_timeout)
+
         self._health = GatewayHealth(clock=runtime.clock)
         self.drafts = Drafts()
         self.handlers = Handlers(runtime, commands, self.drafts, defer_after=defer_after)
@@ -121,6 +121,11 @@ class DiscordAdapter:
             per_channel_per_second=delivery.discord_per_channel_per_second,
             burst=1,
             max_in_flight=64,
+        )
+        self._rest = RestSender(
+            token,
+            request_timeout=request_timeout,
+            global_per_second=self._pacing.global_per_second,
         )
         self._guild_ready_timeout = guild_ready_timeout
         self.client: StrikeClient | None = None

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
+from collections import deque
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -59,12 +61,45 @@ class FanoutHTTPClient(HTTPClient):
         super()._try_clear_expired_ratelimits()
 
 
+class WindowGuard:
+    """At most `limit` requests start in any sliding `window` seconds.
+
+    The dispatcher paces sends evenly, but a send's slot is reserved before the work that
+    precedes it (rendering, a store read, a free connection), so sends can leave in small
+    bursts; Discord counts arrivals, and a burst over its global limit earns 429s. This is
+    the last check, right before discord.py sends the request.
+    """
+
+    def __init__(self, limit: int, window: float = 1.0) -> None:
+        self.limit = max(limit, 1)
+        self.window = window
+        self._starts: deque[float] = deque()
+        self.waited = 0  # requests that had to wait (a measure of upstream burstiness)
+
+    async def wait(self) -> None:
+        waited = False
+        while True:
+            now = time.monotonic()
+            starts = self._starts
+            while starts and starts[0] <= now - self.window:
+                starts.popleft()
+            if len(starts) < self.limit:
+                starts.append(now)
+                self.waited += waited
+                return
+            waited = True
+            await asyncio.sleep(starts[0] + self.window - now)
+
+
 class RestSender:
     """Create, edit and delete channel messages. Logs in lazily, once."""
 
-    def __init__(self, token: str, *, request_timeout: float = 25.0) -> None:
+    def __init__(
+        self, token: str, *, request_timeout: float = 25.0, global_per_second: float = 48.0
+    ) -> None:
         self._token = token
         self.request_timeout = request_timeout
+        self.guard = WindowGuard(math.floor(global_per_second))
         self._http: HTTPClient | None = None
         self._login_lock = asyncio.Lock()
         self.bot_user_id: str | None = None
@@ -149,6 +184,7 @@ class RestSender:
         try:
             async with asyncio.timeout(self.request_timeout):
                 http = await self.login()
+                await self.guard.wait()
                 call: Awaitable[Any] = request(http)
                 return await call
         except discord.Forbidden as exc:

@@ -32,6 +32,24 @@ async def summarize(store: Store, update_id: int, now: Any) -> dict[str, Platfor
         return await update_summary(tx, update_id, now)
 
 
+async def settle(
+    ctx: CliContext, update_id: int, *, show_progress: bool, poll_seconds: float = 0.5
+) -> dict[str, PlatformSummary]:
+    """Wait until no copy of `update_id` is waiting to be sent (with a progress bar if
+    `show_progress`) and return the per-platform summary."""
+    summary = await summarize(ctx.store, update_id, ctx.clock())
+    if show_progress:
+        return await _with_progress(ctx, update_id, summary, poll_seconds)
+    while _waiting(summary):
+        await asyncio.sleep(poll_seconds)
+        summary = await summarize(ctx.store, update_id, ctx.clock())
+    return summary
+
+
+def any_dead(summary: dict[str, PlatformSummary]) -> bool:
+    return any(s.dead for s in summary.values())
+
+
 async def wait_for_deliveries(
     ctx: CliContext,
     update_id: int,
@@ -42,17 +60,12 @@ async def wait_for_deliveries(
     """Show a progress bar until no copy of `update_id` is waiting to be sent, then a
     summary (sent / retried / dead per platform). With `json_output`, only the summary, as
     JSON. Returns 0 when nothing died, 1 when some copies are dead."""
-    summary = await summarize(ctx.store, update_id, ctx.clock())
-    if json_output:
-        while _waiting(summary):
-            await asyncio.sleep(poll_seconds)
-            summary = await summarize(ctx.store, update_id, ctx.clock())
-    else:
-        summary = await _with_progress(ctx, update_id, summary, poll_seconds)
-        _print_summary(update_id, summary)
+    summary = await settle(ctx, update_id, show_progress=not json_output, poll_seconds=poll_seconds)
     if json_output:
         print_json(summary_json(update_id, summary))
-    return 1 if any(s.dead for s in summary.values()) else 0
+    else:
+        _print_summary(update_id, summary)
+    return 1 if any_dead(summary) else 0
 
 
 async def _with_progress(

@@ -12,11 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
-import inspect
-import io
-import json
 from collections import Counter
 from typing import Any
 
@@ -37,6 +32,7 @@ from bot.cli._shared import (
     update_json,
     update_url,
 )
+from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
 
@@ -179,12 +175,6 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 async def post_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
-    wait = _wait_helper() if args.wait else None
-    if args.wait and wait is None:
-        raise InvalidInput(
-            "--wait needs the delivery progress helper (bot/cli/progress.py), which this "
-            "installation lacks; post without --wait and watch `strikebot status`."
-        )
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
         zone = check_timezone(args.timezone or campaign.timezone)
@@ -207,7 +197,7 @@ async def post_handler(args: argparse.Namespace) -> int:
         )
         outbox = await _outbox(ctx, update.id)
         document: dict[str, Any] = {"update": update_json(update, campaign), "outbox": outbox}
-        if wait is None or update.state is UpdateState.PENDING_APPROVAL:
+        if not args.wait or update.state is UpdateState.PENDING_APPROVAL:
             if args.json:
                 print_json(document)
             else:
@@ -215,15 +205,12 @@ async def post_handler(args: argparse.Namespace) -> int:
             return 0
         if not args.json:
             _print_posted(update, campaign, outbox)
-            return await _wait(wait, ctx, update.id)
+            return await wait_for_deliveries(ctx, update.id)
         # One JSON document: the update, then (once delivered) the delivery summary.
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
-            code = await _wait(wait, ctx, update.id, json_output=True)
-        text = buffer.getvalue().strip()
-        document["delivery"] = json.loads(text) if text else None
+        summary = await settle(ctx, update.id, show_progress=False)
+        document["delivery"] = summary_json(update.id, summary)
         print_json(document)
-        return code
+        return 1 if any_dead(summary) else 0
 
 
 async def edit_handler(args: argparse.Namespace) -> int:
@@ -324,24 +311,6 @@ async def show_handler(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-async def _wait(wait: Any, ctx: CliContext, update_id: int, **options: Any) -> int:
-    """Call the progress helper, passing `options` only if it takes them."""
-    accepted = inspect.signature(wait).parameters
-    result = wait(ctx, update_id, **{k: v for k, v in options.items() if k in accepted})
-    if inspect.isawaitable(result):
-        result = await result
-    return result if isinstance(result, int) else 0
-
-
-def _wait_helper() -> Any:
-    """`bot.cli.progress.wait_for_deliveries`, written with the dispatcher; None without it."""
-    try:
-        module = importlib.import_module("bot.cli.progress")
-    except ImportError:
-        return None
-    return getattr(module, "wait_for_deliveries", None)
 
 
 async def _get(ctx: CliContext, update_id: int) -> Update:
