@@ -23,7 +23,13 @@ from enum import StrEnum
 from bot.briefings import BriefingInputs, gather_briefing_inputs
 from bot.metrics import Metrics
 from bot.models import Campaign, DeliveryAction, Subscription
-from bot.schedule import BriefingSlot, latest_briefing, local_date_for, window_start
+from bot.schedule import (
+    BriefingSlot,
+    latest_briefing,
+    local_date_for,
+    schedulable,
+    window_start,
+)
 from bot.store import NewDelivery, Store, new_delivery_id
 from bot.store.briefings import (
     QUEUED,
@@ -85,7 +91,7 @@ async def queue_briefing(
 ) -> Outcome:
     """Queue the briefing `sub_id` was due at `scheduled_for`, once per local date."""
     async with store.read() as tx:
-        subs = await scheduled_subscriptions(tx, [sub_id])
+        subs = schedulable(await scheduled_subscriptions(tx, [sub_id]))
     if not subs:
         return Outcome.GONE
     slot = BriefingSlot(scheduled_for, local_date_for(subs[0], scheduled_for))
@@ -136,9 +142,8 @@ async def _queue_batch(
     late_limit = allowance(grace)
     maths = _ScheduleMaths()
     async with store.write() as tx:
-        subs = {
-            s.id: s for s in await scheduled_subscriptions(tx, [d.subscription_id for d in batch])
-        }
+        wanted_ids = [d.subscription_id for d in batch]
+        subs = {s.id: s for s in schedulable(await scheduled_subscriptions(tx, wanted_ids))}
         claims: list[RunClaim] = []
         wanted: dict[int, tuple[Subscription, Due, str]] = {}
         for d in batch:
@@ -278,7 +283,7 @@ async def catch_up(
     sent late if it is within the grace, else recorded as skipped. Briefings already run
     are left alone (and not counted as duplicates)."""
     async with store.read() as tx:
-        subs = await scheduled_subscriptions(tx)
+        subs = schedulable(await scheduled_subscriptions(tx))
     due = []
     for sub in subs:
         slot = latest_briefing(sub, now)

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -126,6 +126,32 @@ def window_start(subscription: Subscription, slot_at: datetime) -> datetime:
     if previous is not None:
         since = min(since, previous.at)
     return max(since, slot_at - 7 * day)
+
+
+def schedulable(
+    subscriptions: Iterable[Subscription], warned: set[int] | None = None
+) -> list[Subscription]:
+    """The subscriptions whose time zone loads. One broken row (a zone name from a newer
+    tz database, a hand edit) is logged (once per id in `warned`) and left out; it never
+    stops the other channels."""
+    usable = []
+    for sub in subscriptions:
+        try:
+            ZoneInfo(sub.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            if warned is None or sub.id not in warned:
+                if warned is not None:
+                    warned.add(sub.id)
+                log.error(
+                    "%s has the unknown time zone %r and gets no briefing; set a valid one "
+                    "with `strikebot briefing set --channel %d --timezone ...`",
+                    sub.address,
+                    sub.timezone,
+                    sub.id,
+                )
+            continue
+        usable.append(sub)
+    return usable
 
 
 def format_days(days: Iterable[int]) -> str:
@@ -228,6 +254,7 @@ class BriefingScheduler:
         self._scheduler: AsyncIOScheduler | None = None
         self._keys: dict[int, tuple[object, ...]] = {}
         self._triggers: dict[tuple[object, ...], CronTrigger] = {}
+        self._warned: set[int] = set()
         self._subs: dict[int, Subscription] = {}
         self._pending: dict[int, Due] = {}
         self._flushing: asyncio.Task[None] | None = None
@@ -360,7 +387,8 @@ class BriefingScheduler:
         from bot.store.briefings import scheduled_subscriptions
 
         async with self.runtime.store.read() as tx:
-            subs = {s.id: s for s in await scheduled_subscriptions(tx)}
+            found = await scheduled_subscriptions(tx)
+        subs = {s.id: s for s in schedulable(found, self._warned)}
         scheduler = self._scheduler
         if scheduler is None:
             return
@@ -495,6 +523,7 @@ __all__ = [
     "local_date_for",
     "next_briefing",
     "next_briefing_time",
+    "schedulable",
     "slot_on",
     "window_start",
 ]

@@ -4,6 +4,7 @@ no test waits for time to pass."""
 from __future__ import annotations
 
 import asyncio
+import io
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -13,15 +14,19 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from apscheduler.triggers.cron import CronTrigger
-from sqlalchemy import text
+from rich.console import Console
+from sqlalchemy import text, update
 
+from adapters.console import ConsoleAdapter
 from bot.admin import Admin
 from bot.app import Runtime
 from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig, parse_config
+from bot.dispatcher import Dispatcher
 from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
-from bot.models import DeliveryAction, Platform, Subscription
+from bot.models import DeliveryAction, DeliveryState, Platform, Subscription
+from bot.ports import MessageKind
 from bot.schedule import (
     BriefingScheduler,
     BriefingSlot,
@@ -34,6 +39,7 @@ from bot.schedule import (
     slot_on,
 )
 from bot.store import Store
+from bot.store import schema as t
 from bot.store.briefings import list_runs
 from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database
 
@@ -651,3 +657,68 @@ async def test_one_scheduler_per_sqlite_database(tmp_path: Path) -> None:
     assert await lock.acquire() and await lock.still_held()
     await lock.release()
     assert not await lock.still_held()
+
+
+async def test_a_channel_with_an_unknown_time_zone_does_not_stop_the_others(
+    store: Store,
+    admin: Admin,
+    clock: FixedClock,
+    scheduler_factory: list[BriefingScheduler],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    good = await subscribe(admin, channel(time(7, 0), name="good"))
+    bad = await subscribe(admin, channel(time(7, 0), name="bad"))
+    async with store.write() as tx:  # e.g. a zone only a newer tz database knows
+        await tx.conn.execute(
+            update(t.subscriptions)
+            .where(t.subscriptions.c.id == bad.id)
+            .values(timezone="America/Atlantis")
+        )
+    clock.now = la(2019, 1, 18, 7, 30)
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    assert set(scheduler.jobs()) == {good.id}
+    assert await briefing_rows(store) == [(good.id, f"briefing:s{good.id}:2019-01-18")]
+    assert "'America/Atlantis' and gets no briefing" in caplog.text
+
+
+async def test_the_dispatcher_delivers_a_queued_briefing_once(
+    store: Store,
+    admin: Admin,
+    clock: FixedClock,
+    scheduler_factory: list[BriefingScheduler],
+) -> None:
+    """Scheduler → outbox → the real dispatcher → the console adapter, and a second fire
+    that day changes nothing."""
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(
+        admin,
+        replace(channel(time(7, 0), language="es"), platform=Platform.CONSOLE, workspace="local"),
+    )
+    runtime = runtime_for(store, clock)
+    scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    console = ConsoleAdapter(Console(file=io.StringIO()), json_output=True)
+    dispatcher = Dispatcher(
+        store,
+        {Platform.CONSOLE: console},
+        CAMPAIGN,
+        clock,
+        settings=runtime.config.delivery,
+        metrics=runtime.metrics,
+    )
+    for minutes in (0, 1):  # the job, then a stray second fire a minute later
+        clock.now = la(2019, 1, 18, 7, minutes)
+        scheduler.fire(sub.id)
+        await scheduler.drain()
+        await dispatcher.drain()
+    [(where, message)] = console.messages.values()
+    assert (where.workspace, where.channel) == ("local", "c1")
+    assert message.kind is MessageKind.BRIEFING
+    assert message.title == "Resumen de la mañana — viernes 18 de enero"
+    async with store.read() as tx:
+        [delivery] = await tx.list_deliveries()
+    assert delivery.state is DeliveryState.SENT

@@ -482,12 +482,11 @@ class Tx:
         ]
         if not values:
             return 0
-        inserted = 0
-        for chunk_start in range(0, len(values), 500):
-            chunk = values[chunk_start : chunk_start + 500]
-            stmt = self._insert_ignore(t.deliveries, ["dedupe_key"]).values(chunk)
-            result = await self.conn.execute(stmt.returning(t.deliveries.c.id))
-            inserted += len(result.all())
+        # executemany with RETURNING: SQLAlchemy batches it ("insertmanyvalues") and only
+        # rows actually inserted come back, so a dedupe_key already queued is not counted.
+        stmt = self._insert_ignore(t.deliveries, ["dedupe_key"]).returning(t.deliveries.c.id)
+        result = await self.conn.execute(stmt, values)
+        inserted = len(result.all())
         self.enqueued += inserted
         if inserted and self.dialect == "postgresql":
             # Delivered to listeners in other processes when this transaction commits.

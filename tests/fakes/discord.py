@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import hashlib
 import itertools
 import json
@@ -1088,6 +1089,9 @@ async def _serve(args: argparse.Namespace) -> None:
         port=args.port,
     )
     async with fake:
+        # A measuring instrument should not stall: collection pauses would bunch the
+        # requests it counts and show 429s the client did not cause.
+        gc.freeze()
         print(f"READY {fake.api_base} {fake.gateway_url}", flush=True)
         await asyncio.Event().wait()
 
