@@ -212,9 +212,16 @@ async def dispatcher_run(args: argparse.Namespace, fake: Fake, db: str) -> Run:
     fake_stats = await fake.stats()
     limited, extra = count_429s(fake_stats)
     sent = counts.get(("discord", str(DeliveryState.SENT)), 0)
-    if sent != args.channels or fake_stats["messages"] != args.channels:
-        print(f"  WARNING: {sent} deliveries marked sent, {fake_stats['messages']} messages "
-              f"at the fake, for {args.channels} channels (dead: {stats.dead})")  # fmt: skip
+    exactly_once = (
+        sent == args.channels
+        and fake_stats["channels"] == args.channels
+        and fake_stats["messages"] == args.channels
+        and fake_stats["channels_with_duplicates"] == 0
+    )
+    print(f"  exactly once: {'yes' if exactly_once else 'NO'} ({sent} deliveries marked sent; "
+          f"{fake_stats['messages']} messages in {fake_stats['channels']} channels at the fake, "
+          f"{fake_stats['channels_with_duplicates']} with more than one; "
+          f"dead: {stats.dead})")  # fmt: skip
     return Run("dispatcher", sent, wall, cpu, limited, extra, args.rate)
 
 

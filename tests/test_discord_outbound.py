@@ -225,11 +225,14 @@ async def test_a_refused_token_is_transient_not_the_channels_fault(tmp_path: Pat
 
 async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) -> None:
     """Even when the caller sends all at once, no more than `pacing.global_per_second`
-    requests start in any second, so Discord's global limit is never hit."""
+    requests start in any second, so Discord's global limit is never hit.
+
+    Nine sends at once would break the fake's limit of 8/s; paced at 4/s they cannot, even
+    if a loaded machine delays one second's requests into the next (at most 4 + 4)."""
     from bot.ports import Pacing
 
     async with (
-        FakeDiscord(global_per_second=5) as fake,
+        FakeDiscord(global_per_second=8) as fake,
         discord_bot(
             fake,
             f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
@@ -238,7 +241,7 @@ async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) ->
         ) as bot,
     ):
         fake.reset_counters()
-        channels = [ChannelRef(GUILD_ID, f"70000000000000040{n}") for n in range(8)]
+        channels = [ChannelRef(GUILD_ID, f"70000000000000040{n}") for n in range(9)]
         await asyncio.gather(
             *(
                 bot.adapter.send(c, MESSAGE, idempotency_key=f"d0000000000000000e{n:02d}")

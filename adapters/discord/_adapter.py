@@ -111,7 +111,6 @@ class DiscordAdapter:
         self._endpoints = EndpointOverride(
             runtime.settings.discord_api_base, runtime.settings.discord_gateway_url
         )
-
         self._health = GatewayHealth(clock=runtime.clock)
         self.drafts = Drafts()
         self.handlers = Handlers(runtime, commands, self.drafts, defer_after=defer_after)

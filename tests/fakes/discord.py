@@ -37,7 +37,7 @@ import math
 import re
 import secrets
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -504,9 +504,12 @@ class FakeDiscord:
 
     def stats(self) -> dict[str, Any]:
         start = self.first_message_post_at
+        per_channel = Counter(m.channel_id for m in self.messages.values() if not m.deleted)
         return {
             "requests": len(self.requests),
-            "messages": sum(1 for m in self.messages.values() if not m.deleted),
+            "messages": sum(per_channel.values()),
+            "channels": len(per_channel),
+            "channels_with_duplicates": sum(1 for n in per_channel.values() if n > 1),
             "nonce_hits": self.nonce_hits,
             "first_message_post_at": start,
             "rate_limited": [
