@@ -36,7 +36,6 @@ from bot.store.briefings import (
     SKIPPED,
     RunClaim,
     claim_runs,
-    enqueue_deliveries,
     scheduled_subscriptions,
 )
 
@@ -173,7 +172,7 @@ async def _queue_batch(
         if to_send:
             inputs = await gather_briefing_inputs(tx, campaign, now)
             rows = _compose_rows(campaign, inputs, to_send, now, maths)
-            await enqueue_deliveries(tx, rows, now)
+            await tx.enqueue(rows, now)
             for sub, _, _ in to_send:
                 outcomes[sub.id] = Outcome.QUEUED
     _log_late(skipped, to_send, subs, now, grace)

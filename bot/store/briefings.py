@@ -15,10 +15,9 @@ from typing import Any
 from sqlalchemy import and_, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
-from bot.models import DeliveryState, Revision, Subscription, Update, UpdateState
+from bot.models import Revision, Subscription, Update, UpdateState
 from bot.store import schema as t
 from bot.store.repo import (
-    NewDelivery,
     Tx,
     revision_from_row,
     subscription_from_row,
@@ -79,38 +78,6 @@ async def claim_runs(tx: Tx, claims: Sequence[RunClaim], now: datetime) -> set[t
     # statements compiled once, much cheaper than one huge VALUES clause per chunk.
     result = await tx.conn.execute(stmt, rows)
     return {(int(r.subscription_id), _as_date(r.local_date)) for r in result}
-
-
-async def enqueue_deliveries(tx: Tx, rows: Sequence[NewDelivery], now: datetime) -> int:
-    """`Tx.enqueue` for large batches (10,000 briefings at 07:00): the same rows and the same
-    skip-on-duplicate dedupe key, inserted as one executemany. Returns rows inserted."""
-    if not rows:
-        return 0
-    stmt = (
-        _insert(tx, t.deliveries)
-        .on_conflict_do_nothing(index_elements=["dedupe_key"])
-        .returning(t.deliveries.c.id)
-    )
-    values = [
-        {
-            "id": r.id,
-            "dedupe_key": r.dedupe_key,
-            "subscription_id": r.subscription_id,
-            "platform": str(r.platform),
-            "action": str(r.action),
-            "update_id": r.update_id,
-            "revision": r.revision,
-            "state": str(DeliveryState.PENDING),
-            "attempts": 0,
-            "not_before": r.not_before,
-            "payload": dict(r.payload) if r.payload is not None else None,
-            "created_at": now,
-        }
-        for r in rows
-    ]
-    inserted = len((await tx.conn.execute(stmt, values)).all())
-    tx.enqueued += inserted  # wakes the dispatcher after commit
-    return inserted
 
 
 async def existing_runs(tx: Tx, keys: Iterable[tuple[int, date]]) -> set[tuple[int, date]]:
@@ -235,7 +202,6 @@ __all__ = [
     "BriefingRun",
     "RunClaim",
     "claim_runs",
-    "enqueue_deliveries",
     "existing_runs",
     "list_runs",
     "scheduled_subscriptions",
