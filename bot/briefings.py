@@ -215,7 +215,7 @@ def compose_briefing(
 
     links = [Link(_t(lang, "public_page"), page)]
     if latest is not None:
-        links.append(Link(_t(lang, "latest_update"), update_url(latest, campaign)))
+        links.append(Link(_t(lang, "latest_update"), update_url(latest, campaign, lang)))
     return OutboundMessage(
         title=fit(title, TITLE_LIMIT, None, lang),
         body=body,

@@ -502,7 +502,10 @@ class Commands:
                 title=say(lang, "status_title", label=card.status_label),
                 body="\n\n".join(lines),
                 links=(
-                    Link(say(lang, "read_update", id=latest.id), update_url(latest, self.campaign)),
+                    Link(
+                        say(lang, "read_update", id=latest.id),
+                        update_url(latest, self.campaign, lang),
+                    ),
                     Link(say(lang, "status_page"), self._page(lang)),
                 ),
             )
@@ -701,7 +704,10 @@ class Commands:
                 status_label=card.status_label,
                 fields=tuple(fields),
                 links=(
-                    Link(say(lang, "read_update", id=latest.id), update_url(latest, self.campaign)),
+                    Link(
+                        say(lang, "read_update", id=latest.id),
+                        update_url(latest, self.campaign, lang),
+                    ),
                 ),
                 url=card.url,
                 footer=card.footer,

@@ -74,7 +74,7 @@ from typing import Any
 from bot.clock import Clock
 from bot.config import DeliverySection
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
-from bot.messages import correction_message, notice_message, retraction_message, update_message
+from bot.messages import correction_message, retraction_message, update_message
 from bot.metrics import Metrics
 from bot.models import (
     Campaign,
@@ -86,9 +86,11 @@ from bot.models import (
     Update,
     UpdateState,
 )
+from bot.notices import parse_address as parse_address  # re-exported
+from bot.notices import queue_dead_notices
 from bot.pacing import Pacer, backoff_delay
 from bot.ports import Adapter, ChannelRef, OutboundMessage
-from bot.store import NewDelivery, Store, Tx
+from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 
 log = logging.getLogger("strikebot.dispatcher")
@@ -704,17 +706,7 @@ class Dispatcher:
                 else:
                     tell_admins = False  # already broken: the admins heard the first time
             if tell_admins:
-                await tx.enqueue(
-                    _notices(
-                        await _admin_subs(tx, self.settings),
-                        delivery,
-                        sub,
-                        reason,
-                        breaks,
-                        now,
-                    ),
-                    now,
-                )
+                await queue_dead_notices(tx, self.settings, delivery, sub, reason, breaks, now)
         self.stats.dead += 1
         self._count(delivery.platform, "dead")
         log.warning(
@@ -736,98 +728,6 @@ async def _updates(tx: Tx, claimed: list[Delivery], now: datetime) -> dict[int, 
         if update is not None:
             found[update_id] = update
     return found
-
-
-# ---------------------------------------------------------------------- telling admins
-
-_NOTICE_WORDS = {
-    "en": {
-        "broken_title": "Channel paused: {address}",
-        "broken_body": "{what} could not be delivered to {address}: {reason}. Nothing more "
-        "will be sent there. Give the bot access to the channel again, then run "
-        "`strikebot deliveries retry {id}`.",
-        "failed_title": "Delivery failed: {address}",
-        "failed_body": "{what} could not be delivered to {address}: {reason}. Run "
-        "`strikebot deliveries retry {id}` to try again.",
-        "update": "Update #{n}",
-        "edit": "The edit of update #{n}",
-        "retract": "The retraction of update #{n}",
-        "correction": "The correction of update #{n}",
-        "briefing": "A morning briefing",
-        "notice": "An admin notice",
-    },
-    "es": {
-        "broken_title": "Canal en pausa: {address}",
-        "broken_body": "{what} no se pudo entregar en {address}: {reason}. No se enviará "
-        "nada más allí. Devuelve al bot el acceso al canal y luego ejecuta "
-        "`strikebot deliveries retry {id}`.",
-        "failed_title": "Entrega fallida: {address}",
-        "failed_body": "{what} no se pudo entregar en {address}: {reason}. Ejecuta "
-        "`strikebot deliveries retry {id}` para intentarlo de nuevo.",
-        "update": "La actualización #{n}",
-        "edit": "La edición de la actualización #{n}",
-        "retract": "La retirada de la actualización #{n}",
-        "correction": "La corrección de la actualización #{n}",
-        "briefing": "Un resumen matutino",
-        "notice": "Un aviso para administración",
-    },
-}
-
-
-def parse_address(address: str) -> tuple[Platform, str, str] | None:
-    """(platform, workspace, channel) from "discord:guild/channel"; None if malformed."""
-    platform, _, rest = address.partition(":")
-    workspace, _, channel = rest.rpartition("/")
-    if platform not in set(Platform) or not workspace or not channel:
-        return None
-    return Platform(platform), workspace, channel
-
-
-async def _admin_subs(tx: Tx, settings: DeliverySection) -> list[Subscription]:
-    found = []
-    for address in settings.admin_channels:
-        parsed = parse_address(address)
-        if parsed is None:
-            log.warning(
-                "ignoring admin channel %r: write it as platform:workspace/channel", address
-            )
-            continue
-        sub = await tx.find_subscription(*parsed)
-        if sub is not None and sub.broken_reason is None:
-            found.append(sub)
-    return found
-
-
-def _notices(
-    admin_subs: list[Subscription],
-    delivery: Delivery,
-    sub: Subscription,
-    reason: str,
-    broke: bool,
-    now: datetime,
-) -> list[NewDelivery]:
-    rows = []
-    for admin in admin_subs:
-        if admin.id == sub.id:
-            continue
-        words = _NOTICE_WORDS["es" if admin.language == "es" else "en"]
-        kind = "update" if delivery.action is DeliveryAction.POST else str(delivery.action)
-        what = words[kind].format(n=delivery.update_id)
-        fill = {"address": sub.address, "what": what, "reason": reason, "id": delivery.id}
-        title = words["broken_title" if broke else "failed_title"].format(**fill)
-        body = words["broken_body" if broke else "failed_body"].format(**fill)
-        message = notice_message(title, body, admin.language)
-        rows.append(
-            NewDelivery(
-                dedupe_key=f"notice:dead:{delivery.id}:s{admin.id}",
-                subscription_id=admin.id,
-                platform=admin.platform,
-                action=DeliveryAction.NOTICE,
-                not_before=now,
-                payload={"message": message.to_json()},
-            )
-        )
-    return rows
 
 
 # ---------------------------------------------------------------------- helpers

@@ -226,8 +226,12 @@ def fit_message(message: OutboundMessage, limits: Limits) -> OutboundMessage:
 # ------------------------------------------------------------------------- composing
 
 
-def update_url(update: Update, campaign: Campaign) -> str:
-    return f"{campaign.public_url}/updates/{update.id}"
+def update_url(update: Update, campaign: Campaign, language: str | None = None) -> str:
+    """The update's canonical page, in `language` (the default language has no prefix)."""
+    prefix = ""
+    if language is not None and i18n.pick(language) != campaign.default_language:
+        prefix = f"/{i18n.pick(language)}"
+    return f"{campaign.public_url}{prefix}/updates/{update.id}"
 
 
 def local_zone(timezone: str | None, campaign: Campaign) -> ZoneInfo:
@@ -272,7 +276,7 @@ def update_message(
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
     text = update.text(lang)
-    url = update_url(update, campaign)
+    url = update_url(update, campaign, lang)
     fields: list[Field] = []
     if text.next_step.strip():
         fields.append(Field(_w(lang, "next_step"), neutralize_mentions(text.next_step.strip())))
@@ -305,7 +309,7 @@ def retraction_message(
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
     text = update.text(lang)
-    url = update_url(update, campaign)
+    url = update_url(update, campaign, lang)
     when = _when(update.retracted_at or update.effective_at, zone, lang)
     reason = (update.retraction_reason or "").strip()
     if reason:
@@ -344,7 +348,7 @@ def correction_message(
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
     text = update.text(lang)
-    url = update_url(update, campaign)
+    url = update_url(update, campaign, lang)
     reason = update.revisions[-1].reason.strip() if update.revisions else ""
     reason_text = (
         _w(lang, "correction_reason").format(reason=neutralize_mentions(reason)) if reason else ""

@@ -46,7 +46,8 @@ async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
     async with (
         Store.open(url) as store,
         FakePlatform() as fake,
-        FakePlatformAdapter(fake.url) as adapter,
+        # Patient: on a loaded machine a slow answer must not become a retry the tests count.
+        FakePlatformAdapter(fake.url, timeout=10.0) as adapter,
     ):
         admin = Admin(store, CAMPAIGN, ADMINS, utcnow)
         subs = {

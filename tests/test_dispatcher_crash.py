@@ -145,8 +145,10 @@ async def test_two_dispatchers_on_one_postgresql_database_never_double_send() ->
         Store.open(url) as store_a,
         Store.open(url) as store_b,
         FakePlatform() as fake,
-        FakePlatformAdapter(fake.url, pacing=pacing) as adapter_a,
-        FakePlatformAdapter(fake.url, pacing=pacing) as adapter_b,
+        # Patient clients: a slow answer on a loaded machine must not turn into a retry,
+        # which would show up below as a second attempt of the same copy.
+        FakePlatformAdapter(fake.url, pacing=pacing, timeout=10.0) as adapter_a,
+        FakePlatformAdapter(fake.url, pacing=pacing, timeout=10.0) as adapter_b,
     ):
         await fan_out(Admin(store_a, CAMPAIGN, ADMINS, clock), channels)
         a, b = (

@@ -15,14 +15,14 @@ import argparse
 import logging
 import os
 import sys
-from datetime import datetime
 
 from rich.console import Console
 
 from adapters.console._adapter import ConsoleAdapter
 from adapters.console._session import ConsoleSession, Deliverer
 from bot.cli import CliContext, add_json_flag, open_context
-from bot.clock import parse_moment, shifted_clock
+from bot.cli._shared import moment_type
+from bot.clock import shifted_clock
 from bot.commands import CommandContext, Commands
 from bot.logging import configure_logging
 from bot.metrics import Metrics
@@ -65,19 +65,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--now",
         metavar="TIME",
-        type=_moment,
+        type=moment_type,
         help="pretend the session starts at this moment (ISO 8601 with its offset, e.g. "
         "2019-01-18T10:00-08:00); time then runs on from there. For demos of a past campaign",
     )
     add_json_flag(parser)
     parser.set_defaults(handler=handle)
-
-
-def _moment(text: str) -> datetime:
-    try:
-        return parse_moment(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 async def handle(args: argparse.Namespace) -> int:

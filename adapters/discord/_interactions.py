@@ -349,18 +349,7 @@ class Handlers:
         the update's current text in a modal."""
         if any(v is not None for v in changes.values()):
             given = {k: v for k, v in changes.items() if v is not None}
-            await self.answer_admin(
-                interaction,
-                "edit updates",
-                lambda ctx: self.commands.edit(
-                    ctx,
-                    request.update_id,
-                    reason=request.reason,
-                    correction=request.correction,
-                    language=request.language,
-                    **given,
-                ),
-            )
+            await self.submit_edit(interaction, request, given)
             return
         if await self.refused(interaction, "edit updates"):
             return
@@ -379,6 +368,7 @@ class Handlers:
     async def submit_edit(
         self, interaction: Interaction, request: EditRequest, changed: dict[str, str]
     ) -> None:
+        """Apply `changed` (from the options or the modal) to the requested update."""
         await self.answer_admin(
             interaction,
             "edit updates",

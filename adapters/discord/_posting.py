@@ -156,7 +156,62 @@ def _value(label: discord.ui.Label[Any]) -> str:
     return ""
 
 
-class PostModal(discord.ui.Modal):
+class _UpdateModal(discord.ui.Modal):
+    """Headline, details and next step (filled in with an update's text when editing)."""
+
+    def __init__(
+        self,
+        handlers: Handlers,
+        *,
+        title: str,
+        kind: str,
+        language: str,
+        headline: str | None = None,
+        body: str | None = None,
+        next_step: str | None = None,
+    ) -> None:
+        super().__init__(
+            title=title[:MODAL_TITLE_MAX],
+            timeout=DRAFT_TTL,
+            custom_id=f"strike:{kind}:{secrets.token_hex(8)}",
+        )
+        self.handlers = handlers
+        self.headline = _text(
+            word(language, "headline"),
+            "headline",
+            hint=word(language, "headline_hint"),
+            max_length=HEADLINE_MAX,
+            required=True,
+            default=None if headline is None else headline[:HEADLINE_MAX],
+        )
+        self.body = _text(
+            word(language, "body"),
+            "body",
+            hint=word(language, "body_hint"),
+            max_length=TEXT_INPUT_MAX,
+            required=False,
+            paragraph=True,
+            default=None if body is None else body[:TEXT_INPUT_MAX] or None,
+        )
+        self.next_step = _text(
+            word(language, "next_step"),
+            "next_step",
+            hint=word(language, "next_step_hint"),
+            max_length=NEXT_STEP_MAX,
+            required=False,
+            default=None if next_step is None else next_step[:NEXT_STEP_MAX] or None,
+        )
+        for item in (self.headline, self.body, self.next_step):
+            self.add_item(item)
+
+    # Modal.on_error takes no `item`, unlike View's; discord.py ignores the same mismatch.
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self.handlers.unexpected(interaction, error)
+
+
+class PostModal(_UpdateModal):
     """Headline, body, next step and urgency. The status comes from the slash command."""
 
     def __init__(
@@ -169,37 +224,12 @@ class PostModal(discord.ui.Modal):
         next_step_at: str | None,
     ) -> None:
         super().__init__(
-            title=word(language, "post_title")[:MODAL_TITLE_MAX],
-            timeout=DRAFT_TTL,
-            custom_id=f"strike:post:{secrets.token_hex(8)}",
+            handlers, title=word(language, "post_title"), kind="post", language=language
         )
-        self.handlers = handlers
         self.language = language
         self.status = status
         self.publish_at = publish_at
         self.next_step_at = next_step_at
-        self.headline = _text(
-            word(language, "headline"),
-            "headline",
-            hint=word(language, "headline_hint"),
-            max_length=HEADLINE_MAX,
-            required=True,
-        )
-        self.body = _text(
-            word(language, "body"),
-            "body",
-            hint=word(language, "body_hint"),
-            max_length=TEXT_INPUT_MAX,
-            required=False,
-            paragraph=True,
-        )
-        self.next_step = _text(
-            word(language, "next_step"),
-            "next_step",
-            hint=word(language, "next_step_hint"),
-            max_length=NEXT_STEP_MAX,
-            required=False,
-        )
         urgency: discord.ui.Select[Any] = discord.ui.Select(
             custom_id="urgency",
             options=[
@@ -219,8 +249,7 @@ class PostModal(discord.ui.Modal):
             description=word(language, "urgency_hint")[:100],
             component=urgency,
         )
-        for item in (self.headline, self.body, self.next_step, self.urgency):
-            self.add_item(item)
+        self.add_item(self.urgency)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
         draft = PostDraft(
@@ -236,12 +265,6 @@ class PostModal(discord.ui.Modal):
         )
         await self.handlers.preview_post(interaction, draft)
 
-    # Modal.on_error takes no `item`, unlike View's; discord.py ignores the same mismatch.
-    async def on_error(  # type: ignore[override]
-        self, interaction: discord.Interaction[Any], error: Exception, /
-    ) -> None:
-        await self.handlers.unexpected(interaction, error)
-
 
 @dataclass(frozen=True, slots=True)
 class EditRequest:
@@ -254,44 +277,20 @@ class EditRequest:
     next_step: str
 
 
-class EditModal(discord.ui.Modal):
+class EditModal(_UpdateModal):
     """The update's current text, to change in place."""
 
     def __init__(self, handlers: Handlers, *, ui_language: str, request: EditRequest) -> None:
         super().__init__(
-            title=word(ui_language, "edit_title", id=request.update_id)[:MODAL_TITLE_MAX],
-            timeout=DRAFT_TTL,
-            custom_id=f"strike:edit:{secrets.token_hex(8)}",
+            handlers,
+            title=word(ui_language, "edit_title", id=request.update_id),
+            kind="edit",
+            language=ui_language,
+            headline=request.headline,
+            body=request.body,
+            next_step=request.next_step,
         )
-        self.handlers = handlers
         self.request = request
-        self.headline = _text(
-            word(ui_language, "headline"),
-            "headline",
-            hint=word(ui_language, "headline_hint"),
-            max_length=HEADLINE_MAX,
-            required=True,
-            default=request.headline[:HEADLINE_MAX],
-        )
-        self.body = _text(
-            word(ui_language, "body"),
-            "body",
-            hint=word(ui_language, "body_hint"),
-            max_length=TEXT_INPUT_MAX,
-            required=False,
-            paragraph=True,
-            default=request.body[:TEXT_INPUT_MAX] or None,
-        )
-        self.next_step = _text(
-            word(ui_language, "next_step"),
-            "next_step",
-            hint=word(ui_language, "next_step_hint"),
-            max_length=NEXT_STEP_MAX,
-            required=False,
-            default=request.next_step[:NEXT_STEP_MAX] or None,
-        )
-        for item in (self.headline, self.body, self.next_step):
-            self.add_item(item)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
         r = self.request
@@ -303,12 +302,6 @@ class EditModal(discord.ui.Modal):
         old = {"headline": r.headline, "body": r.body, "next_step": r.next_step}
         changed = {k: v for k, v in new.items() if v != old[k].strip()}
         await self.handlers.submit_edit(interaction, r, changed)
-
-    # Modal.on_error takes no `item`, unlike View's; discord.py ignores the same mismatch.
-    async def on_error(  # type: ignore[override]
-        self, interaction: discord.Interaction[Any], error: Exception, /
-    ) -> None:
-        await self.handlers.unexpected(interaction, error)
 
 
 DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[0-9a-f]{16})")

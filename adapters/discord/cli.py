@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Awaitable
 
 import discord
 
@@ -112,7 +113,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
                               gateway_override=False)  # fmt: skip
         endpoints.apply()
         try:
-            await _login(client, token)
+            await _login(client.login(token))
             results = await sync_commands(client, guilds, global_=args.global_)
         finally:
             await client.close()
@@ -133,7 +134,7 @@ async def handle_invite(args: argparse.Namespace) -> int:
     http = discord.http.HTTPClient(asyncio.get_running_loop())
     endpoints.apply()
     try:
-        await _static_login(http, token)
+        await _login(http.static_login(token))
         app = await http.application_info()
     finally:
         await http.close()
@@ -146,23 +147,10 @@ async def handle_invite(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _login(client: discord.Client, token: str) -> None:
+async def _login(attempt: Awaitable[object]) -> None:
+    """Await a login (`client.login(token)`, `http.static_login(token)`); say what to fix."""
     try:
-        await client.login(token)
-    except discord.LoginFailure:
-        raise StrikebotError(
-            "Discord refused DISCORD_TOKEN. Copy the token again from the Developer Portal "
-            "(Bot → Reset Token)."
-        ) from None
-    except (discord.HTTPException, OSError) as exc:
-        raise StrikebotError(
-            f"Could not reach Discord ({exc}). Check the network, or DISCORD_API_BASE if set."
-        ) from None
-
-
-async def _static_login(http: discord.http.HTTPClient, token: str) -> None:
-    try:
-        await http.static_login(token)
+        await attempt
     except discord.LoginFailure:
         raise StrikebotError(
             "Discord refused DISCORD_TOKEN. Copy the token again from the Developer Portal "

@@ -111,6 +111,12 @@ def render(message: OutboundMessage, *, max_blocks: int = MAX_BLOCKS) -> Rendere
 
 def render_all(messages: Sequence[OutboundMessage], *, max_blocks: int = MAX_BLOCKS) -> Rendered:
     """Several messages in one (a reply with extras), separated by dividers."""
+    return Rendered(fallback_text(messages[0]), stacked_blocks(messages, max_blocks=max_blocks))
+
+
+def stacked_blocks(messages: Sequence[OutboundMessage], *, max_blocks: int) -> list[Block]:
+    """The messages' blocks one after another, separated by dividers, within `max_blocks`
+    (a message with no room for at least two blocks is left out, and so are the rest)."""
     blocks: list[Block] = []
     for i, message in enumerate(messages):
         room = max_blocks - len(blocks) - (1 if i else 0)
@@ -119,7 +125,7 @@ def render_all(messages: Sequence[OutboundMessage], *, max_blocks: int = MAX_BLO
         if i:
             blocks.append({"type": "divider"})
         blocks += message_blocks(message, max_blocks=room)
-    return Rendered(fallback_text(messages[0]), blocks)
+    return blocks
 
 
 def fallback_text(message: OutboundMessage) -> str:

@@ -67,6 +67,13 @@ class Forms:
         app.view(modals.EDIT)(self.on_edit_form)
         app.view(modals.CONFIRM)(self.on_confirm)
 
+    async def _find(self, uid: int | None, now: datetime) -> Update | None:
+        """The update a form names, as members see it now; None if there is none."""
+        if uid is None:
+            return None
+        async with self.store.read() as tx:
+            return await tx.get_update(uid, now)
+
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
         lang = str(meta.get("l", "en"))
@@ -130,10 +137,7 @@ class Forms:
         lang, kind = str(meta.get("l", "en")), str(meta.get("k", ""))
         now = self.clock()
         uid = update_id(values.get("update"))
-        update = None
-        if uid is not None:
-            async with self.store.read() as tx:
-                update = await tx.get_update(uid, now)
+        update = await self._find(uid, now)
         if update is None:
             await ack(response_action="errors", errors={"update": say(lang, "no_update", id=uid)})
             return
@@ -181,10 +185,7 @@ class Forms:
         text_lang = str(meta.get("tl") or self.campaign.default_language)
         now = self.clock()
         uid = update_id(meta.get("u"))
-        update = None
-        if uid is not None:
-            async with self.store.read() as tx:
-                update = await tx.get_update(uid, now)
+        update = await self._find(uid, now)
         if update is None:
             await ack(response_action="update", view=modals.note_view(
                 lang, "failed_title", say(lang, "no_update", id=uid)))  # fmt: skip

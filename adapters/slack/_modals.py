@@ -16,7 +16,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.slack._blocks import MAX_MODAL_BLOCKS, escape, message_blocks, mrkdwn, plain
+from adapters.slack._blocks import (
+    MAX_MODAL_BLOCKS,
+    escape,
+    message_blocks,
+    mrkdwn,
+    plain,
+    stacked_blocks,
+)
 from adapters.slack._words import word
 from bot import i18n
 from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX
@@ -349,14 +356,7 @@ def confirm_view(
 def result_view(lang: str, messages: Sequence[OutboundMessage], *, ok: bool) -> View:
     """What happened. After success, closing closes every view of the form; after a refusal,
     "Back" returns to the form to fix it."""
-    blocks: list[Block] = []
-    for i, message in enumerate(messages):
-        room = MAX_MODAL_BLOCKS - len(blocks) - (1 if i else 0)
-        if room < 2:
-            break
-        if i:
-            blocks.append({"type": "divider"})
-        blocks += message_blocks(message, max_blocks=room)
+    blocks = stacked_blocks(messages, max_blocks=MAX_MODAL_BLOCKS)
     return _modal(
         RESULT,
         word(lang, "done_title" if ok else "failed_title"),

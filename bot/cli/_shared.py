@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,9 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.admin import check_timezone
 from bot.auth import CLI_ACTOR
+from bot.clock import parse_moment as parse_offset_moment
 from bot.errors import InvalidInput
+from bot.messages import update_url
 from bot.models import (
     Actor,
     AuditEntry,
@@ -25,8 +26,8 @@ from bot.models import (
     Subscription,
     Update,
     UpdateState,
-    UpdateText,
 )
+from bot.store.repo import demand_texts_to_json, texts_to_json
 
 # ---------------------------------------------------------------------------- options
 
@@ -132,6 +133,14 @@ def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
     return first.astimezone(UTC)
 
 
+def moment_type(text: str) -> datetime:
+    """argparse `type=` for an ISO 8601 moment with its offset (`--now`), via bot.clock."""
+    try:
+        return parse_offset_moment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_clock(value: str, *, option: str) -> time:
     match = _CLOCK.match(value.strip())
     if match is None or int(match.group(1)) > 23 or int(match.group(2)) > 59:
@@ -156,24 +165,13 @@ def iso(moment: datetime | date | time | None) -> str | None:
 # ---------------------------------------------------------------------------- JSON shapes
 
 
-def update_url(campaign: Campaign, update: Update) -> str:
-    return f"{campaign.public_url}/updates/{update.id}"
-
-
-def texts_json(texts: Mapping[str, UpdateText]) -> dict[str, dict[str, str]]:
-    return {
-        lang: {"headline": x.headline, "body": x.body, "next_step": x.next_step}
-        for lang, x in texts.items()
-    }
-
-
 def revision_json(revision: Revision) -> dict[str, Any]:
     return {
         "number": revision.number,
         "status": str(revision.status),
         "urgency": str(revision.urgency),
         "next_step_at": iso(revision.next_step_at),
-        "texts": texts_json(revision.texts),
+        "texts": texts_to_json(revision.texts),
         "editor": revision.editor,
         "reason": revision.reason,
         "edited_at": iso(revision.created_at),
@@ -183,12 +181,12 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
     return {
         "id": update.id,
-        "url": update_url(campaign, update),
+        "url": update_url(update, campaign),
         "state": str(update.state),
         "status": str(update.status),
         "urgency": str(update.urgency),
         "revision": update.revision,
-        "texts": texts_json(update.texts),
+        "texts": texts_to_json(update.texts),
         "next_step_at": iso(update.next_step_at),
         "author": update.author,
         "created_at": iso(update.created_at),
@@ -220,16 +218,7 @@ def demand_json(demand: Demand) -> dict[str, Any]:
         "position": demand.position,
         "status": str(demand.status),
         "updated_at": iso(demand.updated_at),
-        "texts": {
-            lang: {
-                "title": x.title,
-                "summary": x.summary,
-                "union_position": x.union_position,
-                "employer_offer": x.employer_offer,
-                "facts": list(x.facts),
-            }
-            for lang, x in demand.texts.items()
-        },
+        "texts": demand_texts_to_json(demand.texts),
         "history": [demand_event_json(e) for e in demand.history],
     }
 

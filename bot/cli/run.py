@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from datetime import datetime
 
 from bot.cli import out
-from bot.clock import parse_moment, shifted_clock
+from bot.cli._shared import moment_type
+from bot.clock import shifted_clock
 from bot.config import Settings, load_config
 
 
@@ -28,18 +28,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--now",
         metavar="TIME",
-        type=_moment,
+        type=moment_type,
         help="demo a past campaign: the clock reads TIME at start and runs on "
         "(ISO 8601 with offset, e.g. 2019-01-18T10:00-08:00)",
     )
     parser.set_defaults(handler=handle)
-
-
-def _moment(text: str) -> datetime:
-    try:
-        return parse_moment(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 async def handle(args: argparse.Namespace) -> int:

@@ -30,10 +30,10 @@ from bot.cli._shared import (
     read_text_file,
     state_label,
     update_json,
-    update_url,
 )
 from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
+from bot.messages import update_url
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
 
 SECOND_LANGUAGE = "es"
@@ -258,7 +258,7 @@ async def edit_handler(args: argparse.Namespace) -> int:
                     "[dim]An edit notifies nobody; add --correction next time to post a "
                     "visible correction note.[/]"
                 )
-        out.print(update_url(campaign, update))
+        out.print(update_url(update, campaign))
         return 0
 
 
@@ -436,7 +436,7 @@ def _print_posted(
         )
     if update.urgency is not Urgency.URGENT and channels:
         out.print("  [dim]Channels in their quiet hours get it when those end.[/]")
-    out.print(f"  {update_url(campaign, update)}")
+    out.print(f"  {update_url(update, campaign)}")
 
 
 def _print_update(update: Update, campaign: Campaign, outbox: dict[str, dict[str, int]]) -> None:
@@ -482,4 +482,4 @@ def _print_update(update: Update, campaign: Campaign, outbox: dict[str, dict[str
             for action, states in outbox.items()
         ]
         out.print("\nDeliveries — " + "; ".join(parts))
-    out.print(update_url(campaign, update))
+    out.print(update_url(update, campaign))

@@ -46,6 +46,8 @@ from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes._server import serve
+
 API_VERSION = 10
 DISCORD_EPOCH_MS = 1_420_070_400_000
 PAYLOADS = Path(__file__).resolve().parent.parent / "payloads" / "discord"
@@ -353,11 +355,9 @@ class FakeDiscord:
         app.router.add_get("/_fake/stats", self._stats)
         app.router.add_post("/_fake/reset", self._reset)
         app.router.add_route("*", "/api/{tail:.*}", self._api)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        self._runner, self.port = await serve(
+            app, host=self.host, port=self.port, handle_signals=False, shutdown_timeout=0.5
+        )
 
     async def close(self) -> None:
         self._closing.set()

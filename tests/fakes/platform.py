@@ -35,6 +35,7 @@ from aiohttp import web
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
 from bot.models import Platform
 from bot.ports import ChannelRef, OutboundMessage, Pacing
+from tests.fakes._server import serve
 
 
 class Fault(StrEnum):
@@ -114,13 +115,7 @@ class FakePlatform:
         app.router.add_post(base, self._post)
         app.router.add_patch(base + "/{id}", self._patch)
         app.router.add_delete(base + "/{id}", self._delete)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await serve(app, access_log=None, shutdown_timeout=0.1)
         self.url = f"http://127.0.0.1:{port}"
         return self
 

@@ -33,6 +33,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes._server import serve
+
 MAX_BLOCKS = 50
 MAX_MODAL_BLOCKS = 100
 MAX_SECTION_TEXT = 3000
@@ -143,13 +145,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/response/{token}", self._response_url)
         app.router.add_get("/link/", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self._port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, self._port = await serve(app, access_log=None)
 
     async def close(self) -> None:
         self._closing.set()
@@ -1014,13 +1010,7 @@ class SlackBot:
         )
         app = web.Application()
         self.adapter.mount(app)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, port = await serve(app, access_log=None)
         self.events_url = f"http://127.0.0.1:{port}/slack/events"
         self._http = aiohttp.ClientSession()
         try:

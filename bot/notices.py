@@ -1,0 +1,120 @@
+"""Telling admins about dead deliveries: a NOTICE to every admin channel
+(`[delivery] admin_channels`) saying what could not be delivered where, and how to retry it.
+The dispatcher queues these in the same transaction that parks the row as DEAD."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from bot.config import DeliverySection
+from bot.messages import notice_message
+from bot.models import Delivery, DeliveryAction, Platform, Subscription
+from bot.store import NewDelivery, Tx
+
+log = logging.getLogger("strikebot.dispatcher")
+
+_NOTICE_WORDS = {
+    "en": {
+        "broken_title": "Channel paused: {address}",
+        "broken_body": "{what} could not be delivered to {address}: {reason}. Nothing more "
+        "will be sent there. Give the bot access to the channel again, then run "
+        "`strikebot deliveries retry {id}`.",
+        "failed_title": "Delivery failed: {address}",
+        "failed_body": "{what} could not be delivered to {address}: {reason}. Run "
+        "`strikebot deliveries retry {id}` to try again.",
+        "update": "Update #{n}",
+        "edit": "The edit of update #{n}",
+        "retract": "The retraction of update #{n}",
+        "correction": "The correction of update #{n}",
+        "briefing": "A morning briefing",
+        "notice": "An admin notice",
+    },
+    "es": {
+        "broken_title": "Canal en pausa: {address}",
+        "broken_body": "{what} no se pudo entregar en {address}: {reason}. No se enviará "
+        "nada más allí. Devuelve al bot el acceso al canal y luego ejecuta "
+        "`strikebot deliveries retry {id}`.",
+        "failed_title": "Entrega fallida: {address}",
+        "failed_body": "{what} no se pudo entregar en {address}: {reason}. Ejecuta "
+        "`strikebot deliveries retry {id}` para intentarlo de nuevo.",
+        "update": "La actualización #{n}",
+        "edit": "La edición de la actualización #{n}",
+        "retract": "La retirada de la actualización #{n}",
+        "correction": "La corrección de la actualización #{n}",
+        "briefing": "Un resumen matutino",
+        "notice": "Un aviso para administración",
+    },
+}
+
+
+def parse_address(address: str) -> tuple[Platform, str, str] | None:
+    """(platform, workspace, channel) from "discord:guild/channel"; None if malformed."""
+    platform, _, rest = address.partition(":")
+    workspace, _, channel = rest.rpartition("/")
+    if platform not in set(Platform) or not workspace or not channel:
+        return None
+    return Platform(platform), workspace, channel
+
+
+async def admin_subscriptions(tx: Tx, settings: DeliverySection) -> list[Subscription]:
+    """The working subscriptions named by `[delivery] admin_channels`."""
+    found = []
+    for address in settings.admin_channels:
+        parsed = parse_address(address)
+        if parsed is None:
+            log.warning(
+                "ignoring admin channel %r: write it as platform:workspace/channel", address
+            )
+            continue
+        sub = await tx.find_subscription(*parsed)
+        if sub is not None and sub.broken_reason is None:
+            found.append(sub)
+    return found
+
+
+def dead_delivery_notices(
+    admin_subs: list[Subscription],
+    delivery: Delivery,
+    sub: Subscription,
+    reason: str,
+    broke: bool,
+    now: datetime,
+) -> list[NewDelivery]:
+    """One NOTICE per admin channel (but the dead one's own) saying what died and how to retry."""
+    rows = []
+    for admin in admin_subs:
+        if admin.id == sub.id:
+            continue
+        words = _NOTICE_WORDS["es" if admin.language == "es" else "en"]
+        kind = "update" if delivery.action is DeliveryAction.POST else str(delivery.action)
+        what = words[kind].format(n=delivery.update_id)
+        fill = {"address": sub.address, "what": what, "reason": reason, "id": delivery.id}
+        title = words["broken_title" if broke else "failed_title"].format(**fill)
+        body = words["broken_body" if broke else "failed_body"].format(**fill)
+        message = notice_message(title, body, admin.language)
+        rows.append(
+            NewDelivery(
+                dedupe_key=f"notice:dead:{delivery.id}:s{admin.id}",
+                subscription_id=admin.id,
+                platform=admin.platform,
+                action=DeliveryAction.NOTICE,
+                not_before=now,
+                payload={"message": message.to_json()},
+            )
+        )
+    return rows
+
+
+async def queue_dead_notices(
+    tx: Tx,
+    settings: DeliverySection,
+    delivery: Delivery,
+    sub: Subscription,
+    reason: str,
+    broke: bool,
+    now: datetime,
+) -> None:
+    """Queue the admin channels' notices that `delivery` (to `sub`) is dead."""
+    admins = await admin_subscriptions(tx, settings)
+    await tx.enqueue(dead_delivery_notices(admins, delivery, sub, reason, broke, now), now)
