@@ -38,6 +38,15 @@ async def fake() -> AsyncIterator[FakeDiscord]:
 
 @pytest.fixture
 async def bot(tmp_path: Path, fake: FakeDiscord) -> AsyncIterator[DiscordBot]:
+    # Patient: on a loaded machine a slow answer must not look like a timeout.
+    url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+    async with discord_bot(fake, url, FixedClock(FRIDAY), request_timeout=10.0) as running:
+        yield running
+
+
+@pytest.fixture
+async def impatient_bot(tmp_path: Path, fake: FakeDiscord) -> AsyncIterator[DiscordBot]:
+    """For the tests that wait for the request timeout to pass: keep it short."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
     async with discord_bot(fake, url, FixedClock(FRIDAY), request_timeout=0.5) as running:
         yield running
@@ -141,12 +150,12 @@ async def test_editing_a_deleted_message_is_permanent(bot: DiscordBot) -> None:
     ],
 )
 async def test_server_errors_timeouts_and_resets_are_transient(
-    bot: DiscordBot, fault: int | str, reason: str
+    impatient_bot: DiscordBot, fault: int | str, reason: str
 ) -> None:
-    bot.fake.inject(fault, times=5)
+    impatient_bot.fake.inject(fault, times=5)
 
     with pytest.raises(TransientDeliveryError, match=reason):
-        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b0")
+        await impatient_bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000b0")
 
 
 async def test_a_429_discordpy_gives_up_on_is_transient_with_retry_after(bot: DiscordBot) -> None:
