@@ -19,7 +19,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check bot adapters
+	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -1,260 +1,46 @@
-"""Reading what people type into commands: numbers, times, days, zones, statuses, quotes.
+"""Kept so `from bot.command_args import ...` still works: the parsers of what people type
+live in `bot.commands._args`, next to the commands that use them."""
 
-Each parser accepts the already-typed value too (a `Status`, a `time`...), so platform
-pickers and the text command share one path. Bad input raises `InvalidInput` whose sentence
-says what to write instead, in every language (`bot.locales`).
-"""
+from bot.commands._args import (
+    MAX_TIMELINE,
+    MAX_UPDATE_ID,
+    clean_text,
+    is_off,
+    parse_count,
+    parse_days,
+    parse_flag,
+    parse_hhmm,
+    parse_language,
+    parse_optional_hhmm,
+    parse_quiet_hours,
+    parse_status,
+    parse_timezone,
+    parse_update_id,
+    parse_urgencies,
+    parse_urgency,
+    parse_when,
+    tokenize,
+    valid_timezone,
+)
 
-from __future__ import annotations
-
-import re
-import shlex
-from collections.abc import Iterable
-from datetime import UTC, datetime, time
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from bot.errors import InvalidInput
-from bot.i18n import LANGUAGES
-from bot.locales import invalid, short
-from bot.models import QuietHours, Status, Urgency
-
-MAX_TIMELINE = 25
-MAX_UPDATE_ID = 2**31 - 1
-
-_OFF = {"off", "none", "no", "never", "-", "apagado", "ninguno", "nunca"}
-_YES = {"yes", "y", "true", "1", "on", "si", "sí"}
-_NO = {"no", "n", "false", "0", "off"}
-_HHMM = re.compile(r"^([01]?\d|2[0-3])[:.h]([0-5]\d)$")
-_ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'"})
-
-_DAY_NAMES: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        ("mon", "monday", "lun", "lunes"),
-        ("tue", "tues", "tuesday", "mar", "martes"),
-        ("wed", "wednesday", "mie", "mié", "miercoles", "miércoles"),
-        ("thu", "thur", "thurs", "thursday", "jue", "jueves"),
-        ("fri", "friday", "vie", "viernes"),
-        ("sat", "saturday", "sab", "sáb", "sabado", "sábado"),
-        ("sun", "sunday", "dom", "domingo"),
-    )
-):
-    for _name in _names:
-        _DAY_NAMES[_name] = _number
-_DAY_SETS = {
-    "daily": frozenset(range(7)),
-    "all": frozenset(range(7)),
-    "every": frozenset(range(7)),
-    "diario": frozenset(range(7)),
-    "todos": frozenset(range(7)),
-    "weekdays": frozenset(range(5)),
-    "laborables": frozenset(range(5)),
-    "weekends": frozenset({5, 6}),
-    "weekend": frozenset({5, 6}),
-}
-
-
-def clean_text(value: object) -> str:
-    """Typed text without control characters (NUL breaks PostgreSQL), Windows newlines or
-    surrounding blanks."""
-    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text).strip()
-
-
-def tokenize(text: str) -> list[str]:
-    """Split a typed command like a shell would; curly quotes from phones count as quotes."""
-    try:
-        return shlex.split(clean_text(text).translate(_QUOTES))
-    except ValueError:
-        raise invalid("bad_quotes") from None
-
-
-def parse_count(value: object, maximum: int = MAX_TIMELINE) -> int:
-    text = str(value).strip()
-    if not re.fullmatch(r"\d{1,4}", text) or not 1 <= int(text) <= maximum:
-        raise invalid("bad_count", value=short(value), max=maximum)
-    return int(text)
-
-
-def parse_update_id(value: object) -> int:
-    text = str(value).strip().lstrip("#")
-    if not re.fullmatch(r"\d{1,10}", text) or not 1 <= int(text) <= MAX_UPDATE_ID:
-        raise invalid("bad_update_id", value=short(value))
-    return int(text)
-
-
-def is_off(value: object) -> bool:
-    return value is None or str(value).strip().lower() in _OFF
-
-
-def parse_hhmm(value: object) -> time:
-    if isinstance(value, time):
-        return value.replace(second=0, microsecond=0, tzinfo=None)
-    match = _HHMM.match(str(value).strip().lower())
-    if match is None:
-        raise invalid("bad_time", value=short(value))
-    return time(int(match[1]), int(match[2]))
-
-
-def parse_optional_hhmm(value: object) -> time | None:
-    """A time of day, or None for "off"."""
-    return None if is_off(value) else parse_hhmm(value)
-
-
-def parse_quiet_hours(value: object) -> QuietHours | None:
-    """'22:00-06:00' (overnight is fine) or 'off'."""
-    if isinstance(value, QuietHours):
-        return value
-    if is_off(value):
-        return None
-    parts = re.split(r"\s*(?:-|–|—|to|a)\s*", str(value).strip().lower())
-    if len(parts) != 2:
-        raise invalid("bad_quiet", value=short(value))
-    try:
-        start, end = parse_hhmm(parts[0]), parse_hhmm(parts[1])
-    except InvalidInput:
-        raise invalid("bad_quiet", value=short(value)) from None
-    if start == end:
-        raise invalid("bad_quiet", value=short(value))
-    return QuietHours(start, end)
-
-
-def parse_days(value: object) -> frozenset[int]:
-    """'mon-fri', 'weekdays', 'daily', 'mon,wed,fri', 'lun-vie' or '0,1,2' (0 = Monday)."""
-    if isinstance(value, frozenset | set | list | tuple):
-        days = frozenset(int(d) for d in value if isinstance(d, int) and 0 <= d <= 6)
-        if len(days) != len(value) or not days:
-            raise invalid("bad_days", value=short(value))
-        return days
-    text = str(value).strip().lower()
-    if text in _DAY_SETS:
-        return _DAY_SETS[text]
-    days_set: set[int] = set()
-    for part in filter(None, (p.strip() for p in re.split(r"[,\s]+", text))):
-        if "-" in part:
-            first, _, last = part.partition("-")
-            a, b = _day(first, value), _day(last, value)
-            day = a
-            days_set.add(day)
-            while day != b:
-                day = (day + 1) % 7
-                days_set.add(day)
-        else:
-            days_set.add(_day(part, value))
-    if not days_set:
-        raise invalid("bad_days", value=short(value))
-    return frozenset(days_set)
-
-
-def _day(token: str, whole: object) -> int:
-    token = token.strip().rstrip(".")
-    if token in _DAY_NAMES:
-        return _DAY_NAMES[token]
-    if re.fullmatch(r"[0-6]", token):
-        return int(token)
-    raise invalid("bad_days", value=short(whole))
-
-
-def parse_timezone(value: object) -> str:
-    name = str(value).strip()
-    if name.upper() == "UTC":
-        return "UTC"
-    if not _ZONE_NAME.fullmatch(name) or len(name) > 64:
-        raise invalid("bad_timezone", value=short(value))
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "America" is a folder
-        raise invalid("bad_timezone", value=short(value)) from None
-    return name
-
-
-def valid_timezone(value: str | None) -> str | None:
-    """`value` if it names a time zone, else None (for hints from platforms)."""
-    if not value:
-        return None
-    try:
-        return parse_timezone(value)
-    except InvalidInput:
-        return None
-
-
-def parse_language(value: object, languages: Iterable[str]) -> str:
-    """'es', 'ES', 'es-MX', 'spanish' or 'español' -> 'es', if the campaign uses it."""
-    allowed = tuple(languages)
-    text = str(value).strip().lower().replace("_", "-")
-    names = {"english": "en", "inglés": "en", "ingles": "en", "spanish": "es",
-             "español": "es", "espanol": "es"}  # fmt: skip
-    code = names.get(text, text.split("-")[0])
-    if code not in allowed or code not in LANGUAGES:
-        raise invalid("bad_language", value=short(value), languages=", ".join(allowed))
-    return code
-
-
-def parse_status(value: object) -> Status:
-    if isinstance(value, Status):
-        return value
-    text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
-    try:
-        return Status(text)
-    except ValueError:
-        raise invalid(
-            "bad_status", value=short(value), statuses=", ".join(s.value for s in Status)
-        ) from None
-
-
-def parse_urgency(value: object) -> Urgency:
-    if isinstance(value, Urgency):
-        return value
-    try:
-        return Urgency(str(value).strip().lower())
-    except ValueError:
-        raise invalid("bad_urgency", value=short(value)) from None
-
-
-def parse_urgencies(value: object) -> frozenset[Urgency]:
-    """'urgent,important', 'all', or an iterable of urgencies; at least one."""
-    if isinstance(value, Urgency):
-        return frozenset({value})
-    if isinstance(value, frozenset | set | list | tuple):
-        items: list[object] = list(value)
-    else:
-        text = str(value).strip().lower()
-        if text in ("all", "todas", "any"):
-            return frozenset(Urgency)
-        items = [p for p in re.split(r"[,\s]+", text) if p]
-    if not items:
-        raise invalid("bad_urgency", value=short(value))
-    return frozenset(parse_urgency(item) for item in items)
-
-
-def parse_flag(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _YES:
-        return True
-    if text in _NO:
-        return False
-    raise invalid("bad_flag", value=short(value))
-
-
-def parse_when(value: object, zone: ZoneInfo) -> datetime:
-    """An aware UTC datetime from ISO text; a time without an offset is in `zone`."""
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        text = str(value).strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise invalid("bad_datetime", value=short(value)) from None
-    try:
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=zone)
-        return moment.astimezone(UTC)
-    except (OverflowError, ValueError):  # year 1 or 9999 pushed out of range by the offset
-        raise invalid("bad_datetime", value=short(value)) from None
+__all__ = [
+    "MAX_TIMELINE",
+    "MAX_UPDATE_ID",
+    "clean_text",
+    "is_off",
+    "parse_count",
+    "parse_days",
+    "parse_flag",
+    "parse_hhmm",
+    "parse_language",
+    "parse_optional_hhmm",
+    "parse_quiet_hours",
+    "parse_status",
+    "parse_timezone",
+    "parse_update_id",
+    "parse_urgencies",
+    "parse_urgency",
+    "parse_when",
+    "tokenize",
+    "valid_timezone",
+]

@@ -60,7 +60,7 @@ async def test_a_dropped_gateway_resumes_and_commands_still_work(
     before = await ask_status(bot)
 
     await bot.fake.drop_gateway(close_code)
-    await bot.fake.wait_for(lambda: bot.fake.resumes == 1)
+    await bot.fake.wait_for(lambda: bot.fake.resumes == 1, within=15)  # a hang guard
     await bot.adapter.wait_health(lambda health: health["resumes"] == 1 and health["connected"])
 
     assert await ask_status(bot) == before
@@ -92,7 +92,7 @@ async def test_a_preview_written_before_a_drop_can_be_posted_after_it(bot: Disco
     await bot.fake.wait_reply(iid, count=2)
 
     await bot.fake.drop_gateway(4000)
-    await bot.fake.wait_for(lambda: bot.fake.resumes == 1)
+    await bot.fake.wait_for(lambda: bot.fake.resumes == 1, within=15)  # a hang guard
     message = bot.fake.original_message(iid)
     click = await bot.fake.send_interaction(
         button_payload(message, buttons(message)["Post"], like=command)

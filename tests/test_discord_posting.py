@@ -129,10 +129,11 @@ async def test_preview_then_post_reaches_every_channel_exactly_once(bot: Discord
 
     assert ack.type == DEFERRED_UPDATE
     assert result.kind == "edit_original" and result.data["components"] == []
-    assert "Posted" in result.text or "posted" in result.text
     async with bot.store.read() as tx:
         (update,) = await tx.list_updates(bot.clock(), limit=1)
         audit = await tx.list_audit(limit=1, target=f"update:{update.id}")
+    assert f"Posted update #{update.id}" in result.text
+    assert "It is going out to 3 channel(s)." in result.text
     assert update.state is UpdateState.PUBLISHED
     assert update.text("en").headline == VALUES["headline"]
     assert audit[0].action == "update.post"

@@ -583,7 +583,7 @@ async def test_apscheduler_runs_the_job_it_was_given(
     store.outbox_written.clear()
     job.modify(next_run_time=datetime.now(UTC))
     aps.wakeup()
-    await asyncio.wait_for(store.outbox_written.wait(), timeout=10)
+    await asyncio.wait_for(store.outbox_written.wait(), timeout=30)  # a hang guard
     await scheduler.drain()
     assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
     assert aps.get_job(job.id).next_run_time > datetime.now(UTC)

@@ -1,0 +1,26 @@
+"""What members ask and admins order, platform-neutral, answered from the store.
+
+An adapter turns a slash command into a `CommandContext` plus arguments, calls one method
+(or `handle(ctx, text)` with the typed text), and renders the `Reply`. Every method answers:
+a person's mistake becomes a reply saying what to do (`ok=False`, only they see it), and
+nothing a person types makes an exception escape.
+
+Language: the context's locale when the bot speaks it, else the channel's subscription
+language, else the campaign's. Times: the context's time zone, else the channel's, else the
+campaign's. Sentences live in `bot/locales/commands.toml`.
+
+The parts: `_context` (who asks, the reply, the one path every command runs), `_questions`
+(what members ask), `_admin` (what admins order), `_text` (the typed form), `_args`
+(reading what people type).
+"""
+
+from __future__ import annotations
+
+from bot.commands._context import CommandContext, Reply
+from bot.commands._text import COMMAND_NAMES, TypedForm
+
+__all__ = ["COMMAND_NAMES", "CommandContext", "Commands", "Reply"]
+
+
+class Commands(TypedForm):
+    """The commands, bound to a store, the campaign, the admin use cases and a clock."""

@@ -1,0 +1,191 @@
+"""The typed form: `status`, `demand pay`, `timeline 3`, `post strike_on "Headline" "Body"
+urgency=urgent`... parsed into the same calls the platform pickers make (what the console and
+Slack's text argument use)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from bot.commands._admin import EXAMPLES, AdminOrders
+from bot.commands._args import tokenize
+from bot.commands._context import Asker, CommandContext, Reply
+from bot.commands._questions import Questions
+from bot.errors import StrikebotError
+from bot.locales import invalid, short
+
+# Names a person may type (English, Spanish, short forms) -> the command.
+_ALIASES: dict[str, str] = {
+    "status": "status", "estado": "status", "st": "status",
+    "demands": "demands", "demandas": "demands",
+    "demand": "demand", "demanda": "demand",
+    "timeline": "timeline", "history": "timeline", "cronologia": "timeline",
+    "cronología": "timeline", "historial": "timeline",
+    "next": "next", "siguiente": "next",
+    "help": "help", "ayuda": "help", "?": "help",
+    "subscribe": "subscribe", "suscribir": "subscribe",
+    "unsubscribe": "unsubscribe", "desuscribir": "unsubscribe",
+    "post": "post", "publicar": "post",
+    "edit": "edit", "editar": "edit",
+    "retract": "retract", "retirar": "retract",
+    "approve": "approve", "aprobar": "approve",
+}  # fmt: skip
+COMMAND_NAMES = ("status", "demands", "demand", "timeline", "next", "help", "subscribe",
+                 "unsubscribe", "post", "edit", "retract", "approve")  # fmt: skip
+_PREFIXES = {"strike", "huelga"}
+
+# Named options of the typed form (`key=value`), alias -> parameter.
+_SUBSCRIBE_OPTIONS = {
+    "language": "language", "lang": "language", "idioma": "language",
+    "urgencies": "urgencies", "urgency": "urgencies", "urgencias": "urgencies",
+    "briefing": "briefing_time", "briefing_time": "briefing_time", "resumen": "briefing_time",
+    "days": "briefing_days", "briefing_days": "briefing_days", "dias": "briefing_days",
+    "días": "briefing_days",
+    "tz": "timezone", "timezone": "timezone", "zona": "timezone",
+    "quiet": "quiet_hours", "quiet_hours": "quiet_hours", "silencio": "quiet_hours",
+}  # fmt: skip
+_POST_OPTIONS = {
+    "body": "body", "next": "next_step", "next_step": "next_step",
+    "when": "next_step_at", "next_step_at": "next_step_at",
+    "urgency": "urgency", "at": "publish_at", "publish_at": "publish_at",
+    "embargo": "publish_at",
+    "headline_es": "headline_es", "body_es": "body_es",
+    "next_es": "next_step_es", "next_step_es": "next_step_es",
+}  # fmt: skip
+_EDIT_OPTIONS = {
+    "headline": "headline", "body": "body", "next": "next_step", "next_step": "next_step",
+    "when": "next_step_at", "next_step_at": "next_step_at", "status": "status",
+    "urgency": "urgency", "reason": "reason", "correction": "correction",
+    "lang": "language", "language": "language",
+}  # fmt: skip
+_RETRACT_OPTIONS = {"reason": "reason"}
+_ADMIN_ONLY = {
+    "subscribe": "subscribe channels",
+    "unsubscribe": "unsubscribe channels",
+    "post": "post updates",
+    "edit": "edit updates",
+    "retract": "retract updates",
+    "approve": "approve updates",
+}
+
+
+class TypedForm(Questions, AdminOrders):
+    """Every command, and the typed text that names one."""
+
+    async def handle(self, ctx: CommandContext, text: str) -> Reply:
+        """Answer a typed command: `status`, `demand pay`, `timeline 3`,
+        `post strike_on "Headline" "Body" urgency=urgent`... A leading `/strike` is fine."""
+        try:
+            tokens = tokenize(text)
+        except StrikebotError as exc:
+            return await self._run(ctx, "unknown", _raising(exc))
+        while tokens and tokens[0].lower().lstrip("/") in _PREFIXES:
+            tokens = tokens[1:]
+        if not tokens:
+            return await self._run(ctx, "help", self._help)
+        word = tokens[0].lower().lstrip("/")
+        name = _ALIASES.get(word)
+        if name is None:
+            return await self._run(
+                ctx, "unknown", _raising(invalid("unknown_command", name=short(tokens[0])))
+            )
+        args = tokens[1:]
+        return await self._run(ctx, name, lambda a: self._typed(a, name, args))
+
+    async def _typed(self, a: Asker, name: str, args: list[str]) -> Reply:
+        if name in _ADMIN_ONLY:  # a member hears "admins only" before any usage hint
+            self.admin.admins.require(a.ctx.actor, _ADMIN_ONLY[name])
+        if name in ("status", "demands", "next", "help", "unsubscribe"):
+            _no_more(name, args, f"/strike {name}")
+            simple: dict[str, Callable[[Asker], Awaitable[Reply]]] = {
+                "status": self._status,
+                "demands": self._demands,
+                "next": self._next,
+                "help": self._help,
+                "unsubscribe": self._unsubscribe,
+            }
+            return await simple[name](a)
+        if name == "demand":
+            return await self._demand(a, " ".join(args))
+        if name == "timeline":
+            _no_more(name, args[1:], "/strike timeline 5")
+            return await self._timeline(a, args[0] if args else 5)
+        if name == "subscribe":
+            positional, options = _options(args, _SUBSCRIBE_OPTIONS)
+            _no_more(name, positional, "/strike subscribe language=es briefing=07:00")
+            return await self._subscribe(a, **options)
+        if name == "post":
+            return await self._typed_post(a, args)
+        if name == "edit":
+            positional, options = _options(args, _EDIT_OPTIONS, flags={"correction"})
+            if not positional:
+                raise invalid("missing_update_id", command="edit", example=EXAMPLES["edit"])
+            _no_more(name, positional[1:], EXAMPLES["edit"])
+            return await self._edit(a, positional[0], **options)
+        if name == "retract":
+            positional, options = _options(args, _RETRACT_OPTIONS)
+            if not positional:
+                raise invalid("missing_update_id", command="retract", example=EXAMPLES["retract"])
+            reason = options.get("reason") or " ".join(positional[1:])
+            return await self._retract(a, positional[0], reason)
+        # approve
+        if not args:
+            raise invalid("missing_update_id", command="approve", example=EXAMPLES["approve"])
+        _no_more(name, args[1:], EXAMPLES["approve"])
+        return await self._approve(a, args[0])
+
+    async def _typed_post(self, a: Asker, args: list[str]) -> Reply:
+        positional, options = _options(args, _POST_OPTIONS)
+        if len(positional) < 2:
+            raise invalid("missing_post")
+        body = options.pop("body", "")
+        if len(positional) >= 3:
+            body = positional[2]
+        _no_more("post", positional[3:], EXAMPLES["post"])
+        es = {
+            key.removesuffix("_es"): options.pop(key)
+            for key in ("headline_es", "body_es", "next_step_es")
+            if key in options
+        }
+        return await self._post(
+            a,
+            positional[0],
+            positional[1],
+            body,
+            options.get("next_step", ""),
+            options.get("urgency", "routine"),
+            options.get("publish_at"),
+            es or None,
+            options.get("next_step_at"),
+        )
+
+
+def _raising(exc: StrikebotError) -> Callable[[Asker], Awaitable[Reply]]:
+    async def answer(_asker: Asker) -> Reply:
+        raise exc
+
+    return answer
+
+
+def _options(
+    args: Sequence[str], known: Mapping[str, str], *, flags: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[str], dict[str, Any]]:
+    """Split typed arguments into positional ones and `key=value` options. A token whose
+    key is not an option of this command stays positional (a headline may contain '=')."""
+    positional: list[str] = []
+    options: dict[str, Any] = {}
+    for token in args:
+        key, sep, value = token.partition("=")
+        name = known.get(key.strip().lower().lstrip("-"))
+        if sep and name is not None:
+            options[name] = value
+        elif not sep and token.lower().lstrip("-") in flags:
+            options[known[token.lower().lstrip("-")]] = True
+        else:
+            positional.append(token)
+    return positional, options
+
+
+def _no_more(command: str, extra: Sequence[str], example: str) -> None:
+    if extra:
+        raise invalid("too_many_args", command=command, example=example)
