@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -8,7 +9,17 @@ import pytest
 from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.store import Store
-from tests.support import ADMINS, CAMPAIGN, FRIDAY, fresh_postgres_database
+from tests.support import (
+    ADMINS,
+    CAMPAIGN,
+    FRIDAY,
+    drop_postgres_template,
+    fresh_postgres_database,
+)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    asyncio.run(drop_postgres_template())  # only if a test made one
 
 
 @pytest.fixture
@@ -27,7 +38,7 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'strikebot.db'}"
         return
-    async with fresh_postgres_database() as url:
+    async with fresh_postgres_database(migrated=True) as url:
         yield url
 
 

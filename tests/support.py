@@ -75,29 +75,71 @@ def chromium_path() -> str:
     return path
 
 
-@asynccontextmanager
-async def fresh_postgres_database() -> AsyncIterator[str]:
-    """A new, empty PostgreSQL database for one test; dropped afterwards."""
+# A database migrated to head once per test session; `fresh_postgres_database(migrated=True)`
+# copies it (CREATE DATABASE ... TEMPLATE), which is about twice as fast as migrating every
+# test's database. Dropped by `drop_postgres_template()` at the end of the session.
+_template: str | None = None
+
+
+def _admin_dsn() -> str:
+    return (
+        make_url(postgres_url()).set(drivername="postgresql").render_as_string(hide_password=False)
+    )
+
+
+async def _execute_as_admin(*statements: str) -> None:
     import asyncpg
 
     base = make_url(postgres_url())
-    dsn = base.set(drivername="postgresql").render_as_string(hide_password=False)
-    name = f"sbtest_{secrets.token_hex(6)}"
     try:
-        admin = await asyncpg.connect(dsn)
+        admin = await asyncpg.connect(_admin_dsn())
     except (OSError, asyncpg.PostgresError) as exc:
         if IN_CI:
             pytest.fail(f"PostgreSQL at {base.host}:{base.port} is unreachable: {exc}")
         pytest.skip(f"PostgreSQL at {base.host}:{base.port} is unreachable: {exc}")
     try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
+        for statement in statements:
+            await admin.execute(statement)
     finally:
         await admin.close()
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        admin = await asyncpg.connect(dsn)
+
+
+def _database_url(name: str) -> str:
+    return make_url(postgres_url()).set(database=name).render_as_string(hide_password=False)
+
+
+async def _migrated_template() -> str:
+    global _template
+    if _template is None:
+        from bot.store import Store
+
+        name = f"sbtemplate_{secrets.token_hex(6)}"
+        await _execute_as_admin(f'CREATE DATABASE "{name}"')
         try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+            async with Store.open(_database_url(name)):
+                pass  # migrated; disposing closes every connection, as a template needs
+        except BaseException:
+            await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            raise
+        _template = name
+    return _template
+
+
+async def drop_postgres_template() -> None:
+    global _template
+    if _template is not None:
+        name, _template = _template, None
+        await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@asynccontextmanager
+async def fresh_postgres_database(*, migrated: bool = False) -> AsyncIterator[str]:
+    """A new PostgreSQL database for one test; dropped afterwards. Empty, or with
+    `migrated=True` already at the schema's head (every table empty)."""
+    name = f"sbtest_{secrets.token_hex(6)}"
+    template = f' TEMPLATE "{await _migrated_template()}"' if migrated else ""
+    await _execute_as_admin(f'CREATE DATABASE "{name}"{template}')
+    try:
+        yield _database_url(name)
+    finally:
+        await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -137,35 +137,7 @@ async def test_the_dispatcher_delivers_through_the_console_adapter(
 # ---------------------------------------------------------------------------- strikebot console
 
 
-def config_path(tmp_path: Path) -> Path:
-    """The shipped campaign file, or (while it is being written) a minimal one."""
-    shipped = REPO / "config" / "strike.toml"
-    if shipped.exists():
-        return shipped
-    path = tmp_path / "strike.toml"
-    path.write_text(
-        """
-[campaign]
-slug = "utla-2019"
-union = "United Teachers Los Angeles (UTLA)"
-employer = "Los Angeles Unified School District (LAUSD)"
-start_date = 2017-04-01
-strike_start = 2019-01-14
-timezone = "America/Los_Angeles"
-languages = ["en", "es"]
-
-[admins.console]
-user_ids = ["console"]
-
-[[demands]]
-key = "pay"
-title = { en = "Fair pay", es = "Salario justo" }
-union_position = { en = "6.5% retroactive to 2017" }
-employer_offer = { en = "6% over three years" }
-""",
-        encoding="utf-8",
-    )
-    return path
+SHIPPED_CONFIG = REPO / "config" / "strike.toml"  # the seeded 2019 campaign the tests read
 
 
 def strikebot(tmp_path: Path, *args: str) -> list[str]:
@@ -174,7 +146,7 @@ def strikebot(tmp_path: Path, *args: str) -> list[str]:
     return [
         *command,
         "--config",
-        str(config_path(tmp_path)),
+        str(SHIPPED_CONFIG),
         "--database-url",
         f"sqlite+aiosqlite:///{tmp_path / 'console.db'}",
         *args,

@@ -43,23 +43,27 @@ def wait_until_serving(proc: subprocess.Popen[bytes], url: str, within: float = 
     pytest.fail(f"strikebot run did not serve {url} within {within}s")
 
 
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
+def run_env(tmp_path: Path, port: int) -> dict[str, str]:
+    """This machine's environment without platform tokens or our own settings, then ours."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("DISCORD_", "SLACK_", "STRIKEBOT_"))
     }
-    env |= {
+    return env | {
         "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
         "STRIKEBOT_HTTP_PORT": str(port),
         "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
     }
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "run"],
         cwd=tmp_path,
-        env=env,
+        env=run_env(tmp_path, port),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -109,15 +113,10 @@ def test_run_restart_does_not_duplicate_the_seed(
     assert proc.wait(timeout=20) == 0
 
     port = free_port()
-    env = dict(os.environ) | {
-        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
-        "STRIKEBOT_HTTP_PORT": str(port),
-        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
-    }
     again = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "run"],
         cwd=tmp_path,
-        env={k: v for k, v in env.items() if not k.startswith(("DISCORD_", "SLACK_"))},
+        env=run_env(tmp_path, port),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
