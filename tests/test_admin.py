@@ -421,6 +421,7 @@ async def test_every_admin_action_is_audited_with_before_and_after(
     retract = entries[5]
     assert retract.after is not None and retract.after["retraction_reason"] == "wrong"
     demand = entries[6]
+    assert demand.before is not None
     assert demand.before == {"status": "open", "texts": demand.before["texts"]}
     assert demand.after is not None and demand.after["source"] == "Tentative deal"
     assert all(e.actor == ADMIN.id for e in entries)

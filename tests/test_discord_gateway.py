@@ -41,7 +41,7 @@ async def ask_status(bot: DiscordBot) -> str:
     iid = await bot.fake.send_interaction(load_payload("interaction_command_status"))
     (reply,) = await bot.fake.wait_reply(iid)
     assert reply.type == CHANNEL_MESSAGE
-    return reply.embeds[0]["title"]
+    return str(reply.embeds[0]["title"])
 
 
 async def test_health_reports_a_connected_gateway(bot: DiscordBot) -> None:

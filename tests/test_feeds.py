@@ -148,7 +148,7 @@ async def test_a_later_update_describes_the_same_moment(
     monday = [e for e in events if e.decoded("DTSTART") == MONDAY_6AM]
     assert len(monday) == 1
     assert str(monday[0]["SUMMARY"]) == "Picket lines at 6:00 AM Monday"
-    assert int(monday[0]["SEQUENCE"]) == 2  # one edit + one more update since first published
+    assert int(str(monday[0]["SEQUENCE"])) == 2  # one edit + one more update since first published
 
 
 def test_calendar_text_survives_escaping_and_folding() -> None:

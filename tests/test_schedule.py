@@ -48,12 +48,14 @@ LA_ZONE = ZoneInfo(LA)
 GRACE = timedelta(minutes=120)
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
-def la(*args: int) -> datetime:
-    return datetime(*args, tzinfo=LA_ZONE).astimezone(UTC)  # type: ignore[misc]
+def la(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=LA_ZONE).astimezone(UTC)
 
 
 def channel(at: time | None, *, days: frozenset[int] = frozenset(range(7)), tz: str = LA,

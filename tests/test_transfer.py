@@ -258,7 +258,7 @@ async def test_rows_that_contradict_each_other_import_nothing(
 
 
 def test_duplicate_rows_are_refused() -> None:
-    update = {
+    update: dict[str, Any] = {
         "id": 1,
         "seed_key": None,
         "status": "strike_on",

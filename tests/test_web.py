@@ -473,7 +473,10 @@ async def test_healthz_metrics_and_web_mounts(lite: Runtime, lite_timeline: Time
     async def slack_events(request: web.Request) -> web.Response:
         return web.Response(text="slack here")
 
-    lite.web_mounts.append(lambda app: app.router.add_post("/slack/events", slack_events))
+    def mount(app: web.Application) -> None:
+        app.router.add_post("/slack/events", slack_events)
+
+    lite.web_mounts.append(mount)
     await lite.admin.subscribe(
         ADMIN, Subscription(0, Platform.DISCORD, "guild", "chan", "en", timezone="UTC")
     )

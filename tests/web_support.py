@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.web import build_app
@@ -233,10 +234,10 @@ async def seed(store: Store, admin: Admin, clock: FixedClock) -> Timeline:
 
 
 @asynccontextmanager
-async def client_for(runtime: Runtime) -> AsyncIterator[TestClient[object, object]]:
+async def client_for(runtime: Runtime) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     """The real app on 127.0.0.1 (a free port), with an aiohttp client pointed at it."""
     server = TestServer(build_app(runtime), host="127.0.0.1", port=0)
-    client: TestClient[object, object] = TestClient(server)
+    client: TestClient[web.Request, web.Application] = TestClient(server)
     await client.start_server()
     try:
         yield client

@@ -683,7 +683,9 @@ class FakeDiscord:
         started, used = self._buckets.get(bucket_key, (now, 0))
         if now >= started + period:
             started, used = now, 0
-        reset_after = started + period - now
+        # Rounded up to the millisecond, as Discord does: a client waiting exactly this long
+        # never arrives before the window has really reset.
+        reset_after = math.ceil((started + period - now) * 1000) / 1000
         bucket_hash = hashlib.sha1(key.encode()).hexdigest()[:16]  # noqa: S324 (an id, not security)
         headers = {
             "X-RateLimit-Limit": str(limit),
@@ -1184,7 +1186,8 @@ def as_member(
         data["channel_id"] = channel_id
         data["channel"]["id"] = channel_id
     data["locale"] = locale
-    return data
+    shaped: dict[str, Any] = data
+    return shaped
 
 
 def modal_submit_payload(

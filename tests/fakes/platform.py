@@ -312,7 +312,7 @@ class FakePlatformAdapter:
         *,
         platform: Platform = Platform.DISCORD,
         pacing: Pacing | None = None,
-        timeout: float = 0.1,
+        timeout: float = 10.0,
     ) -> None:
         self.url = url
         self.platform = platform
