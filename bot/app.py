@@ -15,6 +15,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import time
 from typing import Any
 
 from aiohttp import web
@@ -72,7 +73,14 @@ async def serve(
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), clock)
         runtime = Runtime(settings, config, campaign, store, admin, clock)
-        commands = Commands(store, campaign, admin, clock, metrics=runtime.metrics)
+        commands = Commands(
+            store,
+            campaign,
+            admin,
+            clock,
+            metrics=runtime.metrics,
+            default_briefing_time=time.fromisoformat(config.briefings.default_time),
+        )
 
         for platform, adapter in _platform_adapters(runtime, commands).items():
             runtime.adapters[platform] = adapter

@@ -15,6 +15,7 @@ import argparse
 import logging
 import os
 import sys
+from datetime import time
 
 from rich.console import Console
 
@@ -81,7 +82,14 @@ async def handle(args: argparse.Namespace) -> int:
         configure_logging(cli.settings, level=logging.WARNING)
         campaign = cli.config.to_campaign()
         metrics = Metrics()
-        commands = Commands(cli.store, campaign, cli.admin, cli.clock, metrics)
+        commands = Commands(
+            cli.store,
+            campaign,
+            cli.admin,
+            cli.clock,
+            metrics,
+            default_briefing_time=time.fromisoformat(cli.config.briefings.default_time),
+        )
         adapter = ConsoleAdapter(console, json_output=args.json)
         context = CommandContext(
             platform=Platform.CONSOLE,

@@ -15,10 +15,10 @@ from bot.admin import BODY_MAX, HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX, Changes
 from bot.commands._args import (
     clean_text,
     is_off,
+    parse_briefing_time,
     parse_days,
     parse_flag,
     parse_language,
-    parse_optional_hhmm,
     parse_quiet_hours,
     parse_status,
     parse_timezone,
@@ -174,7 +174,9 @@ class AdminOrders(CommandsBase):
         if urgencies is not None:
             changes["urgencies"] = parse_urgencies(urgencies)
         if briefing_time is not None:
-            changes["briefing_time"] = parse_optional_hhmm(briefing_time)
+            changes["briefing_time"] = parse_briefing_time(
+                briefing_time, self.default_briefing_time
+            )
         if timezone is not None:
             changes["timezone"] = parse_timezone(timezone)
         if quiet_hours is not None:

@@ -14,6 +14,7 @@ import logging
 import time as timer
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from datetime import time
 from zoneinfo import ZoneInfo
 
 from bot import i18n
@@ -82,12 +83,16 @@ class CommandsBase:
         admin: Admin,
         clock: Clock = utcnow,
         metrics: Metrics | None = None,
+        *,
+        default_briefing_time: time = time(7, 0),
     ) -> None:
         self.store = store
         self.campaign = campaign
         self.admin = admin
         self.clock = clock
         self.metrics = metrics
+        # `briefing=on` means this time ([briefings] default_time in the campaign file).
+        self.default_briefing_time = default_briefing_time
 
     async def _run(
         self, ctx: CommandContext, command: str, answer: Callable[[Asker], Awaitable[Reply]]
