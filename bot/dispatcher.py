@@ -461,8 +461,7 @@ class Dispatcher:
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
         async with self._locks.hold(key):
             while True:
-                await pacer.acquire(channel)
-                async with pacer.in_flight:
+                async with pacer.slot(channel):
                     # Rendered at the last moment, so the copy is as current as it can be.
                     plan = await self._plan(delivery, sub, update)
                     if not isinstance(plan, _Send | _Edit):

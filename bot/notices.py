@@ -81,7 +81,13 @@ def dead_delivery_notices(
     broke: bool,
     now: datetime,
 ) -> list[NewDelivery]:
-    """One NOTICE per admin channel (but the dead one's own) saying what died and how to retry."""
+    """One NOTICE per admin channel (but the dead one's own) saying what died and how to retry.
+
+    A notice that gave up says nothing more: with admin channels on a failing platform, each
+    dead notice would queue notices to the others, which die in turn, multiplying while the
+    outage lasts. A notice whose channel broke is still reported (broken channels get none)."""
+    if delivery.action is DeliveryAction.NOTICE and not broke:
+        return []
     rows = []
     for admin in admin_subs:
         if admin.id == sub.id:

@@ -13,10 +13,11 @@ waiting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from bot.ports import ChannelRef, Pacing
 
@@ -95,21 +96,42 @@ class Pacer:
 
     async def acquire(self, channel: ChannelRef) -> None:
         """Wait until a request to `channel` keeps every limit (channel, workspace, global)."""
-        buckets = [self.channel_bucket(channel)]
-        workspace = self.workspace_bucket(channel)
-        if workspace is not None:
-            buckets.append(workspace)
         # The global slot is taken last, so time spent waiting on a busy channel never
         # wastes the platform-wide rate that other channels could use.
-        buckets.append(self.global_bucket)
+        await self._take([*self._local_buckets(channel), self.global_bucket])
+
+    @contextlib.asynccontextmanager
+    async def slot(self, channel: ChannelRef) -> AsyncIterator[None]:
+        """`acquire(channel)` and a place among the requests in flight, for one request.
+
+        The global slot is taken once a place is free: taken before, the requests queued
+        for a place while the platform answered slowly would all start together the moment
+        it caught up, in a burst over the platform-wide rate."""
+        local = self._local_buckets(channel)
+        await self._take(local)
+        async with self.in_flight:
+            await self._take([self.global_bucket], also=local)
+            yield
+
+    def _local_buckets(self, channel: ChannelRef) -> list[Bucket]:
+        workspace = self.workspace_bucket(channel)
+        channel_bucket = self.channel_bucket(channel)
+        return [channel_bucket] if workspace is None else [channel_bucket, workspace]
+
+    async def _take(self, buckets: list[Bucket], also: Sequence[Bucket] = ()) -> None:
+        """A slot in each of `buckets`, once none of them nor `also` is paused."""
         while True:
             for bucket in buckets:
                 delay = bucket.reserve(self._now())
                 if delay > 0:
                     await self._sleep(delay)
             now = self._now()
-            if not any(bucket.paused(now) for bucket in buckets):
+            if any(bucket.paused(now) for bucket in buckets):
+                continue  # reserving again waits for the pause
+            until = max((b.paused_until for b in also if b.paused(now)), default=None)
+            if until is None:
                 return
+            await self._sleep(until - now)
 
     def pause_channel(self, channel: ChannelRef, seconds: float) -> None:
         self.channel_bucket(channel).pause(self._now() + max(seconds, 0.0))

@@ -361,6 +361,14 @@ class BriefingScheduler:
             # Jobs added before start() are scheduled in one go (one wake-up, not 10,000).
             await self._sync(now, fire_missed=False)
             scheduler.start()
+            # start() schedules each job from the moment it runs: a briefing that fell due
+            # during the catch-up (a leader taking over at 06:59:59) is neither caught up nor
+            # scheduled. Queue it here; the claim makes a fire of the job too a duplicate.
+            started = self.runtime.clock()
+            for sub in self._subs.values():
+                slot = latest_briefing(sub, started)
+                if slot is not None and now < slot.at:
+                    self._add_due(sub, slot)
         except BaseException:
             # Step down so that the next round (here or elsewhere) starts over cleanly.
             self._demote()

@@ -268,6 +268,34 @@ async def test_edit_without_new_text_opens_the_current_text_in_a_modal(bot: Disc
     assert audit[0].action == "update.edit" and ADMIN_USER in audit[0].actor
 
 
+async def test_editing_in_the_modal_keeps_a_body_too_long_to_show_in_full(
+    bot: DiscordBot,
+) -> None:
+    body = " ".join(["Picket"] * 800)  # 5599 characters: more than one text input holds
+    posted = await bot.runtime.admin.post(
+        CLI_ACTOR, Draft(Status.STRIKE_ON, {"en": UpdateText("Strike on", body)})
+    )
+    command = interaction_payload(
+        "edit", options={"update": posted.id, "reason": "Fix the time"}, roles=(COMMS_ROLE_ID,)
+    )
+    modal = await open_modal(bot, command)
+    inner = {row["component"]["custom_id"]: row["component"] for row in modal.data["components"]}
+    assert len(inner["body"]["value"]) < len(body)  # shown cut
+
+    values: dict[str, str | list[str]] = {
+        "headline": inner["headline"]["value"],
+        "body": inner["body"]["value"],
+        "next_step": "Rally at noon",
+    }
+    submit = await bot.fake.send_interaction(modal_submit_payload(modal, values, like=command))
+    await bot.fake.wait_reply(submit, count=2)
+
+    async with bot.store.read() as tx:
+        after = await tx.get_update(posted.id, bot.clock())
+    assert after is not None and after.text("en").next_step == "Rally at noon"
+    assert after.text("en").body == body
+
+
 async def test_a_channel_the_bot_lost_is_parked_and_the_rest_still_get_it(
     bot: DiscordBot,
 ) -> None:

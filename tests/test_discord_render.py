@@ -95,6 +95,18 @@ def test_several_messages_share_one_6000_character_budget() -> None:
     assert sum(len(e) for e in embeds) <= TOTAL_MAX
 
 
+def test_a_later_messages_title_badge_and_footer_also_fit_what_is_left() -> None:
+    big = OutboundMessage(title="A" * 256, body="word " * 1000, url=URL)  # ~4350 characters
+    late = OutboundMessage(
+        title="B" * 256, body="b", footer="F " * 1000, urgency=Urgency.URGENT, url=URL
+    )
+
+    embeds = render_embeds([big, late])
+
+    assert invalid_form(payload(embeds)) is None
+    assert sum(len(e) for e in embeds) <= TOTAL_MAX
+
+
 _text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=3000)
 
 

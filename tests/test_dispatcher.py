@@ -28,11 +28,12 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.notices import dead_delivery_notices
 from bot.pacing import Bucket, Pacer, backoff_delay
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import NewDelivery, Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
-from tests.support import ADMIN, CAMPAIGN
+from tests.support import ADMIN, CAMPAIGN, FRIDAY
 from tests.support import ADMINS as ADMIN_LIST
 
 WS = "g1"
@@ -584,6 +585,31 @@ async def test_a_burst_starts_together_then_the_rate_applies() -> None:
     assert clock.now == pytest.approx(1.0)
 
 
+async def test_requests_queued_for_a_place_in_flight_do_not_start_in_a_burst() -> None:
+    # One place in flight, held while the platform answers slowly: the requests queued
+    # behind it must still start 1/rate apart once it is free, not all at once.
+    clock = FakeTime()
+    pacer = Pacer(Pacing(10, 100, max_in_flight=1), monotonic=clock, sleep=clock.sleep)
+    answered = asyncio.Event()
+    starts: list[float] = []
+
+    async def send(channel: str, slow: bool = False) -> None:
+        async with pacer.slot(ChannelRef("g", channel)):
+            starts.append(round(clock.now, 6))
+            if slow:
+                await answered.wait()
+
+    tasks = [asyncio.create_task(send("c0", slow=True))]
+    tasks += [asyncio.create_task(send(f"c{i}")) for i in (1, 2, 3)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert starts == [0.0]
+    clock.now += 5.0  # the slow answer
+    answered.set()
+    await asyncio.gather(*tasks)
+    assert starts == [0.0, 5.0, 5.1, 5.2]
+
+
 def test_a_slot_reserved_before_a_pause_waits_for_the_pause() -> None:
     bucket = Bucket(10)
     assert bucket.reserve(0.0) == 0.0
@@ -606,3 +632,25 @@ def test_admin_channel_addresses_parse_like_subscription_addresses() -> None:
     assert parse_address("slack:T1/C2") == (Platform.SLACK, "T1", "C2")
     assert parse_address("irc:x/y") is None
     assert parse_address("discord:no-channel") is None
+
+
+def test_a_notice_that_gave_up_queues_no_notices_about_itself() -> None:
+    # Three admin channels on a failing platform: were each dead notice reported to the
+    # other two, the notices would double with every round of give-ups during an outage.
+    admins = [
+        Subscription(i, Platform.DISCORD, WS, f"admins{i}", "en", timezone="UTC") for i in (1, 2, 3)
+    ]
+    notice = Delivery(
+        "d" * 20, "notice:dead:x:s1", 1, Platform.DISCORD, DeliveryAction.NOTICE,
+        DeliveryState.PENDING, FRIDAY, FRIDAY,
+    )  # fmt: skip
+    assert dead_delivery_notices(admins, notice, admins[0], "gave up", False, FRIDAY) == []
+    # A broken admin channel is still worth telling the others about (broken ones get none).
+    broken = dead_delivery_notices(admins, notice, admins[0], "Missing Access (403)", True, FRIDAY)
+    assert [row.subscription_id for row in broken] == [2, 3]
+    post = Delivery(
+        "e" * 20, "post:u1:s1", 1, Platform.DISCORD, DeliveryAction.POST,
+        DeliveryState.PENDING, FRIDAY, FRIDAY, update_id=1,
+    )  # fmt: skip
+    rows = dead_delivery_notices(admins, post, admins[0], "gave up", False, FRIDAY)
+    assert [row.subscription_id for row in rows] == [2, 3]

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -17,6 +18,7 @@ from apscheduler.triggers.cron import CronTrigger
 from rich.console import Console
 from sqlalchemy import text, update
 
+import bot.briefing_runs
 from adapters.console import ConsoleAdapter
 from bot.admin import Admin
 from bot.app import Runtime
@@ -425,6 +427,31 @@ async def test_restart_after_30_minutes_down_sends_late_once(
     await second.start()
     assert len(await briefing_rows(store)) == 1
     assert runs_metric(second.runtime, "queued") == runs_metric(second.runtime, "duplicate") == 0
+
+
+async def test_a_briefing_due_while_the_leader_catches_up_is_queued(
+    store: Store,
+    admin: Admin,
+    clock: FixedClock,
+    scheduler_factory: list[BriefingScheduler],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock.now = la(2019, 1, 17, 12, 0)
+    sub = await subscribe(admin, channel(time(7, 0)))
+    real_catch_up = bot.briefing_runs.catch_up
+
+    async def slow_catch_up(*args: Any, **kwargs: Any) -> dict[int, Outcome]:
+        outcomes = await real_catch_up(*args, **kwargs)
+        clock.now = la(2019, 1, 18, 7, 0, 3)  # 07:00 passed while it ran
+        return outcomes
+
+    monkeypatch.setattr(bot.briefing_runs, "catch_up", slow_catch_up)
+    clock.now = la(2019, 1, 18, 6, 59, 59)  # taking over the lead one second before 07:00
+    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler_factory.append(scheduler)
+    await scheduler.start()
+    await scheduler.drain()
+    assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
 
 
 async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(

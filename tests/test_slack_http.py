@@ -281,6 +281,34 @@ async def test_posting_through_the_form_previews_then_posts_once(
         assert await tx.count_updates() == 1
 
 
+async def test_a_slow_lookup_on_confirm_still_answers_within_the_budget(
+    sqlite_store: Store, clock: FixedClock, slack: FakeSlack
+) -> None:
+    async with SlackBot(sqlite_store, clock, slack, budget=0.05) as bot:
+        form = await open_form(bot, slack, "post")
+        preview = answer_view(
+            await bot.submit(
+                form,
+                {"status": chosen(form, "status", "strike_on"), "headline": typed("We strike")},
+            ),
+            "push",
+        )
+        # Slack stops answering users.info after the preview: who is confirming cannot be
+        # looked up in time, yet Slack must still get its answer within the budget.
+        bot.adapter.directory._people.clear()
+        bot.adapter.directory.timeout = 0.5
+        slack.hang("users.info")
+        working = answer_view(await bot.submit(preview, {}), "update")
+        assert "Working on it" in json.dumps(working)
+        await bot.adapter.wait_idle()
+        async with bot.store.read() as tx:
+            [update] = await tx.list_updates(bot.clock())
+    assert update.text("en").headline == "We strike"
+    [told] = slack.ephemerals
+    assert told["user"] == "U0ADMIN" and told["channel"] == "C0GENERAL"
+    assert f"Posted update #{update.id}" in told["text"]
+
+
 async def test_the_form_refuses_a_missing_headline_and_a_past_time(
     bot: SlackBot, slack: FakeSlack
 ) -> None:
@@ -356,6 +384,35 @@ async def test_editing_picks_a_recent_update_and_keeps_a_revision(
     assert update is not None and update.revision == 2
     assert update.text("en").headline == "The strike continues Wednesday"
     assert update.revisions[-1].reason == "Wrong day"
+
+
+async def test_editing_in_the_form_keeps_a_body_too_long_to_show_in_full(
+    bot: SlackBot, slack: FakeSlack
+) -> None:
+    body = " ".join(["Picket"] * 600)  # 4199 characters: more than one input holds
+    posted = await bot.admin.post(
+        SLACK_ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("Strike on", body)})
+    )
+    form = await open_form(bot, slack, f"edit {posted.id}")
+    shown = next(b for b in form["blocks"] if b["block_id"] == "body")
+    assert len(shown["element"]["initial_value"]) < len(body)
+    preview = answer_view(
+        await bot.submit(
+            form,
+            {
+                "headline": typed("Strike on: day two"),
+                "body": typed(shown["element"]["initial_value"]),
+                "next_step": typed(None),
+                "reason": typed("Say which day"),
+            },
+        ),
+        "push",
+    )
+    answer_view(await bot.submit(preview, {}), "update")
+    async with bot.store.read() as tx:
+        after = await tx.get_update(posted.id, bot.clock())
+    assert after is not None and after.text("en").headline == "Strike on: day two"
+    assert after.text("en").body == body
 
 
 async def test_retracting_through_the_form_needs_a_reason(bot: SlackBot, slack: FakeSlack) -> None:

@@ -299,7 +299,9 @@ class EditModal(_UpdateModal):
             "body": _value(self.body),
             "next_step": _value(self.next_step),
         }
-        old = {"headline": r.headline, "body": r.body, "next_step": r.next_step}
+        # Compared with what the form showed: a body longer than one text input was shown
+        # cut, and saving an untouched cut body would lose its end.
+        old = {"headline": r.headline, "body": r.body[:TEXT_INPUT_MAX], "next_step": r.next_step}
         changed = {k: v for k, v in new.items() if v != old[k].strip()}
         await self.handlers.submit_edit(interaction, r, changed)
 

@@ -97,8 +97,10 @@ def render_embed(message: OutboundMessage, *, budget: int = TOTAL_MAX) -> discor
     lang = message.language
     budget = min(budget, TOTAL_MAX)
     title = fitted(message.title, min(TITLE_MAX, budget), language=lang)
-    author = fitted(badge(message), AUTHOR_MAX, language=lang)
-    footer = fitted(message.footer, FOOTER_MAX, language=lang)
+    author = fitted(badge(message), min(AUTHOR_MAX, budget - len(title)), language=lang)
+    footer = fitted(
+        message.footer, min(FOOTER_MAX, budget - len(title) - len(author)), language=lang
+    )
     used = len(title) + len(author) + len(footer)
 
     value_style = (lambda s: strike(escape(s))) if message.retracted else escape

@@ -192,9 +192,11 @@ class Forms:
             return
         old = update.texts.get(text_lang) or update.text(text_lang)
         changes: dict[str, Any] = {}
+        # Compared with what the form showed: a body longer than one input was shown cut,
+        # and saving an untouched cut body would lose its end.
         for key, before in (
             ("headline", old.headline),
-            ("body", old.body),
+            ("body", old.body[: modals.BODY_INPUT_MAX]),
             ("next_step", old.next_step),
         ):
             after = values.get(key) or ""
@@ -276,17 +278,24 @@ class Forms:
             note = word(lang, "draft_gone", command="post")
             await ack(response_action="update", view=modals.note_view(lang, "failed_title", note))
             return
-        ctx = await self.context(body, meta)
-        work = asyncio.ensure_future(self._carry_out(ctx, draft))
+        # Who is asking (users.info, user groups) counts against the budget too: Slack's
+        # 3 seconds cover the lookups as well as the change.
+        work = asyncio.ensure_future(self._as_asker(body, meta, draft))
         try:
-            reply = await asyncio.wait_for(asyncio.shield(work), self.budget)
+            _, reply = await asyncio.wait_for(asyncio.shield(work), self.budget)
         except TimeoutError:
             note = word(lang, "working_modal")
             await ack(response_action="update", view=modals.note_view(lang, "working_title", note))
-            self.spawn(self._tell_later(work, ctx, client))
+            self.spawn(self._tell_later(work, client))
             return
         messages = [reply.message, *reply.extra]
         await ack(response_action="update", view=modals.result_view(lang, messages, ok=reply.ok))
+
+    async def _as_asker(
+        self, body: Mapping[str, Any], meta: Mapping[str, Any], draft: Mapping[str, Any]
+    ) -> tuple[CommandContext, Reply]:
+        ctx = await self.context(body, meta)
+        return ctx, await self._carry_out(ctx, draft)
 
     async def _carry_out(self, ctx: CommandContext, draft: Mapping[str, Any]) -> Reply:
         action = draft.get("action")
@@ -320,10 +329,10 @@ class Forms:
         return await c.approve(ctx, draft["update_id"])
 
     async def _tell_later(
-        self, work: asyncio.Future[Reply], ctx: CommandContext, client: AsyncWebClient
+        self, work: asyncio.Future[tuple[CommandContext, Reply]], client: AsyncWebClient
     ) -> None:
         """A slow form finished after Slack stopped waiting: tell the admin privately."""
-        reply = await work
+        ctx, reply = await work
         payload = reply_payload(reply)
         user = ctx.actor.user_id
         try:
