@@ -93,6 +93,8 @@ from bot.ports import Adapter, ChannelRef, OutboundMessage
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 
+# Follow-ups that change a copy in place rather than post anything new.
+IN_PLACE = frozenset({DeliveryAction.EDIT, DeliveryAction.RETRACT})
 log = logging.getLogger("strikebot.dispatcher")
 
 ACTOR = "strikebot:dispatcher"
@@ -344,12 +346,17 @@ class Dispatcher:
                 )
             if not claimed:
                 return 0
-            subs = await q.subscriptions_by_id(tx, {d.subscription_id for d in claimed})
+            sub_ids = {d.subscription_id for d in claimed}
+            subs = await q.subscriptions_by_id(tx, sub_ids)
+            # A copy already posted keeps receiving edits and its retraction after its
+            # channel unsubscribes: misinformation must not stay up uncorrected.
+            holders = await q.subscriptions_by_id(tx, sub_ids, active_only=False)
             updates = await _updates(tx, claimed, now)
         self.stats.claimed += len(claimed)
         for delivery in claimed:
             update = updates.get(delivery.update_id) if delivery.update_id is not None else None
-            self._spawn(delivery, subs.get(delivery.subscription_id), update)
+            pool = holders if delivery.action in IN_PLACE else subs
+            self._spawn(delivery, pool.get(delivery.subscription_id), update)
         return len(claimed)
 
     def _spawn(self, delivery: Delivery, sub: Subscription | None, update: Update | None) -> None:

@@ -339,6 +339,35 @@ async def test_edits_corrections_and_retractions_reach_every_sent_copy(
     }
 
 
+async def test_a_retraction_reaches_a_copy_whose_channel_unsubscribed_since(
+    store: Store, admin: Admin, clock: FixedClock, fake: FakePlatform, adapter: FakePlatformAdapter
+) -> None:
+    (gone,) = await subscribe(admin, "gone")
+    update = await post(admin, "Strike resumes Monday")
+    dispatcher = dispatcher_for(store, adapter, clock)
+    await dispatcher.drain()
+    await admin.unsubscribe(ADMIN, gone.id)
+
+    await admin.edit(
+        ADMIN,
+        update.id,
+        Changes(texts={"en": UpdateText("Strike resumes Tuesday")}),
+        reason="The date was wrong",
+        correction=True,
+    )
+    await dispatcher.drain()
+    await admin.retract(ADMIN, update.id, reason="Posted by mistake")
+    await dispatcher.drain()
+
+    (copy,) = fake.messages_in(WS, "gone")  # no correction note posted into a left channel
+    assert copy.current["retracted"] is True
+    assert copy.current["title"] == "RETRACTED: Strike resumes Tuesday"
+    states = {(d.action, d.state) for d in await deliveries(store, update_id=update.id)}
+    assert (DeliveryAction.EDIT, DeliveryState.SENT) in states
+    assert (DeliveryAction.RETRACT, DeliveryState.SENT) in states
+    assert (DeliveryAction.CORRECTION, DeliveryState.SENT) not in states
+
+
 async def test_a_followup_waits_for_its_post_and_is_cancelled_when_the_post_never_went(
     sqlite_store: Store, clock: FixedClock, fake: FakePlatform, adapter: FakePlatformAdapter
 ) -> None:
