@@ -38,6 +38,7 @@ HEADLINE_MAX = 150  # Slack's header block limit; Discord's embed title allows 2
 BODY_MAX = 20_000
 NEXT_STEP_MAX = 300
 REASON_MAX = 500
+YEARS = (1970, 2200)  # dates outside these are typos
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,8 @@ class Admin:
         self.admins.require(actor, "post updates")
         now = self.clock()
         self._check_texts(draft.texts, require_default=True)
+        _check_year(draft.next_step_at, "next step time")
+        _check_year(publish_at, "embargo time")
         if publish_at is not None and publish_at <= now and seed_key is None:
             raise InvalidInput(
                 f"The embargo time {publish_at.isoformat()} is in the past. "
@@ -241,6 +244,7 @@ class Admin:
         reason = self._check_reason(reason, "an edit")
         if changes.texts is not None:
             self._check_texts(changes.texts, require_default=False)
+        _check_year(changes.next_step_at, "next step time")
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -511,6 +515,18 @@ class Admin:
         if len(reason) > REASON_MAX:
             raise InvalidInput(f"Keep the reason for {what} to {REASON_MAX} characters.")
         return reason
+
+
+def _check_year(moment: datetime | None, what: str) -> None:
+    """Refuse a mistyped year (0001, 9999) before it is stored: no time zone can show it."""
+    if moment is not None and not YEARS[0] <= moment.year <= YEARS[1]:
+        raise InvalidInput(
+            f"The {what} {moment.date().isoformat()} is not a plausible date; "
+            f"check the year (between {YEARS[0]} and {YEARS[1]}).",
+            translations={
+                "es": f"La fecha {moment.date().isoformat()} no es plausible; revisa el año."
+            },
+        )
 
 
 def _sub_snapshot(sub: Subscription) -> dict[str, Any]:

@@ -188,13 +188,19 @@ class SubscriptionEntry(_Model):
     workspace: str
     channel: str
     label: str = ""
-    language: str = "en"
+    language: str | None = None  # default: the campaign's first language
     urgencies: list[Urgency] = [Urgency.ROUTINE, Urgency.IMPORTANT, Urgency.URGENT]
     briefing_time: HHMM | None = None
     timezone: TimeZoneName | None = None
-    briefing_days: list[int] = [0, 1, 2, 3, 4, 5, 6]
+    briefing_days: list[Annotated[int, Field(ge=0, le=6)]] = [0, 1, 2, 3, 4, 5, 6]  # 0 = Monday
     quiet_start: HHMM | None = None
     quiet_end: HHMM | None = None
+
+    @model_validator(mode="after")
+    def _quiet_pair(self) -> SubscriptionEntry:
+        if (self.quiet_start is None) != (self.quiet_end is None):
+            raise ValueError("give both quiet_start and quiet_end (e.g. '21:00' and '07:00')")
+        return self
 
 
 class StrikeConfig(_Model):
@@ -228,6 +234,12 @@ class StrikeConfig(_Model):
             _check_localized(f"updates[{i}].headline", update.headline, languages, default)
             for name in ("body", "next_step"):
                 _check_extra(f"updates[{i}].{name}", getattr(update, name), languages)
+        for i, sub in enumerate(self.subscriptions):
+            if sub.language is not None and sub.language not in languages:
+                raise ValueError(
+                    f"subscriptions[{i}].language {sub.language!r} is not in [campaign] "
+                    f"languages; use one of {', '.join(self.campaign.languages)}"
+                )
         return self
 
     # -- what the rest of the program uses --------------------------------------
@@ -286,6 +298,13 @@ def load_config(path: Path | str | None = None) -> StrikeConfig:
             f"{path}: no such file. Copy config/strike.toml from the repository or set "
             "STRIKEBOT_CONFIG to your campaign file."
         ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot be read ({exc.strerror}). Point --config or STRIKEBOT_CONFIG at "
+            "a readable campaign file."
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text. Save it as UTF-8 and try again.") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}). Fix the line it names.") from None
     return parse_config(raw, source=str(path))

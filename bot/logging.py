@@ -36,19 +36,22 @@ def secrets_of(settings: Settings) -> list[str]:
         settings.slack_bot_token,
         settings.slack_signing_secret,
         settings.slack_app_token,
-        _database_password(settings.database_url),
+        *_database_password(settings.database_url),
     ]
     return [v for v in values if v]
 
 
-def _database_password(url: str) -> str | None:
+def _database_password(url: str) -> list[str | None]:
+    """The password as written in the URL (maybe %-encoded) and as the driver gets it."""
+    from urllib.parse import urlsplit
+
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).password
+        return [make_url(url).password, urlsplit(url).password]
     except (ArgumentError, ValueError):
-        return None
+        return []
 
 
 class RedactSecrets(logging.Filter):

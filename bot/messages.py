@@ -67,7 +67,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "next_step": "Próximo paso",
         "when": "Cuándo",
         "read_online": "Leerla en la web",
-        "footer": "Actualización #{id} · publicada {when}",
+        "footer": "Actualización #{id} · publicada el {when}",
         "footer_pending": "Actualización #{id} · aún sin publicar",
         "edited": "editada",
         "retracted_title": "RETIRADA: {headline}",
@@ -93,7 +93,9 @@ def _w(language: str, key: str) -> str:
 
 # Discord: @everyone / @here anywhere; <@123>, <@!123>, <@&456> (users, roles).
 # Slack: <!channel>, <!here>, <!everyone>, <!subteam^S1>, <@U123>; plain @here with link_names.
-_AT_BROADCAST = re.compile(r"@(?=(?:everyone|here|channel)\b)", re.IGNORECASE)
+# No word boundary: Discord reads "@everyone" inside "@everyones" too (discord.py's own
+# `escape_mentions` matches it the same way).
+_AT_BROADCAST = re.compile(r"@(?=(?:everyone|here|channel))", re.IGNORECASE)
 _ANGLE_MENTION = re.compile(r"<(?=[@!])")
 
 
@@ -204,20 +206,16 @@ def fit_message(message: OutboundMessage, limits: Limits) -> OutboundMessage:
     lang = message.language
     title = fit(message.title, limits.title, None, lang)
     footer = fit(message.footer, limits.footer, None, lang)
-    fields = tuple(
-        Field(
-            fit(f.name, limits.field_name, None, lang),
-            fit(f.value, limits.field_value, message.url, lang),
-            f.inline,
-        )
-        for f in message.fields[: limits.fields]
-    )
-    used = (
-        len(title)
-        + len(footer)
-        + len(message.status_label)
-        + sum(len(f.name) + len(f.value) for f in fields)
-    )
+    used = len(title) + len(footer) + len(message.status_label)
+    kept: list[Field] = []
+    for f in message.fields[: limits.fields]:
+        name = fit(f.name, limits.field_name, None, lang)
+        value = fit(f.value, limits.field_value, message.url, lang)
+        if used + len(name) + len(value) > limits.total:
+            break  # the fields that would push the message over its total are left out
+        kept.append(Field(name, value, f.inline))
+        used += len(name) + len(value)
+    fields = tuple(kept)
     body_room = max(min(limits.body, limits.total - used), 0)
     body = fit(message.body, body_room, message.url, lang)
     return replace(message, title=title, body=body, fields=fields, footer=footer)

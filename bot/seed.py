@@ -101,7 +101,7 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
                     workspace=sub.workspace,
                     channel=sub.channel,
                     label=sub.label,
-                    language=sub.language,
+                    language=sub.language or campaign.default_language,
                     urgencies=frozenset(sub.urgencies) or ALL_URGENCIES,
                     briefing_time=time.fromisoformat(sub.briefing_time)
                     if sub.briefing_time

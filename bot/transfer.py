@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, ValidationError
 from sqlalchemy import Table, delete, func, select, text
@@ -39,6 +40,7 @@ from bot.models import (
 from bot.seed import CAMPAIGN_META_KEY
 from bot.store import Store, Tx
 from bot.store import schema as t
+from bot.store.repo import subscription_from_row
 
 FORMAT: Final = "strikebot-export"
 VERSION: Final = 1
@@ -386,6 +388,18 @@ def _check_consistent(doc: ExportDocument, source: str) -> None:
                 f"{source} is damaged: it lists the same {name} twice; "
                 "export it again from the source database."
             )
+    for i, sub in enumerate(doc.subscriptions):
+        # Stored as text: a bad value would be written, then break every later read.
+        try:
+            subscription_from_row(cast(Any, sub))  # reads attributes, as from a row
+            ZoneInfo(sub.timezone)
+            if not set(sub.briefing_days) <= set("0123456"):
+                raise ValueError(sub.briefing_days)
+        except (ValueError, TypeError, ZoneInfoNotFoundError, OSError):
+            raise ImportRefused(
+                f"{source} is damaged at subscriptions.{i} (a value strikebot cannot read); "
+                "export it again from the source database."
+            ) from None
 
 
 async def import_document(store: Store, doc: ExportDocument, *, replace: bool = False) -> None:

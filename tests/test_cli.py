@@ -330,6 +330,9 @@ BAD_INPUT = [
     (["subscriptions", "add", "discord:g/c", "--language", "fr"], "'fr' is not one of"),
     (["subscriptions", "add", "discord:g/c", "--urgency", "loud"], "Unknown urgency"),
     (["subscriptions", "remove", "99"], "No subscription 99"),
+    (["subscriptions", "remove", "9" * 20], "No subscription 999"),
+    (["briefing", "clear", "--channel", "9" * 20], "No subscribed channel #999"),
+    (["deliveries", "--limit", "9" * 20], "out of range"),
     (["timeline", "-n", "0"], "out of range"),
     (["status", "--language", "fr"], "not one of this campaign's languages"),
     (["import", "/nonexistent/backup.json"], "Cannot read"),
@@ -358,6 +361,14 @@ def test_argument_mistakes_are_caught_by_the_parser(cli: Cli) -> None:
     assert "--reason" in cli.capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli("edit", "one", "--reason", "x")
+    cli.capsys.readouterr()
+    # Past PostgreSQL's integer ids (and SQLite's): a usage error, never a traceback.
+    for args in (["show", "9" * 20], ["retract", "9" * 20, "--reason", "x"],
+                 ["deliveries", "--update", "9" * 20]):  # fmt: skip
+        with pytest.raises(SystemExit) as too_big:
+            cli(*args)
+        assert too_big.value.code == 2
+        assert "is not an update number" in cli.capsys.readouterr().err
 
 
 def test_an_unreachable_or_unsupported_database_is_one_sentence(cli: Cli) -> None:

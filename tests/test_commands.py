@@ -9,8 +9,9 @@ import pytest
 
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
+from bot.command_args import parse_days
 from bot.commands import CommandContext, Commands, Reply
-from bot.locales import catalogue
+from bot.locales import catalogue, say
 from bot.metrics import Metrics
 from bot.models import (
     Actor,
@@ -568,6 +569,20 @@ async def test_post_with_an_embargo_and_the_errors_around_it(
         assert await tx.count_updates() == 5
 
 
+async def test_a_year_no_time_zone_can_show_is_refused_not_stored(commands: Commands) -> None:
+    # Year 1 in UTC is still year 0 in Los Angeles: stored, it broke every status reply.
+    for when in ("0001-01-01T00:00Z", "9999-12-31T23:59Z"):
+        reply = await commands.handle(ctx(ADMIN), f'post strike_on "Typo" next="x" when={when}')
+        assert not reply.ok and f"“{when}” is not a date and time" in reply.message.body
+        edit = await commands.edit(ctx(ADMIN), 3, next_step_at=when, reason="typo")
+        assert not edit.ok and "is not a date and time" in edit.message.body
+        late = await commands.post(ctx(ADMIN), "strike_on", "Typo", publish_at=when)
+        assert not late.ok and "is not a date and time" in late.message.body
+    assert (await commands.status(ctx(timezone="Asia/Tokyo"))).ok
+    async with commands.store.read() as tx:
+        assert await tx.count_updates() == 4
+
+
 async def test_approval_needs_a_second_admin(sqlite_store: Store, clock: FixedClock) -> None:
     campaign = replace(CAMPAIGN, require_approval=True)
     admin = await build_campaign(sqlite_store, clock, campaign)
@@ -702,3 +717,17 @@ def test_every_sentence_exists_in_english_and_spanish_with_the_same_blanks() -> 
         blanks_en = {name for _, name, _, _ in fields.parse(english) if name}
         blanks_es = {name for _, name, _, _ in fields.parse(spanish) if name}
         assert blanks_en == blanks_es, key
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_the_days_error_suggests_only_words_in_the_askers_language_that_work(
+    language: str,
+) -> None:
+    sentence = say(language, "bad_days", value="x")
+    examples = sentence.split(": ", 1)[-1].split("ejemplo " if language == "es" else "example ")[1]
+    words = re.split(r", | o | or ", examples.rstrip("."))
+    assert len(words) == 4
+    for word in words:
+        assert parse_days(word)
+    if language == "es":
+        assert not {"weekdays", "daily"} & set(words)

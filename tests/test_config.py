@@ -231,3 +231,28 @@ def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     entry = '\n[[demands]]\nkey = "pay"\ntitle = { en = "Pay" }\n'
     message = refusal(write(tmp_path, GOOD_CAMPAIGN + entry + entry))
     assert "demands[1].key" in message and "twice" in message
+
+
+def test_a_folder_or_a_file_that_is_not_utf8_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    message = refusal(tmp_path)
+    assert str(tmp_path) in message and "cannot be read" in message
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(GOOD_CAMPAIGN.replace("Union", "Uni\xf3n").encode("latin-1"))
+    message = refusal(latin1)
+    assert str(latin1) in message and "UTF-8" in message
+
+
+SUBSCRIPTION = '\n[[subscriptions]]\nplatform = "discord"\nworkspace = "1"\nchannel = "2"\n'
+
+
+def test_a_subscription_must_use_a_campaign_language_and_real_weekdays(tmp_path: Path) -> None:
+    message = refusal(write(tmp_path, GOOD_CAMPAIGN + SUBSCRIPTION + 'language = "fr"\n'))
+    assert str(tmp_path) in message
+    assert "subscriptions[0].language 'fr'" in message and "en, es" in message
+    message = refusal(write(tmp_path, GOOD_CAMPAIGN + SUBSCRIPTION + "briefing_days = [0, 9]\n"))
+    assert "subscriptions[0].briefing_days[1]" in message and "6" in message
+    message = refusal(write(tmp_path, GOOD_CAMPAIGN + SUBSCRIPTION + 'quiet_start = "22:00"\n'))
+    assert "subscriptions[0]" in message and "quiet_end" in message
+    spanish_only = GOOD_CAMPAIGN.replace('["en", "es"]', '["es"]')
+    config = load_config(write(tmp_path, spanish_only + SUBSCRIPTION))
+    assert config.subscriptions[0].language is None  # seeded in the campaign's language

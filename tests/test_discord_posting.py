@@ -22,6 +22,7 @@ from bot.models import (
     Urgency,
 )
 from tests.fakes.discord import (
+    AUTOCOMPLETE_RESULT,
     CHANNEL_MESSAGE,
     COMMS_ROLE_ID,
     DEFERRED_CHANNEL_MESSAGE,
@@ -209,6 +210,19 @@ async def test_only_the_author_of_a_preview_can_post_it(bot: DiscordBot) -> None
     assert answer.type == CHANNEL_MESSAGE and answer.ephemeral
     assert "Only the admin who wrote this preview" in answer.text
     assert len(bot.adapter.drafts) == 1  # still there for its author
+
+
+async def test_members_get_no_update_choices(bot: DiscordBot) -> None:
+    autocomplete = load_payload("interaction_autocomplete_demand")
+    autocomplete["data"]["options"] = [
+        {"name": "retract", "type": 1, "options": [
+            {"name": "update", "type": 4, "value": "", "focused": True}]}
+    ]  # fmt: skip
+    assert await bot.commands.recent_updates(25)  # an admin would be offered these
+    iid = await bot.fake.send_interaction(as_member(autocomplete, roles=()))
+    (choices,) = await bot.fake.wait_reply(iid)
+    assert choices.type == AUTOCOMPLETE_RESULT
+    assert choices.data["choices"] == []
 
 
 async def test_edit_and_retract_pick_from_recent_updates(bot: DiscordBot) -> None:

@@ -88,3 +88,19 @@ def test_configuring_twice_keeps_one_handler(restore_root: None) -> None:
     second = configure_logging(SETTINGS, stream=io.StringIO())
     ours = [h for h in logging.getLogger().handlers if h.get_name() == "strikebot"]
     assert ours == [second] and first is not second
+
+
+def test_a_percent_encoded_database_password_is_hidden_in_both_spellings(
+    restore_root: None,
+) -> None:
+    settings = Settings.from_env(
+        {"STRIKEBOT_DATABASE_URL": "postgresql+asyncpg://bot:p%40ss-w0rd@db.internal/strike"}
+    )
+    stream = io.StringIO()
+    configure_logging(settings, stream=stream, json_lines=True)
+    logging.getLogger("strikebot.test").error(
+        "cannot connect to %s as p@ss-w0rd", settings.database_url
+    )
+    line = stream.getvalue()
+    assert "p%40ss-w0rd" not in line and "p@ss-w0rd" not in line
+    assert "postgresql+asyncpg://bot:***@db.internal/strike" in line

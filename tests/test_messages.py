@@ -21,7 +21,7 @@ from bot.messages import (
     update_message,
 )
 from bot.models import Revision, Status, Update, UpdateState, UpdateText, Urgency
-from bot.ports import MessageKind, OutboundMessage
+from bot.ports import Field, MessageKind, OutboundMessage
 from tests.support import CAMPAIGN
 
 POSTED = datetime(2019, 1, 14, 14, 0, tzinfo=UTC)  # Monday 6:00 AM in Los Angeles
@@ -81,7 +81,7 @@ def test_update_message_in_spanish_and_in_the_channel_time_zone() -> None:
         ("Próximo paso", "Manifestación en el ayuntamiento"),
         ("Cuándo", "viernes 18 de enero, 13:00 EST"),
     ]
-    assert message.footer == "Actualización #7 · publicada lunes 14 de enero, 9:00 EST"
+    assert message.footer == "Actualización #7 · publicada el lunes 14 de enero, 9:00 EST"
 
 
 def test_spanish_channel_gets_english_text_when_no_translation_but_spanish_labels() -> None:
@@ -184,6 +184,14 @@ def test_mentions_are_neutralised(text: str) -> None:
     assert neutralize_mentions(inert) == inert
 
 
+@pytest.mark.parametrize("text", ["@everyones", "@here_now", "x@everyone1", "@channelwide"])
+def test_broadcast_mentions_glued_to_more_letters_are_neutralised(text: str) -> None:
+    # discord.utils.escape_mentions treats these as @everyone / @here: so do we.
+    inert = neutralize_mentions(text)
+    assert "@\u200b" in inert
+    assert inert.replace("\u200b", "") == text
+
+
 def test_update_text_with_mentions_pings_nobody() -> None:
     update = make_update(
         texts={"en": UpdateText("@everyone strike!", "<@&2002> <!here> @here", "<@1001> rally")}
@@ -247,6 +255,23 @@ def test_split_prefers_paragraphs() -> None:
     ]
     with pytest.raises(ValueError, match="at least 1"):
         split(text, 0)
+
+
+def test_many_long_fields_stay_inside_the_message_total() -> None:
+    fields = tuple(Field(f"Demand {i}", "x " * 600) for i in range(25))
+    message = replace(update_message(make_update(), "en", CAMPAIGN), fields=fields)
+    for limits in (DISCORD_LIMITS, SLACK_LIMITS):
+        fitted = fit_message(message, limits)
+        total = (
+            len(fitted.title)
+            + len(fitted.body)
+            + len(fitted.footer)
+            + len(fitted.status_label)
+            + sum(len(f.name) + len(f.value) for f in fitted.fields)
+        )
+        assert total <= limits.total
+        assert fitted.fields  # the first ones are kept
+        assert all(len(f.value) <= limits.field_value for f in fitted.fields)
 
 
 def test_a_10000_character_body_fits_every_platform() -> None:

@@ -49,3 +49,29 @@ async def test_unreachable_database_is_one_clear_sentence() -> None:
     with pytest.raises(StoreUnavailable, match="Check STRIKEBOT_DATABASE_URL"):
         async with Store.open("postgresql+asyncpg://nobody@127.0.0.1:9/none"):
             pass
+
+
+async def test_a_mistyped_year_is_refused_before_it_is_stored(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    from datetime import UTC, datetime
+
+    import pytest
+
+    from bot.errors import InvalidInput
+
+    draft = Draft(
+        Status.STRIKE_ON,
+        {"en": UpdateText("Strike resumes")},
+        next_step_at=datetime(1, 1, 2, tzinfo=UTC),
+    )
+    with pytest.raises(InvalidInput, match="check the year"):
+        await admin.post(ADMIN, draft)
+    with pytest.raises(InvalidInput, match="check the year"):
+        await admin.post(
+            ADMIN,
+            Draft(Status.STRIKE_ON, {"en": UpdateText("Later")}),
+            publish_at=datetime(9999, 1, 1, tzinfo=UTC),
+        )
+    async with store.read() as tx:
+        assert await tx.count_updates() == 0

@@ -213,6 +213,27 @@ def good_text() -> str:
     )
 
 
+def subscription(**changes: Any) -> dict[str, Any]:
+    """A subscription row as `strikebot export` writes it, with `changes` applied."""
+    return {
+        "id": 1,
+        "platform": "discord",
+        "workspace": "g1",
+        "channel": "c1",
+        "label": "",
+        "language": "en",
+        "urgencies": "important,routine,urgent",
+        "briefing_time": "07:00",
+        "timezone": "America/Los_Angeles",
+        "briefing_days": "0123456",
+        "quiet_start": None,
+        "quiet_end": None,
+        "active": True,
+        "broken_reason": None,
+        "created_at": "2019-01-18T18:00:00Z",
+    } | changes
+
+
 def edited(**changes: Any) -> str:
     data = json.loads(good_text())
     data.update(changes)
@@ -234,6 +255,10 @@ def edited(**changes: Any) -> str:
         (edited(updates=[{"id": 1, "status": "nope"}]), "damaged at updates.0"),
         (edited(meta={"campaign_slug": "other"}), "damaged: it says campaign"),
         (edited(surprise=True), "damaged at surprise"),
+        (edited(subscriptions=[subscription(urgencies="routine,loud")]), "at subscriptions.0"),
+        (edited(subscriptions=[subscription(timezone="Mars/Base")]), "at subscriptions.0"),
+        (edited(subscriptions=[subscription(briefing_days="019")]), "at subscriptions.0"),
+        (edited(subscriptions=[subscription(briefing_time="25:00")]), "at subscriptions.0"),
     ],
 )
 def test_bad_files_are_refused_with_one_sentence(raw: str | bytes, message: str) -> None:

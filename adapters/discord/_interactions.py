@@ -207,6 +207,10 @@ class Handlers:
     async def update_choices(
         self, interaction: Interaction, current: str, states: frozenset[UpdateState]
     ) -> list[app_commands.Choice[int]]:
+        # The pickers belong to admin commands and list unpublished headlines (awaiting
+        # approval, under embargo): members get nothing.
+        if not self.commands.admin.admins.allows(actor_of(interaction)):
+            return []
         try:
             updates = await self.commands.recent_updates(CHOICES_MAX)
         except Exception:

@@ -27,6 +27,7 @@ from bot.briefing_runs import send_now
 from bot.briefings import gather_briefing_inputs
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
+    MAX_ID,
     actor_from,
     add_actor_flag,
     iso,
@@ -232,7 +233,7 @@ async def find_channel(tx: Tx, name: str) -> Subscription:
     """A subscribed channel by id or address."""
     text = name.strip()
     if text.isdigit():
-        sub = await tx.get_subscription(int(text))
+        sub = await tx.get_subscription(int(text)) if int(text) <= MAX_ID else None
         active = sub is not None and await tx.find_subscription(
             sub.platform, sub.workspace, sub.channel
         )

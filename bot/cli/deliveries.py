@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.cli import add_json_flag, open_context, out, print_json
-from bot.cli._shared import actor_from, add_actor_flag, iso, local, shorten
+from bot.cli._shared import MAX_ID, actor_from, add_actor_flag, iso, local, shorten, update_number
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import Delivery, DeliveryState, Subscription
 from bot.store import outbox_queries as q
@@ -43,7 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=[str(s) for s in DeliveryState],
         help="only deliveries in this state",
     )
-    parser.add_argument("--update", type=int, metavar="N", help="only copies of update #N")
+    parser.add_argument(
+        "--update", type=update_number, metavar="N", help="only copies of update #N"
+    )
     parser.add_argument(
         "--limit", type=int, default=200, metavar="N", help="show at most N (default 200)"
     )
@@ -65,8 +67,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def list_handler(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise InvalidInput("--limit must be at least 1.")
+    if not 1 <= args.limit <= MAX_ID:
+        raise InvalidInput(
+            f"--limit {args.limit} is out of range; give a number from 1 to {MAX_ID}."
+        )
     state = DeliveryState(args.state) if args.state else None
     async with open_context(args) as ctx:
         async with ctx.store.read() as tx:

@@ -23,7 +23,13 @@ from rich.table import Table
 
 from bot.admin import check_timezone, parse_urgency
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
-from bot.cli._shared import actor_from, add_actor_flag, parse_clock, subscription_json
+from bot.cli._shared import (
+    MAX_ID,
+    actor_from,
+    add_actor_flag,
+    parse_clock,
+    subscription_json,
+)
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import ALL_URGENCIES, Platform, QuietHours, Subscription, Urgency
 
@@ -294,7 +300,7 @@ async def _resolve(ctx: CliContext, target: str) -> int:
     """The id of the ACTIVE subscription named by number or address."""
     async with ctx.store.read() as tx:
         if target.strip().isdigit():
-            sub = await tx.get_subscription(int(target))
+            sub = await tx.get_subscription(int(target)) if int(target) <= MAX_ID else None
             active = {s.id for s in await tx.list_subscriptions()}
             if sub is not None and sub.id not in active:
                 raise Conflict(f"Subscription #{sub.id} ({sub.address}) was already removed.")

@@ -30,6 +30,7 @@ from bot.cli._shared import (
     read_text_file,
     state_label,
     update_json,
+    update_number,
 )
 from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
@@ -48,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Retract an update. It stays on the timeline marked as retracted, with the "
         "reason, everywhere it was posted; copies not yet sent are cancelled.",
     )
-    retract.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    retract.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     retract.add_argument("--reason", required=True, help="why (members will see it)")
     add_actor_flag(retract)
     add_json_flag(retract)
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Approve an update another admin wrote (when [campaign] require_approval "
         "is true). It is then published, or scheduled for its embargo time.",
     )
-    approve.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    approve.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     add_actor_flag(approve)
     add_json_flag(approve)
     approve.set_defaults(handler=approve_handler)
@@ -70,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="show one update: every language, its revisions and where it went",
         description="Show one update in full, with its revision history and delivery counts.",
     )
-    show.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    show.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     add_json_flag(show)
     show.set_defaults(handler=show_handler)
 
@@ -149,7 +150,7 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "kept as a revision with your reason. Copies already posted are edited in place, "
         "which notifies nobody: add --correction to also post a short visible correction note.",
     )
-    edit.add_argument("update_id", type=int, metavar="ID", help="the update's number")
+    edit.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     edit.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
     edit.add_argument(
         "--correction",

@@ -27,6 +27,8 @@ _NO = {"no", "n", "false", "0", "off"}
 _HHMM = re.compile(r"^([01]?\d|2[0-3])[:.h]([0-5]\d)$")
 _ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+_LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'"})
 
 _DAY_NAMES: dict[str, int] = {}
@@ -265,6 +267,11 @@ def parse_when(value: object, zone: ZoneInfo) -> datetime:
     try:
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=zone)
-        return moment.astimezone(UTC)
+        moment = moment.astimezone(UTC)
     except (OverflowError, ValueError):  # year 1 or 9999 pushed out of range by the offset
         raise invalid("bad_datetime", value=short(value)) from None
+    # A day's margin at either end, so the moment can be shown in any time zone later
+    # (a stored year-1 date would break every message that shows it).
+    if not _EARLIEST <= moment <= _LATEST:
+        raise invalid("bad_datetime", value=short(value))
+    return moment
