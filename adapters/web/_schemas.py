@@ -207,9 +207,12 @@ class PostUpdateIn(_In):
     texts: dict[str, UpdateTextIn] = Field(
         description="one entry per language; the campaign's first language is required"
     )
-    next_step_at: AwareDatetime | None = None
+    next_step_at: AwareDatetime | None = Field(
+        default=None, description="when the next step happens (a year from 1970 to 2200)"
+    )
     publish_at: AwareDatetime | None = Field(
-        default=None, description="embargo: publish at this future time instead of now"
+        default=None,
+        description="embargo: publish at this future time instead of now (a year up to 2200)",
     )
 
 
@@ -222,7 +225,8 @@ class EditUpdateIn(_In):
     status: Status | None = None
     urgency: Urgency | None = None
     next_step_at: AwareDatetime | None = Field(
-        default=None, description="a new time for the next step; null removes it"
+        default=None,
+        description="a new time for the next step (a year from 1970 to 2200); null removes it",
     )
 
 
