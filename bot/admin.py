@@ -151,6 +151,7 @@ class Admin:
                 f"The embargo time {publish_at.isoformat()} is in the past. "
                 "Give a future time, or leave it out to publish now."
             )
+        default = self.campaign.default_language
         needs_approval = self.campaign.require_approval and seed_key is None
         state = UpdateState.PENDING_APPROVAL if needs_approval else UpdateState.PUBLISHED
         async with self.store.write() as tx:
@@ -164,7 +165,10 @@ class Admin:
                     "status": str(draft.status),
                     "urgency": str(draft.urgency),
                     "state": str(state),
-                    "texts": texts_to_json(draft.texts),
+                    # The campaign's main language first: translations fall back to it.
+                    "texts": texts_to_json(
+                        dict(sorted(draft.texts.items(), key=lambda kv: kv[0] != default))
+                    ),
                     "next_step_at": draft.next_step_at,
                     "author": actor.id,
                     "created_at": created_at or now,

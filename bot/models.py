@@ -138,10 +138,16 @@ class Update:
     revisions: tuple[Revision, ...] = ()
 
     def text(self, language: str) -> UpdateText:
-        """The wording in `language`, falling back to the first language written."""
-        if language in self.texts:
-            return self.texts[language]
-        return next(iter(self.texts.values()))
+        """The wording in `language`, falling back to the first language written — as a
+        whole, or field by field where a translation left the body or next step empty
+        (a reader is better served by the original than by nothing)."""
+        first = next(iter(self.texts.values()))
+        own = self.texts.get(language)
+        if own is None:
+            return first
+        if (own.body or not first.body) and (own.next_step or not first.next_step):
+            return own
+        return UpdateText(own.headline, own.body or first.body, own.next_step or first.next_step)
 
     @property
     def retracted(self) -> bool:
