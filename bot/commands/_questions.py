@@ -290,6 +290,8 @@ class Questions(CommandsBase):
         fields = []
         if latest.next_step_at is not None:
             when = i18n.format_datetime(latest.next_step_at.astimezone(a.zone), lang)
+            if latest.next_step_at < now:
+                when = f"{when} ({say(lang, 'when_passed')})"
             fields.append(Field(say(lang, "when"), when, True))
         card = update_message(latest, lang, self.campaign, timezone=a.zone.key)
         return Reply(
