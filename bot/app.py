@@ -56,7 +56,6 @@ async def serve(
     *,
     clock: Clock = utcnow,
     stop: asyncio.Event | None = None,
-    on_ready: Callable[[Runtime], None] | None = None,
 ) -> None:
     """Run until `stop` is set (or SIGINT/SIGTERM): web, adapters, dispatcher, scheduler."""
     from adapters.web import build_app
@@ -136,8 +135,6 @@ async def serve(
             settings.http_port,
             ", ".join(sorted(str(p) for p in runtime.adapters)) or "none",
         )
-        if on_ready is not None:
-            on_ready(runtime)
         await stop.wait()
         log.info("shutting down: finishing in-flight deliveries")
 

@@ -144,11 +144,9 @@ class BriefingInputs:
         )
 
 
-async def gather_briefing_inputs(
-    tx: Tx, campaign: Campaign, now: datetime, *, lookback: timedelta = LOOKBACK
-) -> BriefingInputs:
-    """The latest update, what changed in the last `lookback`, and the demands: one read."""
-    since = now - lookback
+async def gather_briefing_inputs(tx: Tx, campaign: Campaign, now: datetime) -> BriefingInputs:
+    """The latest update, what changed in the last `LOOKBACK`, and the demands: one read."""
+    since = now - LOOKBACK
     return BriefingInputs(
         latest=await tx.latest_update(now),
         recent_updates=tuple(await updates_changed_since(tx, since, now)),

@@ -86,7 +86,6 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.notices import parse_address as parse_address  # re-exported
 from bot.notices import queue_dead_notices
 from bot.pacing import Pacer, backoff_delay
 from bot.ports import Adapter, ChannelRef, OutboundMessage

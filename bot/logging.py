@@ -130,7 +130,6 @@ def configure_logging(
     level: int | str = logging.INFO,
     stream: TextIO | None = None,
     json_lines: bool | None = None,
-    extra_secrets: Iterable[str] = (),
 ) -> logging.Handler:
     """Install one handler on the root logger (replacing any earlier one of ours) and return it.
 
@@ -139,7 +138,7 @@ def configure_logging(
     stream = stream if stream is not None else sys.stderr
     if json_lines is None:
         json_lines = not (hasattr(stream, "isatty") and stream.isatty())
-    redactor = RedactSecrets([*(secrets_of(settings) if settings else []), *extra_secrets])
+    redactor = RedactSecrets(secrets_of(settings) if settings else [])
     handler: logging.Handler
     if json_lines:
         handler = logging.StreamHandler(stream)

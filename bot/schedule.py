@@ -155,7 +155,7 @@ def schedulable(
 
 
 def format_days(days: Iterable[int]) -> str:
-    """Weekday numbers -> 'mon-fri', 'daily', 'mon,wed,fri' (as `bot.command_args.parse_days`
+    """Weekday numbers -> 'mon-fri', 'daily', 'mon,wed,fri' (as `bot.commands._args.parse_days`
     reads them)."""
     chosen = sorted(set(days))
     if not chosen:
@@ -442,20 +442,6 @@ class BriefingScheduler:
             if isinstance(job.trigger, CronTrigger):
                 found[int(job.args[0])] = job.trigger
         return found
-
-    def next_run_times(self) -> dict[int, datetime]:
-        if self._scheduler is None:
-            return {}
-        return {
-            int(job.args[0]): job.next_run_time
-            for job in self._scheduler.get_jobs()
-            if job.next_run_time is not None
-        }
-
-    def wake(self) -> None:
-        """Ask APScheduler to look at its jobs now (after changing next run times)."""
-        if self._scheduler is not None:
-            self._scheduler.wakeup()
 
     async def _fire(self, sub_id: int) -> None:
         """The job. It only adds to the next batch: no I/O, so jobs firing together all

@@ -9,8 +9,8 @@ import pytest
 
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
-from bot.command_args import parse_days
 from bot.commands import CommandContext, Commands, Reply
+from bot.commands._args import parse_days
 from bot.locales import catalogue, say
 from bot.metrics import Metrics
 from bot.models import (

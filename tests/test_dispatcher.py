@@ -14,7 +14,7 @@ import pytest
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher, parse_address
+from bot.dispatcher import Dispatcher
 from bot.metrics import Metrics
 from bot.models import (
     Delivery,
@@ -28,7 +28,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.notices import dead_delivery_notices
+from bot.notices import dead_delivery_notices, parse_address
 from bot.pacing import Bucket, Pacer, backoff_delay
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import NewDelivery, Store

@@ -129,7 +129,6 @@ class DiscordAdapter:
         self._guild_ready_timeout = guild_ready_timeout
         self.client: StrikeClient | None = None
         self._task: asyncio.Task[None] | None = None
-        self._stopping = False
         self._stop_requested = asyncio.Event()
 
     # ------------------------------------------------------------------ Adapter
@@ -141,14 +140,12 @@ class DiscordAdapter:
     async def start(self) -> None:
         """Point discord.py at the configured endpoints and connect in the background."""
         self._endpoints.apply()
-        self._stopping = False
         self._stop_requested.clear()
         self._health.state = "connecting"
         self._task = asyncio.create_task(self._run(), name="discord-gateway")
 
     async def stop(self) -> None:
         """Close the gateway, let the background task wind down, close the REST session."""
-        self._stopping = True
         self._stop_requested.set()
         if self.client is not None and not self.client.is_closed():
             await self.client.close()
@@ -195,7 +192,7 @@ class DiscordAdapter:
 
     async def _run(self) -> None:
         delay = 1.0
-        while not self._stopping:
+        while not self._stop_requested.is_set():
             client = build_client(
                 self.handlers,
                 self._health,
@@ -219,7 +216,7 @@ class DiscordAdapter:
             except discord.PrivilegedIntentsRequired:  # pragma: no cover - we ask for none
                 fatal = "Discord refused the gateway intents; strikebot needs only Guilds."
             except Exception as exc:
-                if not self._stopping:
+                if not self._stop_requested.is_set():
                     self._health.last_error = f"{type(exc).__name__}: {exc}"
                     log.warning("Discord gateway failed (%s); reconnecting in %.0fs", exc, delay)
             finally:
@@ -228,7 +225,7 @@ class DiscordAdapter:
             if fatal is not None:
                 self._fail(fatal)
                 return
-            if self._stopping:
+            if self._stop_requested.is_set():
                 return
             self._health.state = "reconnecting"
             self._health.shards_ready.clear()

@@ -74,10 +74,8 @@ class WindowGuard:
         self.limit = max(limit, 1)
         self.window = window
         self._starts: deque[float] = deque()
-        self.waited = 0  # requests that had to wait (a measure of upstream burstiness)
 
     async def wait(self) -> None:
-        waited = False
         while True:
             now = time.monotonic()
             starts = self._starts
@@ -85,9 +83,7 @@ class WindowGuard:
                 starts.popleft()
             if len(starts) < self.limit:
                 starts.append(now)
-                self.waited += waited
                 return
-            waited = True
             await asyncio.sleep(starts[0] + self.window - now)
 
 
@@ -102,7 +98,6 @@ class RestSender:
         self.guard = WindowGuard(math.floor(global_per_second))
         self._http: HTTPClient | None = None
         self._login_lock = asyncio.Lock()
-        self.bot_user_id: str | None = None
 
     async def login(self) -> HTTPClient:
         if self._http is not None:
@@ -115,7 +110,7 @@ class RestSender:
             http = FanoutHTTPClient(asyncio.get_running_loop(), max_ratelimit_timeout=30.0)
             try:
                 async with asyncio.timeout(self.request_timeout):
-                    user = await http.static_login(self._token)
+                    await http.static_login(self._token)
             except discord.LoginFailure:
                 await http.close()
                 raise TransientDeliveryError(
@@ -125,7 +120,6 @@ class RestSender:
             except BaseException:
                 await http.close()
                 raise
-            self.bot_user_id = str(user["id"])
             self._http = http
             return http
 

@@ -94,8 +94,6 @@ class ResponseCache:
         self._locks: weakref.WeakValueDictionary[Hashable, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
-        self.hits = 0
-        self.misses = 0
 
     async def get(
         self,
@@ -107,7 +105,6 @@ class ResponseCache:
     ) -> Cached:
         entry = self._fresh(slot, key)
         if entry is not None:
-            self.hits += 1
             return entry
         lock = self._locks.get(slot)
         if lock is None:
@@ -115,9 +112,7 @@ class ResponseCache:
         async with lock:
             entry = self._fresh(slot, key)
             if entry is not None:
-                self.hits += 1
                 return entry
-            self.misses += 1
             out = await render()
             entry = Cached(key, out.body, out.content_type, make_etag(out.body), out.status)
             if pinned:

@@ -54,9 +54,9 @@ async def open_context(
     from bot.seed import apply_seed
 
     settings = Settings.from_env()
-    config_path = getattr(args, "config", None) or settings.config_path
+    config_path = args.config or settings.config_path
     config = load_config(config_path)
-    database_url = getattr(args, "database_url", None) or settings.database_url
+    database_url = args.database_url or settings.database_url
     async with Store.open(database_url) as store:
         if seed:
             await apply_seed(store, config, clock)

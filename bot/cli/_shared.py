@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot import i18n
 from bot.admin import check_timezone
 from bot.auth import CLI_ACTOR
 from bot.clock import parse_moment as parse_offset_moment
@@ -294,10 +293,6 @@ def state_label(update: Update, zone_name: str) -> str:
     if update.state is UpdateState.RETRACTED:
         return f"retracted: {update.retraction_reason or ''}".rstrip(": ")
     return "published"
-
-
-def status_words(update: Update, language: str) -> str:
-    return i18n.status_label(update.status, language)
 
 
 def shorten(text: str, limit: int = 80) -> str:

@@ -36,7 +36,7 @@ from bot.cli._shared import (
     parse_clock,
     parse_moment,
 )
-from bot.command_args import parse_days
+from bot.commands._args import parse_days
 from bot.errors import InvalidInput, NotFound
 from bot.models import Platform, Subscription
 from bot.ports import OutboundMessage

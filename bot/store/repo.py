@@ -280,7 +280,6 @@ class Tx:
         *,
         limit: int | None = 20,
         visible_only: bool = True,
-        before_id: int | None = None,
     ) -> list[Update]:
         """Newest first. Visible = published (embargo passed) or retracted after publication."""
         query = select(t.updates)
@@ -290,8 +289,6 @@ class Tx:
                 t.updates.c.published_at.is_not(None),
                 t.updates.c.published_at <= now,
             )
-        if before_id is not None:
-            query = query.where(t.updates.c.id < before_id)
         # Visible updates all have published_at, so order by the indexed column itself:
         # the same order, without sorting every row (100,000 updates: 85 ms -> 0.3 ms).
         newest: Any = t.updates.c.published_at
