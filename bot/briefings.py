@@ -179,7 +179,9 @@ def compose_briefing(
     zone = local_zone(subscription.timezone, campaign)
     local_now = now.astimezone(zone)
     since = now - DAY if since is None else since
-    page = f"{campaign.public_url}/es/" if lang == "es" else f"{campaign.public_url}/"
+    # The status page in this language: the default language lives at /, others under /<lang>/.
+    prefix = "" if lang == campaign.default_language else f"/{lang}"
+    page = f"{campaign.public_url}{prefix}/"
 
     title_key = "title_morning" if local_now.hour < 12 else "title"
     title = _t(lang, title_key, date=i18n.format_date(local_now.date(), lang))
