@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.messages import fit, local_zone, neutralize_mentions, update_url
+from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
 from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
 from bot.ports import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
@@ -179,9 +179,7 @@ def compose_briefing(
     zone = local_zone(subscription.timezone, campaign)
     local_now = now.astimezone(zone)
     since = now - DAY if since is None else since
-    # The status page in this language: the default language lives at /, others under /<lang>/.
-    prefix = "" if lang == campaign.default_language else f"/{lang}"
-    page = f"{campaign.public_url}{prefix}/"
+    page = page_url(campaign, lang)
 
     title_key = "title_morning" if local_now.hour < 12 else "title"
     title = _t(lang, title_key, date=i18n.format_date(local_now.date(), lang))

@@ -224,12 +224,17 @@ def fit_message(message: OutboundMessage, limits: Limits) -> OutboundMessage:
 # ------------------------------------------------------------------------- composing
 
 
-def update_url(update: Update, campaign: Campaign, language: str | None = None) -> str:
-    """The update's canonical page, in `language` (the default language has no prefix)."""
+def page_url(campaign: Campaign, language: str | None = None, path: str = "/") -> str:
+    """A public page in `language`: the default language lives at /, others under /<lang>/."""
     prefix = ""
     if language is not None and i18n.pick(language) != campaign.default_language:
         prefix = f"/{i18n.pick(language)}"
-    return f"{campaign.public_url}{prefix}/updates/{update.id}"
+    return f"{campaign.public_url}{prefix}{path}"
+
+
+def update_url(update: Update, campaign: Campaign, language: str | None = None) -> str:
+    """The update's canonical page, in `language`."""
+    return page_url(campaign, language, f"/updates/{update.id}")
 
 
 def local_zone(timezone: str | None, campaign: Campaign) -> ZoneInfo:

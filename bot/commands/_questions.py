@@ -3,6 +3,7 @@ the next step, help; and the pickers platforms use for autocomplete."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -14,7 +15,7 @@ from bot import i18n
 from bot.commands._args import clean_text, parse_count
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.locales import invalid, not_found, say, short
-from bot.messages import fit, update_message, update_url
+from bot.messages import fit, page_url, update_message, update_url
 from bot.models import Demand, Status, Update
 from bot.ports import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
@@ -333,20 +334,24 @@ class Questions(CommandsBase):
         )
 
     def _page(self, lang: str) -> str:
-        return f"{self.campaign.public_url}/{'es/' if lang == 'es' else ''}"
+        return page_url(self.campaign, lang)
 
 
 def _match_demand(wanted: str, demands: Sequence[Demand]) -> str | None:
     """The one demand whose key starts with, or whose title (any language) is, `wanted`."""
-    wanted_key = wanted.replace(" ", "_")
+    wanted_key = _separators(wanted)
     matches = [
         d.key
         for d in demands
-        if d.key.startswith(wanted_key)
-        or d.key.replace("_", " ") == wanted
+        if _separators(d.key).startswith(wanted_key)
         or any(text.title.lower() == wanted for text in d.texts.values())
     ]
     return matches[0] if len(matches) == 1 else None
+
+
+def _separators(text: str) -> str:
+    """'class size', 'class_size' and 'class-size' are one key."""
+    return re.sub(r"[\s_-]+", "-", text.strip().lower())
 
 
 async def _corrected_ids(tx: Tx, update_ids: Sequence[int]) -> set[int]:
