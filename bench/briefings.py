@@ -27,13 +27,11 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, insert, select
 
-from bot.admin import Admin
-from bot.app import Runtime
 from bot.briefing_runs import Outcome, queue_briefing
 from bot.clock import FixedClock
-from bot.config import Settings, load_config
+from bot.config import load_config
 from bot.leader import SoleLeadership
-from bot.models import DeliveryAction, Platform
+from bot.models import DeliveryAction
 from bot.schedule import BriefingScheduler
 from bot.seed import apply_seed
 from bot.store import Store
@@ -46,7 +44,7 @@ CONFIG = Path(__file__).resolve().parents[1] / "config" / "strike.toml"
 async def add_channels(store: Store, count: int, created: datetime) -> None:
     rows = [
         {
-            "platform": str(Platform.DISCORD if n % 3 else Platform.SLACK),
+            "platform": str("discord" if n % 3 else "slack"),
             "workspace": f"w{n // 100}",
             "channel": f"c{n}",
             "label": "",
@@ -87,16 +85,14 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             await apply_seed(store, config, clock)
             # Subscribed this morning, before 07:00: no earlier briefing was due.
             await add_channels(store, channels, friday_7am - timedelta(hours=1))
-            runtime = Runtime(
-                settings=Settings.from_env({}),
-                config=config,
-                campaign=campaign,
-                store=store,
-                admin=Admin(store, campaign, config.to_admins(), clock),
-                clock=clock,
-            )
             clock.now = friday_7am - timedelta(minutes=1)
-            scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+            scheduler = BriefingScheduler(
+                store,
+                campaign,
+                clock,
+                grace=timedelta(minutes=config.briefings.grace_minutes),
+                leadership=SoleLeadership(),
+            )
             started = time.perf_counter()
             await scheduler.start()
             built = time.perf_counter() - started

@@ -45,20 +45,21 @@ if str(ROOT) not in sys.path:  # `python bench/fanout.py` works too
     sys.path.insert(0, str(ROOT))
 
 from adapters.discord import DiscordAdapter, render_embeds  # noqa: E402
+from adapters.discord import plugin as discord_plugin  # noqa: E402
+from adapters.discord._settings import DiscordDelivery  # noqa: E402
 from bot.admin import Admin, Draft  # noqa: E402
-from bot.app import Runtime  # noqa: E402
 from bot.auth import CLI_ACTOR  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
-from bot.commands import Commands  # noqa: E402
 from bot.config import Settings  # noqa: E402
+from bot.context import plugin_context  # noqa: E402
 from bot.dispatcher import Dispatcher  # noqa: E402
 from bot.messages import update_message  # noqa: E402
-from bot.models import DeliveryState, Platform, Status, Subscription, UpdateText, Urgency  # noqa: E402
+from bot.models import DeliveryState, Status, Subscription, UpdateText, Urgency  # noqa: E402
 from bot.ports import Pacing  # noqa: E402
 from bot.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store import schema as t  # noqa: E402
-from bot.store.repo import subscription_to_values  # noqa: E402
+from bot.store.codecs import subscription_to_values  # noqa: E402
 from tests.fakes.discord import GUILD_ID, bot_config  # noqa: E402
 
 TOKEN = "fake-bot-token"
@@ -144,7 +145,7 @@ async def subscribe_many(store: Store, channels: int) -> None:
     now = datetime.now(UTC)
     rows = []
     for n in range(channels):
-        sub = Subscription(0, Platform.DISCORD, GUILD_ID, str(FIRST_CHANNEL + n), "en")
+        sub = Subscription(0, "discord", GUILD_ID, str(FIRST_CHANNEL + n), "en")
         rows.append(subscription_to_values(sub) | {"active": True, "created_at": now})
     async with store.write() as tx:
         for first in range(0, len(rows), 2000):
@@ -166,15 +167,15 @@ async def dispatcher_run(args: argparse.Namespace, fake: Fake, db: str) -> Run:
         await subscribe_many(store, args.channels)
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), utcnow)
-        runtime = Runtime(settings, config, campaign, store, admin, utcnow)
+        ctx = plugin_context(discord_plugin, settings, config, store=store, admin=admin,
+                             clock=utcnow)  # fmt: skip
         pacing = Pacing(
             global_per_second=args.rate * args.pace,
-            per_channel_per_second=config.delivery.discord_per_channel_per_second,
+            per_channel_per_second=ctx.delivery_as(DiscordDelivery).discord_per_channel_per_second,
             burst=1,
             max_in_flight=args.in_flight,
         )
-        adapter = DiscordAdapter(runtime, Commands(store, campaign, admin, utcnow),
-                                 pacing=pacing, guild_ready_timeout=0)  # fmt: skip
+        adapter = DiscordAdapter(ctx, pacing=pacing, guild_ready_timeout=0)
         await adapter.start()
         try:
             await adapter.wait_health(lambda h: bool(h["connected"]), within=30)
@@ -193,7 +194,7 @@ async def dispatcher_run(args: argparse.Namespace, fake: Fake, db: str) -> Run:
                 ),
             )
             dispatcher = Dispatcher(
-                store, {Platform.DISCORD: adapter}, campaign, utcnow, settings=config.delivery
+                store, {"discord": adapter}, campaign, utcnow, settings=config.delivery
             )
             await fake.reset()  # the gateway's own requests are not part of the fan-out
             if args.gc_freeze:

@@ -37,11 +37,11 @@ async def serve_strikebot(port: int, database_url: str, config_path: str) -> Non
     from aiohttp import web
 
     sys.path.insert(0, str(ROOT))
-    from adapters.web import build_app
+    from adapters.web import build_app, plugin
     from bot.admin import Admin
-    from bot.app import Runtime
     from bot.clock import utcnow
     from bot.config import Settings, load_config
+    from bot.context import plugin_context
     from bot.seed import apply_seed
     from bot.store import Store
 
@@ -51,8 +51,8 @@ async def serve_strikebot(port: int, database_url: str, config_path: str) -> Non
         await apply_seed(store, config, utcnow)
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), utcnow)
-        runtime = Runtime(settings, config, campaign, store, admin, utcnow)
-        runner = web.AppRunner(build_app(runtime), access_log=None)
+        ctx = plugin_context(plugin, settings, config, store=store, admin=admin, clock=utcnow)
+        runner = web.AppRunner(build_app(ctx), access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         print("ready", flush=True)

@@ -32,7 +32,7 @@ from bot.models import (
 )
 from bot.outbox import plan_followups, plan_posts
 from bot.store import Store, Tx
-from bot.store.repo import demand_texts_to_json, texts_to_json
+from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 HEADLINE_MAX = 150  # Slack's header block limit; Discord's embed title allows 256
 BODY_MAX = 20_000

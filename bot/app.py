@@ -1,8 +1,10 @@
 """The main job (`strikebot run`): one process, every resource handed in, `async with` down.
 
-Order of start: store (migrate + seed) → web server → platform adapters whose credentials
-are present → dispatcher → briefing scheduler. Shutdown runs in reverse; a failing step is
-logged and the rest still run.
+Order of start: store (migrate + seed) → the installed platform plugins that are switched on
+(each built from its own `PluginContext`) → the web server with every plugin's routes →
+each plugin started → dispatcher → briefing scheduler. Shutdown runs in reverse; a failing
+step is logged and the rest still run. The core never names a platform: it finds them
+through `bot.plugins.installed_plugins()`.
 """
 
 from __future__ import annotations
@@ -12,42 +14,84 @@ import contextlib
 import gc
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from datetime import time
+from dataclasses import dataclass
+from datetime import time, timedelta
 from typing import Any
 
 from aiohttp import web
 
 from bot.admin import Admin
 from bot.clock import Clock, utcnow
+from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
+from bot.context import PluginContext, plugin_context
+from bot.dispatcher import Dispatcher
 from bot.errors import StrikebotError
 from bot.metrics import Metrics
-from bot.models import Campaign, Platform
-from bot.ports import Adapter, HealthBoard
+from bot.outbound import Adapter, HealthBoard, Reporting, Service
+from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
+from bot.schedule import BriefingScheduler
+from bot.seed import apply_seed
 from bot.store import Store
+from bot.store.wakeups import watch_other_writers
 
-WebMount = Callable[[web.Application], None]
 log = logging.getLogger("strikebot")
+MAX_REQUEST_BYTES = 256 * 1024  # any request body larger than this gets 413
 
 
-@dataclass(slots=True)
-class Runtime:
-    """Everything a running strikebot holds. Built once in `serve`, handed to each part."""
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One switched-on plugin and what its factory built."""
 
-    settings: Settings
-    config: StrikeConfig
-    campaign: Campaign
-    store: Store
-    admin: Admin
-    clock: Clock
-    metrics: Metrics = field(default_factory=Metrics)
-    health: HealthBoard = field(default_factory=HealthBoard)
-    adapters: dict[Platform, Adapter] = field(default_factory=dict)
-    # Extra routes on the one web server (Slack's /slack/events in HTTP mode).
-    web_mounts: list[WebMount] = field(default_factory=list)
+    plugin: Plugin
+    context: PluginContext
+    instance: object
+
+    @property
+    def adapter(self) -> Adapter | None:
+        return self.instance if isinstance(self.instance, Adapter) else None
+
+
+def build_parts(
+    plugins: Plugins,
+    settings: Settings,
+    config: StrikeConfig,
+    *,
+    store: Store,
+    admin: Admin,
+    clock: Clock,
+    commands: Commands,
+    metrics: Metrics,
+    health: HealthBoard,
+) -> list[Part]:
+    """Build every plugin whose settings switch it on; say how to switch on the others."""
+    parts = []
+    for plugin in plugins.values():
+        own = settings.plugin(plugin)
+        if plugin.create is None:
+            continue
+        if not own.enabled:
+            log.info("%s is off: %s", plugin.title, own.off_hint or "no settings enable it")
+            continue
+        context = plugin_context(
+            plugin,
+            settings,
+            config,
+            store=store,
+            admin=admin,
+            clock=clock,
+            metrics=metrics,
+            health=health,
+            commands=commands,
+        )
+        parts.append(Part(plugin, context, plugin.create(context)))
+    return parts
+
+
+def adapters_of(parts: list[Part]) -> dict[str, Adapter]:
+    return {part.plugin.name: part.adapter for part in parts if part.adapter is not None}
 
 
 async def serve(
@@ -56,36 +100,44 @@ async def serve(
     *,
     clock: Clock = utcnow,
     stop: asyncio.Event | None = None,
+    plugins: Plugins | None = None,
 ) -> None:
-    """Run until `stop` is set (or SIGINT/SIGTERM): web, adapters, dispatcher, scheduler."""
-    from adapters.web import build_app
-    from bot.commands import Commands
-    from bot.dispatcher import Dispatcher
-    from bot.schedule import BriefingScheduler
-    from bot.seed import apply_seed
-    from bot.store.wakeups import watch_other_writers
-
+    """Run until `stop` is set (or SIGINT/SIGTERM): web, plugins, dispatcher, scheduler."""
+    plugins = installed_plugins() if plugins is None else plugins
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(Store.open(settings.database_url))
         await apply_seed(store, config, clock)
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), clock)
-        runtime = Runtime(settings, config, campaign, store, admin, clock)
+        metrics, health = Metrics(), HealthBoard()
         commands = Commands(
             store,
             campaign,
             admin,
             clock,
-            metrics=runtime.metrics,
+            metrics=metrics,
             default_briefing_time=time.fromisoformat(config.briefings.default_time),
         )
+        parts = build_parts(
+            plugins,
+            settings,
+            config,
+            store=store,
+            admin=admin,
+            clock=clock,
+            commands=commands,
+            metrics=metrics,
+            health=health,
+        )
+        for part in parts:
+            if isinstance(part.instance, Reporting):
+                health.parts[part.plugin.name] = part.instance
 
-        for platform, adapter in _platform_adapters(runtime, commands).items():
-            runtime.adapters[platform] = adapter
-            runtime.health.adapters[str(platform)] = adapter
-
-        runner = web.AppRunner(build_app(runtime), access_log=None)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        for mountable in _mountable(parts):
+            mountable.mount(app)
+        runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         stack.push_async_callback(_logged, "web server", runner.cleanup)
         site = web.TCPSite(runner, settings.http_host, settings.http_port)
@@ -97,17 +149,14 @@ async def serve(
                 "Stop the other program using it or set STRIKEBOT_HTTP_PORT to a free port."
             ) from None
 
-        for platform, adapter in runtime.adapters.items():
-            await adapter.start()
-            stack.push_async_callback(_logged, f"{platform} adapter", adapter.stop)
+        for part in parts:
+            if isinstance(part.instance, Service):
+                await part.instance.start()
+                stack.push_async_callback(_logged, part.plugin.title, part.instance.stop)
 
+        adapters = adapters_of(parts)
         dispatcher = Dispatcher(
-            store,
-            runtime.adapters,
-            campaign,
-            clock,
-            settings=config.delivery,
-            metrics=runtime.metrics,
+            store, adapters, campaign, clock, settings=config.delivery, metrics=metrics
         )
         dispatching = asyncio.create_task(dispatcher.run(), name="dispatcher")
         # Posts from the CLI or another instance wake the dispatcher too.
@@ -120,7 +169,13 @@ async def serve(
         # the adapters are still connected.
         stack.push_async_callback(_logged, "dispatcher", _stop_task, dispatcher.stop, dispatching)
 
-        scheduler = BriefingScheduler(runtime)
+        scheduler = BriefingScheduler(
+            store,
+            campaign,
+            clock,
+            grace=timedelta(minutes=config.briefings.grace_minutes),
+            metrics=metrics,
+        )
         await scheduler.start()
         stack.push_async_callback(_logged, "briefing scheduler", scheduler.stop)
 
@@ -129,35 +184,20 @@ async def serve(
         gc.freeze()
         _install_signal_handlers(stop)
         log.info(
-            "strikebot serving %s at http://%s:%d (adapters: %s)",
+            "strikebot serving %s at http://%s:%d (delivering to: %s)",
             campaign.slug,
             settings.http_host,
             settings.http_port,
-            ", ".join(sorted(str(p) for p in runtime.adapters)) or "none",
+            ", ".join(sorted(adapters)) or "none",
         )
         await stop.wait()
         log.info("shutting down: finishing in-flight deliveries")
 
 
-def _platform_adapters(runtime: Runtime, commands: Any) -> dict[Platform, Adapter]:
-    """The adapters whose credentials are present in the environment."""
-    found: dict[Platform, Adapter] = {}
-    settings = runtime.settings
-    if settings.discord_token:
-        from adapters.discord import DiscordAdapter
-
-        found[Platform.DISCORD] = DiscordAdapter(runtime, commands)
-    else:
-        log.info("Discord is off: set DISCORD_TOKEN to connect (README: Connect to Discord)")
-    if settings.slack_bot_token:
-        from adapters.slack import SlackAdapter
-
-        slack = SlackAdapter(runtime, commands)
-        found[Platform.SLACK] = slack
-        runtime.web_mounts.append(slack.mount)  # HTTP mode: POST /slack/events
-    else:
-        log.info("Slack is off: set SLACK_BOT_TOKEN to connect (README: Connect to Slack)")
-    return found
+def _mountable(parts: list[Part]) -> Iterator[Mountable]:
+    for part in parts:
+        if isinstance(part.instance, Mountable):
+            yield part.instance
 
 
 def _setter(event: asyncio.Event) -> Callable[[], Awaitable[None]]:

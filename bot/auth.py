@@ -1,75 +1,57 @@
-"""Who may change things. Admins come from config (user, role and group ids per platform);
-on Discord, the Manage Server permission also counts. The CLI is trusted: whoever can run it
-can already open the database."""
+"""Who may change things. Each platform plugin's `AdminRule` (`[admins.<platform>]` in the
+campaign file) says who is an admin there. The CLI is trusted: whoever can run it can already
+open the database. The HTTP admin API's actors are trusted once the web plugin has checked
+the bearer token."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.errors import NotAllowed
-from bot.models import Actor, Platform
+from bot.models import Actor
+from bot.plugins import AdminRule
+
+# Surfaces of the core itself, not platforms: they authenticate before building an actor.
+TRUSTED_SURFACES = frozenset({"cli", "http"})
 
 
 @dataclass(frozen=True, slots=True)
 class AdminList:
-    discord_user_ids: frozenset[str] = field(default_factory=frozenset)
-    discord_role_ids: frozenset[str] = field(default_factory=frozenset)
-    discord_manage_server_is_admin: bool = True
-    slack_user_ids: frozenset[str] = field(default_factory=frozenset)
-    slack_usergroup_ids: frozenset[str] = field(default_factory=frozenset)
-    console_user_ids: frozenset[str] = field(default_factory=lambda: frozenset({"cli"}))
+    """The admin rule of every platform, by platform name."""
+
+    rules: Mapping[str, AdminRule] = field(default_factory=dict)
 
     def allows(self, actor: Actor) -> bool:
         platform = str(actor.platform)
-        if platform == "cli":
+        if platform in TRUSTED_SURFACES:
             return True
-        if platform == "http":
-            # Only the web adapter builds "http" actors, after checking the admin bearer
-            # token (STRIKEBOT_ADMIN_TOKEN); holding that token is what makes an HTTP admin.
-            return True
-        if platform == Platform.DISCORD:
-            return (
-                actor.user_id in self.discord_user_ids
-                or bool(actor.roles & self.discord_role_ids)
-                or (self.discord_manage_server_is_admin and actor.platform_admin)
-            )
-        if platform == Platform.SLACK:
-            return actor.user_id in self.slack_user_ids or bool(
-                actor.roles & self.slack_usergroup_ids
-            )
-        if platform == Platform.CONSOLE:
-            return actor.user_id in self.console_user_ids
-        return False
+        rule = self.rules.get(platform)
+        return rule is not None and rule.allows(actor)
 
     def require(self, actor: Actor, doing: str = "change updates") -> None:
         if self.allows(actor):
             return
         raise NotAllowed(
-            f"Only union admins can {doing}. {_how_to_get_access(actor, 'en')}",
+            f"Only union admins can {doing}. {self.how_to_get_access(actor, 'en')}",
             translations={
                 "es": f"Solo las personas administradoras del sindicato pueden hacer esto. "
-                f"{_how_to_get_access(actor, 'es')}"
+                f"{self.how_to_get_access(actor, 'es')}"
             },
         )
 
+    def how_to_get_access(self, actor: Actor, language: str) -> str:
+        platform = str(actor.platform)
+        rule = self.rules.get(platform)
+        phrases = rule.who if rule is not None else AdminRule.who
+        who = phrases.get(language) or phrases.get("en") or AdminRule.who["en"]
+        where = f"[admins.{platform}]"
+        if language == "es":
+            return (
+                f"Pide a una persona administradora que agregue {who} ({actor.user_id!r}) en "
+                f"{where} de config/strike.toml."
+            )
+        return f"Ask an admin to add {who} ({actor.user_id!r}) under {where} in config/strike.toml."
+
 
 CLI_ACTOR = Actor(platform="cli", user_id="cli", display_name="command line")
-
-
-def _how_to_get_access(actor: Actor, language: str) -> str:
-    where = {
-        Platform.DISCORD: ("your Discord user id or role id", "[admins.discord]"),
-        Platform.SLACK: ("your Slack user id or user group id", "[admins.slack]"),
-    }.get(
-        Platform(actor.platform) if actor.platform in set(Platform) else Platform.CONSOLE,
-        ("your user id", "[admins.console]"),
-    )
-    if language == "es":
-        return (
-            f"Pide a una persona administradora que agregue {actor.user_id!r} en "
-            f"{where[1]} de config/strike.toml."
-        )
-    return (
-        f"Ask an admin to add {where[0]} ({actor.user_id!r}) under {where[1]} in "
-        "config/strike.toml."
-    )

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from bot.briefings import BriefingInputs, gather_briefing_inputs
-from bot.metrics import Metrics
-from bot.models import Campaign, DeliveryAction, Subscription
-from bot.schedule import (
+from bot.briefing_times import (
     BriefingSlot,
     latest_briefing,
     local_date_for,
     schedulable,
     window_start,
 )
+from bot.briefings import BriefingInputs, gather_briefing_inputs
+from bot.metrics import Metrics
+from bot.models import Campaign, DeliveryAction, Subscription
 from bot.store import NewDelivery, Store, new_delivery_id
 from bot.store.briefings import (
     QUEUED,

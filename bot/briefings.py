@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
 from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
-from bot.ports import Field, Link, MessageKind, OutboundMessage
+from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store.briefings import updates_changed_since
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -33,6 +35,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section, installed_plugins
 
 DEFAULT_CONFIG_PATH = Path("config/strike.toml")
 
@@ -104,32 +107,12 @@ class CampaignSection(_Model):
         return value.rstrip("/")
 
 
-class DiscordAdmins(_Model):
-    user_ids: list[str] = []
-    role_ids: list[str] = []
-    manage_server_is_admin: bool = True
-
-
-class SlackAdmins(_Model):
-    user_ids: list[str] = []
-    usergroup_ids: list[str] = []
-
-
-class ConsoleAdmins(_Model):
-    user_ids: list[str] = ["console"]
-
-
-class AdminsSection(_Model):
-    discord: DiscordAdmins = DiscordAdmins()
-    slack: SlackAdmins = SlackAdmins()
-    console: ConsoleAdmins = ConsoleAdmins()
-
-
 class DeliverySection(_Model):
-    discord_global_per_second: float = Field(default=48.0, gt=0, le=50)
-    discord_per_channel_per_second: float = Field(default=5.0, gt=0)
-    slack_per_channel_per_second: float = Field(default=1.0, gt=0, le=1.0)
-    slack_workspace_per_second: float = Field(default=20.0, gt=0)
+    """`[delivery]`: the core's keys here; each platform plugin adds its pacing keys, named
+    `<platform>_...`, validated by the plugin (see `StrikeConfig.plugin_config`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
     max_attempts: int = Field(default=12, ge=1, le=100)
     # Where to tell admins that a channel broke or an update awaits approval.
     admin_channels: list[str] = []  # "platform:workspace/channel"
@@ -138,14 +121,6 @@ class DeliverySection(_Model):
 class BriefingsSection(_Model):
     default_time: HHMM = "07:00"
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
-
-
-class DiscordSection(_Model):
-    guild_ids: list[str] = []  # command tree synced to these instantly
-
-
-class SlackSection(_Model):
-    mode: str = Field(default="auto", pattern="^(auto|socket|http)$")
 
 
 class DemandEntry(_Model):
@@ -184,7 +159,7 @@ class UpdateEntry(_Model):
 
 
 class SubscriptionEntry(_Model):
-    platform: str = Field(pattern="^(discord|slack|console)$")
+    platform: str  # an installed platform plugin's name (checked against the registry)
     workspace: str
     channel: str
     label: str = ""
@@ -203,13 +178,26 @@ class SubscriptionEntry(_Model):
         return self
 
 
+@dataclass(frozen=True, slots=True)
+class PluginConfig:
+    """One plugin's parts of the campaign file, validated by the plugin's own models."""
+
+    section: Section | None
+    admins: AdminRule
+    delivery: Section | None
+
+
 class StrikeConfig(_Model):
+    """The campaign file. Besides the core's sections, each installed platform plugin owns
+    `[<name>]` and `[admins.<name>]` and its `<name>_...` keys in `[delivery]`; `parse_config`
+    validates those with the plugin's models (`plugin_config`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
     campaign: CampaignSection
-    admins: AdminsSection = AdminsSection()
+    admins: dict[str, dict[str, Any]] = {}
     delivery: DeliverySection = DeliverySection()
     briefings: BriefingsSection = BriefingsSection()
-    discord: DiscordSection = DiscordSection()
-    slack: SlackSection = SlackSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []
@@ -259,15 +247,16 @@ class StrikeConfig(_Model):
         )
 
     def to_admins(self) -> AdminList:
-        a = self.admins
-        return AdminList(
-            discord_user_ids=frozenset(a.discord.user_ids),
-            discord_role_ids=frozenset(a.discord.role_ids),
-            discord_manage_server_is_admin=a.discord.manage_server_is_admin,
-            slack_user_ids=frozenset(a.slack.user_ids),
-            slack_usergroup_ids=frozenset(a.slack.usergroup_ids),
-            console_user_ids=frozenset(a.console.user_ids),
-        )
+        return AdminList({name: parts.admins for name, parts in self._plugins.items()})
+
+    def plugin_config(self, name: str) -> PluginConfig:
+        """The validated `[<name>]`, `[admins.<name>]` and `[delivery] <name>_...` parts."""
+        try:
+            return self._plugins[name]
+        except KeyError:
+            raise ConfigError(f"No platform plugin called {name!r} is installed.") from None
+
+    _plugins: dict[str, PluginConfig] = PrivateAttr(default_factory=dict)
 
 
 def _check_localized(where: str, value: Localized, languages: set[str], default: str) -> None:
@@ -310,17 +299,105 @@ def load_config(path: Path | str | None = None) -> StrikeConfig:
     return parse_config(raw, source=str(path))
 
 
-def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> StrikeConfig:
+def parse_config(
+    raw: dict[str, Any], *, source: str = "<config>", plugins: Plugins | None = None
+) -> StrikeConfig:
+    """Validate the core's sections, then each installed plugin's parts with its models."""
+    plugins = installed_plugins() if plugins is None else plugins
     try:
-        return StrikeConfig.model_validate(raw)
+        config = StrikeConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, source, raw)) from None
+    problems = _unclaimed(config, plugins)
+    if problems:
+        raise ConfigError("\n".join(f"{source}: {problem}" for problem in problems[:5]))
+    bound: dict[str, PluginConfig] = {}
+    delivery_extra = config.delivery.model_extra or {}
+    for name, plugin in plugins.items():
+        prefix = f"{name}_"
+        parts = (
+            (
+                "section",
+                name,
+                plugin.section,
+                (config.model_extra or {}).get(name, {}),
+            ),
+            ("admins", f"admins.{name}", plugin.admins, config.admins.get(name, {})),
+            (
+                "delivery",
+                "delivery",
+                plugin.delivery,
+                {k: v for k, v in delivery_extra.items() if k.startswith(prefix)},
+            ),
+        )
+        validated: dict[str, Any] = {}
+        for part, where, model, values in parts:
+            if model is None:
+                validated[part] = None
+                continue
+            try:
+                validated[part] = model.model_validate(values)
+            except ValidationError as exc:
+                raise ConfigError(_explain(exc, source, values, prefix=where)) from None
+        bound[name] = PluginConfig(validated["section"], validated["admins"], validated["delivery"])
+    config._plugins.update(bound)
+    return config
 
 
-def _explain(exc: ValidationError, source: str, raw: dict[str, Any]) -> str:
+def admin_list(raw: Mapping[str, Any], plugins: Plugins | None = None) -> AdminList:
+    """Admins from `[admins]`-shaped data ({"platform": {"user_ids": [...]}}), each platform
+    read by its plugin's rule (platforms not given get their defaults)."""
+    plugins = installed_plugins() if plugins is None else plugins
+    unknown = set(raw) - set(plugins)
+    if unknown:
+        raise ConfigError(f"admins.{sorted(unknown)[0]}: no such platform is installed")
+    rules = {}
+    for name, plugin in plugins.items():
+        try:
+            rules[name] = plugin.admins.model_validate(raw.get(name, {}))
+        except ValidationError as exc:
+            raise ConfigError(
+                _explain(exc, "<admins>", dict(raw), prefix=f"admins.{name}")
+            ) from None
+    return AdminList(rules)
+
+
+def _unclaimed(config: StrikeConfig, plugins: Plugins) -> list[str]:
+    """Sections and keys that no installed plugin owns: misspellings, or a missing plugin."""
+    known = ", ".join(plugins) or "none"
+    problems = []
+    for key in config.model_extra or {}:
+        if key not in plugins or plugins[key].section is None:
+            problems.append(
+                f"{key}: unknown section; check its spelling against config/strike.toml "
+                f"(installed platforms: {known})"
+            )
+    for name in config.admins:
+        if name not in plugins:
+            problems.append(
+                f"admins.{name}: no platform called {name!r} is installed (installed: {known})"
+            )
+    for key in config.delivery.model_extra or {}:
+        owner = next((p for p in plugins.values() if key.startswith(f"{p.name}_")), None)
+        if owner is None or owner.delivery is None or key not in owner.delivery.model_fields:
+            problems.append(
+                f"delivery.{key}: unknown key; check its spelling against config/strike.toml"
+            )
+    delivering = plugins.delivering
+    for i, sub in enumerate(config.subscriptions):
+        if sub.platform not in delivering:
+            problems.append(
+                f"subscriptions[{i}].platform: {sub.platform!r} is not an installed platform; "
+                f"use one of: {', '.join(delivering) or 'none'}"
+            )
+    return problems
+
+
+def _explain(exc: ValidationError, source: str, raw: dict[str, Any], *, prefix: str = "") -> str:
     lines = []
     for error in exc.errors()[:5]:
         loc = _dotted(error["loc"], raw)
+        loc = f"{prefix}.{loc}" if prefix and loc else prefix or loc
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown key; check its spelling against config/strike.toml"
@@ -349,24 +426,21 @@ def _dotted(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything that comes from the environment. Secrets are never logged or printed."""
+    """Everything that comes from the environment: the core's variables, and each installed
+    plugin's (`PluginSettings`). Secrets are never logged or printed."""
 
     database_url: str
     config_path: Path
     http_host: str
     http_port: int
-    admin_token: str | None
-    discord_token: str | None
-    discord_api_base: str | None
-    discord_gateway_url: str | None
-    slack_bot_token: str | None
-    slack_signing_secret: str | None
-    slack_app_token: str | None
-    slack_api_url: str | None
+    plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, plugins: Plugins | None = None
+    ) -> Settings:
         e = dict(os.environ if env is None else env)
+        plugins = installed_plugins() if plugins is None else plugins
         port_text = e.get("STRIKEBOT_HTTP_PORT", "8080")
         try:
             port = int(port_text)
@@ -381,23 +455,18 @@ class Settings:
             config_path=Path(e.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH),
             http_host=e.get("STRIKEBOT_HTTP_HOST") or "127.0.0.1",
             http_port=port,
-            admin_token=e.get("STRIKEBOT_ADMIN_TOKEN") or None,
-            discord_token=e.get("DISCORD_TOKEN") or None,
-            discord_api_base=e.get("DISCORD_API_BASE") or None,
-            discord_gateway_url=e.get("DISCORD_GATEWAY_URL") or None,
-            slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
-            slack_signing_secret=e.get("SLACK_SIGNING_SECRET") or None,
-            slack_app_token=e.get("SLACK_APP_TOKEN") or None,
-            slack_api_url=e.get("SLACK_API_URL") or None,
+            plugins={name: plugin.settings.from_env(e) for name, plugin in plugins.items()},
         )
 
+    def plugin(self, plugin: Plugin) -> PluginSettings:
+        """`plugin`'s settings (its defaults when they were not read from the environment)."""
+        found = self.plugins.get(plugin.name)
+        return found if found is not None else plugin.settings.from_env({})
+
+    def secrets(self) -> list[str]:
+        return [secret for found in self.plugins.values() for secret in found.secrets()]
+
     def __repr__(self) -> str:
-        hidden = {"admin_token", "discord_token", "slack_bot_token", "slack_signing_secret",
-                  "slack_app_token"}  # fmt: skip
-        parts = []
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if name in hidden and value:
-                value = "***"
-            parts.append(f"{name}={value!r}")
+        # Plugin settings print their secrets as '**********' (pydantic's SecretStr).
+        parts = [f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__]
         return f"Settings({', '.join(parts)})"

@@ -87,8 +87,8 @@ from bot.models import (
     UpdateState,
 )
 from bot.notices import queue_dead_notices
+from bot.outbound import Adapter, ChannelRef, OutboundMessage
 from bot.pacing import Pacer, backoff_delay
-from bot.ports import Adapter, ChannelRef, OutboundMessage
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 

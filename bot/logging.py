@@ -30,14 +30,7 @@ _STANDARD_ATTRS = frozenset(
 
 def secrets_of(settings: Settings) -> list[str]:
     """The secret values a log line must never contain."""
-    values = [
-        settings.admin_token,
-        settings.discord_token,
-        settings.slack_bot_token,
-        settings.slack_signing_secret,
-        settings.slack_app_token,
-        *_database_password(settings.database_url),
-    ]
+    values = [*settings.secrets(), *_database_password(settings.database_url)]
     return [v for v in values if v]
 
 

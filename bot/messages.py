@@ -16,18 +16,16 @@ Conventions adapters rely on:
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
 from bot.models import Campaign, Update
-from bot.ports import Field, Link, MessageKind, OutboundMessage
+from bot.outbound import Field, Limits, Link, MessageKind, OutboundMessage
+from bot.plugins import installed_plugins
 
 __all__ = [
-    "DISCORD_LIMITS",
-    "SLACK_LIMITS",
     "Limits",
     "correction_message",
     "fit",
@@ -91,23 +89,14 @@ def _w(language: str, key: str) -> str:
 
 # ------------------------------------------------------------------------- mentions
 
-# Discord: @everyone / @here anywhere; <@123>, <@!123>, <@&456> (users, roles).
-# Slack: <!channel>, <!here>, <!everyone>, <!subteam^S1>, <@U123>; plain @here with link_names.
-# No word boundary: Discord reads "@everyone" inside "@everyones" too (discord.py's own
-# `escape_mentions` matches it the same way).
-_AT_BROADCAST = re.compile(r"@(?=(?:everyone|here|channel))", re.IGNORECASE)
-_ANGLE_MENTION = re.compile(r"<(?=[@!])")
-
 
 def neutralize_mentions(text: str) -> str:
-    """Make every ping in `text` inert by inserting a zero-width space; idempotent.
+    """Make every ping in `text` inert on every installed platform (each plugin declares its
+    mention syntax) by inserting a zero-width space; idempotent.
 
     Adapters also send with mentions disabled: this is the second line of defence.
     """
-    if "@" not in text and "<" not in text:
-        return text
-    text = _AT_BROADCAST.sub("@" + ZWSP, text)
-    return _ANGLE_MENTION.sub("<" + ZWSP, text)
+    return installed_plugins().neutralize(text)
 
 
 # ------------------------------------------------------------------------- fitting
@@ -176,28 +165,6 @@ def _best_cut(text: str, limit: int) -> int:
         if at >= floor and at > 0:
             return at
     return limit
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """A platform's size limits for one message, in characters."""
-
-    title: int
-    body: int
-    field_name: int
-    field_value: int
-    fields: int
-    footer: int
-    total: int  # everything together (Discord: 6000 across a message's embeds)
-
-
-DISCORD_LIMITS = Limits(
-    title=256, body=4096, field_name=256, field_value=1024, fields=25, footer=2048, total=6000
-)
-# Slack: header block 150 plain-text chars, section text 3000, 50 blocks; we keep a margin.
-SLACK_LIMITS = Limits(
-    title=150, body=2900, field_name=150, field_value=1900, fields=10, footer=300, total=12000
-)
 
 
 def fit_message(message: OutboundMessage, limits: Limits) -> OutboundMessage:

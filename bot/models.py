@@ -1,6 +1,6 @@
 """The domain: frozen value types shared by the store, the use cases and every adapter.
 
-Nothing here knows about SQL, Discord or Slack. Datetimes are always timezone-aware UTC;
+Nothing here knows about SQL or any platform. Datetimes are always timezone-aware UTC;
 local times are derived with `zoneinfo` at the edges.
 """
 
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from enum import StrEnum
+from typing import TypeAlias
 
 
 class Status(StrEnum):
@@ -51,10 +52,9 @@ class DemandStatus(StrEnum):
     WITHDRAWN = "withdrawn"
 
 
-class Platform(StrEnum):
-    DISCORD = "discord"
-    SLACK = "slack"
-    CONSOLE = "console"
+# A platform is named by its plugin ("console", and whatever else is installed): the core
+# knows no platform by name (see `bot.plugins`).
+Platform: TypeAlias = str
 
 
 class DeliveryAction(StrEnum):
@@ -263,11 +263,11 @@ class AuditEntry:
 class Actor:
     """Who is acting, as an adapter saw them. `id` is what the audit log records."""
 
-    platform: Platform | str
+    platform: Platform
     user_id: str
     display_name: str = ""
     roles: frozenset[str] = field(default_factory=frozenset)
-    platform_admin: bool = False  # e.g. Discord's Manage Server permission
+    platform_admin: bool = False  # the platform says they administer the place (a server)
 
     @property
     def id(self) -> str:

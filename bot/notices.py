@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from bot.addresses import find_address
 from bot.config import DeliverySection
 from bot.messages import notice_message
-from bot.models import Delivery, DeliveryAction, Platform, Subscription
+from bot.models import Delivery, DeliveryAction, Subscription
 from bot.store import NewDelivery, Tx
 
 log = logging.getLogger("strikebot.dispatcher")
@@ -48,26 +49,17 @@ _NOTICE_WORDS = {
 }
 
 
-def parse_address(address: str) -> tuple[Platform, str, str] | None:
-    """(platform, workspace, channel) from "discord:guild/channel"; None if malformed."""
-    platform, _, rest = address.partition(":")
-    workspace, _, channel = rest.rpartition("/")
-    if platform not in set(Platform) or not workspace or not channel:
-        return None
-    return Platform(platform), workspace, channel
-
-
 async def admin_subscriptions(tx: Tx, settings: DeliverySection) -> list[Subscription]:
     """The working subscriptions named by `[delivery] admin_channels`."""
     found = []
     for address in settings.admin_channels:
-        parsed = parse_address(address)
+        parsed = find_address(address)
         if parsed is None:
             log.warning(
                 "ignoring admin channel %r: write it as platform:workspace/channel", address
             )
             continue
-        sub = await tx.find_subscription(*parsed)
+        sub = await tx.find_subscription(parsed.platform, parsed.workspace, parsed.channel)
         if sub is not None and sub.broken_reason is None:
             found.append(sub)
     return found

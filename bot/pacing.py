@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from bot.ports import ChannelRef, Pacing
+from bot.outbound import ChannelRef, Pacing
 
 Monotonic = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

@@ -1,155 +1,167 @@
-"""The boundaries: what every platform adapter implements, and the platform-neutral message.
+"""The core's public boundary: everything a platform plugin may use, and nothing else.
 
-The core hands an adapter an `OutboundMessage`; the adapter renders it (an embed, Block
-Kit, plain text) within its platform's limits and reports failures as
-`bot.errors.TransientDeliveryError` (retry) or `bot.errors.PermanentDeliveryError` (park).
+Adapters (`adapters/<platform>/`, or a package pip installs) import from here only; an
+import-linter contract in `make test` says so. What a plugin declares (`Plugin`) and what
+its factory receives (`PluginContext`) are the heart of it; the rest is the vocabulary a
+plugin speaks: the domain types, the platform-neutral message and how to fit it, the
+commands and admin use cases, errors whose sentences people read, and the helpers a
+plugin's own CLI commands use. `docs/adapters.md` walks through writing a plugin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from bot import i18n
+from bot.addresses import Address, example_address, parse_address
+from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX, Admin, Changes, Draft
+from bot.auth import AdminList
+from bot.cli import CliContext, add_json_flag, open_context, out, print_json
+from bot.cli._shared import moment_type
+from bot.clock import Clock, FixedClock, shifted_clock, utcnow
+from bot.commands import CommandContext, Commands, Reply
+from bot.context import PluginContext, plugin_context
+from bot.dispatcher import Dispatcher
+from bot.errors import (
+    ConfigError,
+    Conflict,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    PermanentDeliveryError,
+    StrikebotError,
+    TransientDeliveryError,
+)
+from bot.locales import not_found, say
+from bot.logging import configure_logging
+from bot.messages import (
+    fit,
+    fit_message,
+    local_zone,
+    neutralize_mentions,
+    split,
+    update_message,
+)
+from bot.metrics import Metrics
+from bot.models import (
+    Actor,
+    Campaign,
+    DeliveryState,
+    Demand,
+    DemandEvent,
+    DemandStatus,
+    Platform,
+    Status,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
+from bot.outbound import (
+    Adapter,
+    ChannelRef,
+    Field,
+    HealthBoard,
+    Limits,
+    Link,
+    MessageKind,
+    OutboundMessage,
+    Pacing,
+    Reporting,
+    Service,
+)
+from bot.outbox import wants
+from bot.plugins import (
+    AdminRule,
+    Mountable,
+    Plugin,
+    Plugins,
+    PluginSettings,
+    Section,
+    SubParsers,
+    installed_plugins,
+)
+from bot.store import Store, Tx
+from bot.store.public import Fingerprint, RevisionNote
 
-from bot.models import Platform, Status, Urgency
-
-
-class MessageKind(StrEnum):
-    UPDATE = "update"
-    CORRECTION = "correction"
-    RETRACTION = "retraction"
-    BRIEFING = "briefing"
-    NOTICE = "notice"  # to admins: a channel broke, an update awaits approval...
-    REPLY = "reply"  # an answer to a command
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    name: str
-    value: str
-    inline: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    label: str
-    url: str
-
-
-@dataclass(frozen=True, slots=True)
-class OutboundMessage:
-    """What to show, not how. Text is plain (no platform markup); adapters escape it."""
-
-    title: str
-    body: str = ""
-    kind: MessageKind = MessageKind.REPLY
-    language: str = "en"
-    status: Status | None = None  # the badge / colour
-    status_label: str = ""  # the badge text, already in `language`
-    urgency: Urgency | None = None
-    fields: tuple[Field, ...] = ()
-    links: tuple[Link, ...] = ()
-    url: str | None = None  # canonical link to the full text (trimmed messages point here)
-    footer: str = ""
-    retracted: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "body": self.body,
-            "kind": str(self.kind),
-            "language": self.language,
-            "status": None if self.status is None else str(self.status),
-            "status_label": self.status_label,
-            "urgency": None if self.urgency is None else str(self.urgency),
-            "fields": [[f.name, f.value, f.inline] for f in self.fields],
-            "links": [[link.label, link.url] for link in self.links],
-            "url": self.url,
-            "footer": self.footer,
-            "retracted": self.retracted,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> OutboundMessage:
-        return cls(
-            title=raw["title"],
-            body=raw.get("body", ""),
-            kind=MessageKind(raw.get("kind", "reply")),
-            language=raw.get("language", "en"),
-            status=None if raw.get("status") is None else Status(raw["status"]),
-            status_label=raw.get("status_label", ""),
-            urgency=None if raw.get("urgency") is None else Urgency(raw["urgency"]),
-            fields=tuple(Field(n, v, bool(i)) for n, v, i in raw.get("fields", [])),
-            links=tuple(Link(label, url) for label, url in raw.get("links", [])),
-            url=raw.get("url"),
-            footer=raw.get("footer", ""),
-            retracted=bool(raw.get("retracted", False)),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelRef:
-    """Where a message goes: a Discord guild/channel or a Slack team/channel."""
-
-    workspace: str
-    channel: str
-
-
-@dataclass(frozen=True, slots=True)
-class Pacing:
-    """A platform's sending limits, which the dispatcher keeps below.
-
-    `global_per_second`: all requests with one token (Discord: 50/s; we default to 48).
-    `per_channel_per_second`: sustained sends into one channel (Slack: ~1/s).
-    `per_workspace_per_second`: across one workspace/guild, if the platform caps it.
-    `burst`: how many requests may start at once before the rate applies.
-    """
-
-    global_per_second: float
-    per_channel_per_second: float
-    per_workspace_per_second: float | None = None
-    burst: int = 1
-    max_in_flight: int = 64
-
-
-@runtime_checkable
-class Adapter(Protocol):
-    """What every platform implements. `send` returns the platform's message id.
-
-    `idempotency_key` is the delivery id (at most 25 chars): Discord uses it as the nonce
-    with enforce_nonce so a retried send returns the existing message.
-    """
-
-    platform: Platform
-
-    @property
-    def pacing(self) -> Pacing: ...
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    async def send(
-        self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
-    ) -> str: ...
-
-    async def edit(
-        self, channel: ChannelRef, message_id: str, message: OutboundMessage
-    ) -> None: ...
-
-    async def delete(self, channel: ChannelRef, message_id: str) -> None: ...
-
-    def health(self) -> Mapping[str, object]:
-        """Connection state for /healthz, e.g. {"connected": True, "latency_ms": 42}."""
-        ...
-
-
-@dataclass(slots=True)
-class HealthBoard:
-    """Adapters register here; /healthz reads it."""
-
-    adapters: dict[str, Adapter] = field(default_factory=dict)
-
-    def snapshot(self) -> dict[str, Mapping[str, object]]:
-        return {name: adapter.health() for name, adapter in self.adapters.items()}
+__all__ = [
+    "HEADLINE_MAX",
+    "NEXT_STEP_MAX",
+    "REASON_MAX",
+    "Actor",
+    "Adapter",
+    "Address",
+    "Admin",
+    "AdminList",
+    "AdminRule",
+    "Campaign",
+    "Changes",
+    "ChannelRef",
+    "CliContext",
+    "Clock",
+    "CommandContext",
+    "Commands",
+    "ConfigError",
+    "Conflict",
+    "DeliveryState",
+    "Demand",
+    "DemandEvent",
+    "DemandStatus",
+    "Dispatcher",
+    "Draft",
+    "Field",
+    "Fingerprint",
+    "FixedClock",
+    "HealthBoard",
+    "InvalidInput",
+    "Limits",
+    "Link",
+    "MessageKind",
+    "Metrics",
+    "Mountable",
+    "NotAllowed",
+    "NotFound",
+    "OutboundMessage",
+    "Pacing",
+    "PermanentDeliveryError",
+    "Platform",
+    "Plugin",
+    "PluginContext",
+    "PluginSettings",
+    "Plugins",
+    "Reply",
+    "Reporting",
+    "RevisionNote",
+    "Section",
+    "Service",
+    "Status",
+    "Store",
+    "StrikebotError",
+    "SubParsers",
+    "TransientDeliveryError",
+    "Tx",
+    "Update",
+    "UpdateState",
+    "UpdateText",
+    "Urgency",
+    "add_json_flag",
+    "configure_logging",
+    "example_address",
+    "fit",
+    "fit_message",
+    "i18n",
+    "installed_plugins",
+    "local_zone",
+    "moment_type",
+    "neutralize_mentions",
+    "not_found",
+    "open_context",
+    "out",
+    "parse_address",
+    "plugin_context",
+    "print_json",
+    "say",
+    "shifted_clock",
+    "split",
+    "update_message",
+    "utcnow",
+    "wants",
+]

@@ -1,13 +1,7 @@
-"""When each channel's briefing is due, and the scheduler that queues it.
+"""The scheduler that queues each channel's briefing at its local time.
 
-The maths is pure (a subscription and a moment in, a moment out) and DST-aware: a
-briefing belongs to one *local date* of the channel's time zone, and each local date has
-exactly one briefing instant:
-
-- a wall time that does not exist (02:30 on spring-forward day in Los Angeles, when clocks
-  jump from 02:00 to 03:00) moves forward by the size of the gap: 03:30 PDT;
-- a wall time that happens twice (01:30 on fall-back day) means the first one: 01:30 PDT.
-
+When a briefing is due is pure maths, in `bot.briefing_times` (DST-aware: a wall time that
+does not exist moves forward by the gap; one that happens twice means the first).
 APScheduler's `CronTrigger` agrees on the first rule and fires *twice* on the second
 (01:30 PDT and 01:30 PST). That second fire belongs to the same local date, so the unique
 (subscription, local date) claim in `briefing_runs` turns it into a recorded duplicate: one
@@ -26,151 +20,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
 
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
+from bot.briefing_runs import Due, catch_up, queue_briefings
+from bot.briefing_times import DAY_NAMES, BriefingSlot, latest_briefing, schedulable
+from bot.clock import Clock
 from bot.errors import InvalidInput
-from bot.models import Subscription
-
-if TYPE_CHECKING:
-    from bot.app import Runtime
-    from bot.briefing_runs import Due
-    from bot.leader import Leadership
+from bot.leader import Leadership, leadership_for
+from bot.metrics import Metrics
+from bot.models import Campaign, Subscription
+from bot.store import Store
+from bot.store.briefings import scheduled_subscriptions
 
 log = logging.getLogger("strikebot.schedule")
 
-DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-ALL_DAYS: frozenset[int] = frozenset(range(7))
 # A job may fire a hair before the scheduler's clock says the slot has come.
 _FIRE_TOLERANCE = timedelta(seconds=2)
-
-
-# ------------------------------------------------------------------------- pure maths
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class BriefingSlot:
-    """One briefing: the channel's local date it belongs to, and the UTC instant it is due."""
-
-    at: datetime
-    local_date: date
-
-
-def slot_on(subscription: Subscription, day: date) -> BriefingSlot | None:
-    """The briefing due on local date `day`, or None if the channel gets none that day."""
-    if subscription.briefing_time is None or day.weekday() not in subscription.briefing_days:
-        return None
-    return BriefingSlot(_instant(day, subscription.briefing_time, subscription.timezone), day)
-
-
-def _instant(day: date, at: time, timezone: str) -> datetime:
-    # fold=0: a repeated wall time means its first occurrence, and a wall time inside a
-    # spring-forward gap is read with the offset before the gap, i.e. moved forward by it.
-    local = datetime.combine(day, at.replace(tzinfo=None, fold=0), tzinfo=ZoneInfo(timezone))
-    return local.astimezone(UTC)
-
-
-def next_briefing(subscription: Subscription, after: datetime) -> BriefingSlot | None:
-    """The first briefing strictly after `after`, or None if the channel has no schedule."""
-    if subscription.briefing_time is None or not subscription.briefing_days:
-        return None
-    start = after.astimezone(ZoneInfo(subscription.timezone)).date() - timedelta(days=1)
-    for offset in range(9):
-        slot = slot_on(subscription, start + timedelta(days=offset))
-        if slot is not None and slot.at > after:
-            return slot
-    return None
-
-
-def next_briefing_time(subscription: Subscription, after: datetime) -> datetime | None:
-    """When the channel's next briefing is due (UTC), strictly after `after`."""
-    slot = next_briefing(subscription, after)
-    return None if slot is None else slot.at
-
-
-def latest_briefing(subscription: Subscription, at_or_before: datetime) -> BriefingSlot | None:
-    """The most recent briefing due at or before the given moment."""
-    if subscription.briefing_time is None or not subscription.briefing_days:
-        return None
-    start = at_or_before.astimezone(ZoneInfo(subscription.timezone)).date() + timedelta(days=1)
-    for offset in range(9):
-        slot = slot_on(subscription, start - timedelta(days=offset))
-        if slot is not None and slot.at <= at_or_before:
-            return slot
-    return None
-
-
-def local_date_for(subscription: Subscription, moment: datetime) -> date:
-    """The local date a briefing sent at `moment` counts for: the slot's date when `moment`
-    is a slot, else the calendar date in the channel's zone."""
-    slot = latest_briefing(subscription, moment)
-    if slot is not None and slot.at == moment:
-        return slot.local_date
-    return moment.astimezone(ZoneInfo(subscription.timezone)).date()
-
-
-def window_start(subscription: Subscription, slot_at: datetime) -> datetime:
-    """Where "what changed" starts for a briefing due at `slot_at`: the channel's previous
-    briefing (so Monday's covers the weekend for a Mon-Fri channel), at least 24 hours back,
-    at most 7 days."""
-    day = timedelta(days=1)
-    previous = latest_briefing(subscription, slot_at - timedelta(microseconds=1))
-    since = slot_at - day
-    if previous is not None:
-        since = min(since, previous.at)
-    return max(since, slot_at - 7 * day)
-
-
-def schedulable(
-    subscriptions: Iterable[Subscription], warned: set[int] | None = None
-) -> list[Subscription]:
-    """The subscriptions whose time zone loads. One broken row (a zone name from a newer
-    tz database, a hand edit) is logged (once per id in `warned`) and left out; it never
-    stops the other channels."""
-    usable = []
-    for sub in subscriptions:
-        try:
-            ZoneInfo(sub.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            if warned is None or sub.id not in warned:
-                if warned is not None:
-                    warned.add(sub.id)
-                log.error(
-                    "%s has the unknown time zone %r and gets no briefing; set a valid one "
-                    "with `strikebot briefing set --channel %d --timezone ...`",
-                    sub.address,
-                    sub.timezone,
-                    sub.id,
-                )
-            continue
-        usable.append(sub)
-    return usable
-
-
-def format_days(days: Iterable[int]) -> str:
-    """Weekday numbers -> 'mon-fri', 'daily', 'mon,wed,fri' (as `bot.commands._args.parse_days`
-    reads them)."""
-    chosen = sorted(set(days))
-    if not chosen:
-        return "none"
-    if len(chosen) == 7:
-        return "daily"
-    runs: list[list[int]] = []
-    for d in chosen:
-        if runs and runs[-1][-1] == d - 1:
-            runs[-1].append(d)
-        else:
-            runs.append([d])
-    return ",".join(
-        DAY_NAMES[r[0]] if len(r) == 1 else f"{DAY_NAMES[r[0]]}-{DAY_NAMES[r[-1]]}" for r in runs
-    )
 
 
 class _RememberingCronTrigger(CronTrigger):  # type: ignore[misc]
@@ -241,13 +112,21 @@ class BriefingScheduler:
 
     def __init__(
         self,
-        runtime: Runtime,
+        store: Store,
+        campaign: Campaign,
+        clock: Clock,
         *,
+        grace: timedelta,
+        metrics: Metrics | None = None,
         poll_seconds: float = 60.0,
         election_seconds: float = 30.0,
         leadership: Leadership | None = None,
     ) -> None:
-        self.runtime = runtime
+        self.store = store
+        self.campaign = campaign
+        self.clock = clock
+        self.grace = grace
+        self.metrics = metrics or Metrics()
         self.poll_seconds = poll_seconds
         self.election_seconds = election_seconds
         self._leadership = leadership
@@ -264,10 +143,6 @@ class BriefingScheduler:
         self._refreshed_at: datetime | None = None
 
     @property
-    def grace(self) -> timedelta:
-        return timedelta(minutes=self.runtime.config.briefings.grace_minutes)
-
-    @property
     def is_leader(self) -> bool:
         return self._scheduler is not None
 
@@ -281,9 +156,7 @@ class BriefingScheduler:
     async def start(self) -> None:
         """Try to lead now, then keep the election / refresh loop running in the background."""
         if self._leadership is None:
-            from bot.leader import leadership_for
-
-            self._leadership = leadership_for(self.runtime.store)
+            self._leadership = leadership_for(self.store)
         self._stopping.clear()
         try:
             await self.elect()
@@ -333,8 +206,6 @@ class BriefingScheduler:
                 log.exception("briefing scheduler round failed; retrying next round")
 
     async def _promote(self) -> None:
-        from bot.briefing_runs import catch_up
-
         grace_seconds = max(int(self.grace.total_seconds()), 60)
         scheduler = AsyncIOScheduler(
             jobstores={"default": MemoryJobStore()},
@@ -348,15 +219,9 @@ class BriefingScheduler:
         self._scheduler = scheduler
         self._keys.clear()
         self._subs.clear()
-        now = self.runtime.clock()
+        now = self.clock()
         try:
-            await catch_up(
-                self.runtime.store,
-                self.runtime.campaign,
-                now,
-                grace=self.grace,
-                metrics=self.runtime.metrics,
-            )
+            await catch_up(self.store, self.campaign, now, grace=self.grace, metrics=self.metrics)
             self._refreshed_at = now
             # Jobs added before start() are scheduled in one go (one wake-up, not 10,000).
             await self._sync(now, fire_missed=False)
@@ -364,7 +229,7 @@ class BriefingScheduler:
             # start() schedules each job from the moment it runs: a briefing that fell due
             # during the catch-up (a leader taking over at 06:59:59) is neither caught up nor
             # scheduled. Queue it here; the claim makes a fire of the job too a duplicate.
-            started = self.runtime.clock()
+            started = self.clock()
             for sub in self._subs.values():
                 slot = latest_briefing(sub, started)
                 if slot is not None and now < slot.at:
@@ -389,12 +254,10 @@ class BriefingScheduler:
         """Re-read the subscriptions and add, replace or remove jobs to match."""
         if not self.is_leader:
             return
-        await self._sync(self.runtime.clock(), fire_missed=True)
+        await self._sync(self.clock(), fire_missed=True)
 
     async def _sync(self, now: datetime, *, fire_missed: bool) -> None:
-        from bot.store.briefings import scheduled_subscriptions
-
-        async with self.runtime.store.read() as tx:
+        async with self.store.read() as tx:
             found = await scheduled_subscriptions(tx)
         subs = {s.id: s for s in schedulable(found, self._warned)}
         scheduler = self._scheduler
@@ -453,13 +316,11 @@ class BriefingScheduler:
         sub = self._subs.get(sub_id)
         if sub is None:
             return
-        slot = latest_briefing(sub, self.runtime.clock() + _FIRE_TOLERANCE)
+        slot = latest_briefing(sub, self.clock() + _FIRE_TOLERANCE)
         if slot is not None:
             self._add_due(sub, slot)
 
     def _add_due(self, sub: Subscription, slot: BriefingSlot) -> None:
-        from bot.briefing_runs import Due
-
         self._pending[sub.id] = Due(sub.id, slot)
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.create_task(self._flush(), name="briefing-batch")
@@ -472,22 +333,20 @@ class BriefingScheduler:
     async def _flush(self) -> None:
         """Queue everything due in batches. Jobs firing together (10,000 channels at 07:00)
         all land here before the first batch starts, since each job only adds a key."""
-        from bot.briefing_runs import queue_briefings
-
         await asyncio.sleep(0)
         delay = 1.0
         while self._pending:
             batch = list(self._pending.values())
             self._pending.clear()
-            now = self.runtime.clock()
+            now = self.clock()
             try:
                 await queue_briefings(
-                    self.runtime.store,
-                    self.runtime.campaign,
+                    self.store,
+                    self.campaign,
                     batch,
                     now,
                     grace=self.grace,
-                    metrics=self.runtime.metrics,
+                    metrics=self.metrics,
                 )
                 delay = 1.0
             except Exception:
@@ -505,19 +364,3 @@ class BriefingScheduler:
 
 def _job_id(sub_id: int) -> str:
     return f"briefing:s{sub_id}"
-
-
-__all__ = [
-    "ALL_DAYS",
-    "BriefingScheduler",
-    "BriefingSlot",
-    "cron_trigger",
-    "format_days",
-    "latest_briefing",
-    "local_date_for",
-    "next_briefing",
-    "next_briefing_time",
-    "schedulable",
-    "slot_on",
-    "window_start",
-]

@@ -20,7 +20,6 @@ from bot.models import (
     Demand,
     DemandEvent,
     DemandText,
-    Platform,
     QuietHours,
     Subscription,
 )
@@ -86,7 +85,7 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
             await tx.audit(now, "config", "demand.seed", f"demand:{entry.key}", None,
                            {"status": str(entry.status)})  # fmt: skip
         for sub in config.subscriptions:
-            platform = Platform(sub.platform)
+            platform = sub.platform
             if await tx.find_subscription(platform, sub.workspace, sub.channel, active_only=False):
                 continue
             quiet = None

@@ -40,7 +40,7 @@ from bot.models import (
 from bot.seed import CAMPAIGN_META_KEY
 from bot.store import Store, Tx
 from bot.store import schema as t
-from bot.store.repo import subscription_from_row
+from bot.store.codecs import subscription_from_row
 
 FORMAT: Final = "strikebot-export"
 VERSION: Final = 1

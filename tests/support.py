@@ -9,17 +9,27 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import AsyncIterator
+import tomllib
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
 
+from bot.admin import Admin
 from bot.auth import AdminList
-from bot.models import Actor, Campaign, Platform
+from bot.clock import Clock
+from bot.config import Settings, StrikeConfig, admin_list, parse_config
+from bot.context import PluginContext, plugin_context
+from bot.models import Actor, Campaign
+from bot.plugins import installed_plugins
+from bot.store import Store
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+ROOT = Path(__file__).resolve().parent.parent
 
 CAMPAIGN = Campaign(
     slug="utla-2019",
@@ -32,20 +42,67 @@ CAMPAIGN = Campaign(
     strike_start=date(2019, 1, 14),
 )
 
-ADMINS = AdminList(
-    discord_user_ids=frozenset({"1001"}),
-    discord_role_ids=frozenset({"2002"}),
-    slack_user_ids=frozenset({"U0ADMIN"}),
-    slack_usergroup_ids=frozenset({"S0COMMS"}),
-    console_user_ids=frozenset({"console"}),
+ADMINS = admin_list(
+    {
+        "discord": {"user_ids": ["1001"], "role_ids": ["2002"]},
+        "slack": {"user_ids": ["U0ADMIN"], "usergroup_ids": ["S0COMMS"]},
+        "console": {"user_ids": ["console"]},
+    }
 )
 
-ADMIN = Actor(platform=Platform.DISCORD, user_id="1001", display_name="Arlene")
-SECOND_ADMIN = Actor(platform=Platform.SLACK, user_id="U0ADMIN", display_name="Alex")
-MEMBER = Actor(platform=Platform.DISCORD, user_id="5555", display_name="Member")
+ADMIN = Actor(platform="discord", user_id="1001", display_name="Arlene")
+SECOND_ADMIN = Actor(platform="slack", user_id="U0ADMIN", display_name="Alex")
+MEMBER = Actor(platform="discord", user_id="5555", display_name="Member")
 
 # Friday January 18, 2019, 10:00 in Los Angeles.
 FRIDAY = datetime(2019, 1, 18, 18, 0, tzinfo=UTC)
+
+
+def campaign_config(campaign: Campaign = CAMPAIGN, **sections: Any) -> StrikeConfig:
+    """A campaign file for `campaign`, validated like a real one, plus any other sections
+    (`slack={"mode": "http"}`, `delivery={...}`)."""
+    return parse_config(
+        {
+            "campaign": {
+                "slug": campaign.slug,
+                "union": campaign.union,
+                "employer": campaign.employer,
+                "start_date": campaign.start_date,
+                "strike_start": campaign.strike_start,
+                "timezone": campaign.timezone,
+                "languages": list(campaign.languages),
+                "public_url": campaign.public_url,
+                "require_approval": campaign.require_approval,
+            },
+            **sections,
+        }
+    )
+
+
+def shipped_config(**sections: Any) -> StrikeConfig:
+    """The shipped campaign file (config/strike.toml) with these top-level sections replaced
+    (`admins={"discord": {...}}`, `discord={"guild_ids": [...]}`), validated like any file."""
+    raw = tomllib.loads((ROOT / "config" / "strike.toml").read_text(encoding="utf-8"))
+    return parse_config({**raw, **sections}, source="config/strike.toml (test)")
+
+
+def plugin_ctx(
+    name: str,
+    store: Store,
+    clock: Clock,
+    *,
+    env: Mapping[str, str] | None = None,
+    config: StrikeConfig | None = None,
+    admins: AdminList = ADMINS,
+    campaign: Campaign | None = None,
+) -> PluginContext:
+    """The context `strikebot run` would hand plugin `name`, from `env` and a campaign file."""
+    config = config or campaign_config(campaign or CAMPAIGN)
+    admin = Admin(store, campaign or config.to_campaign(), admins, clock)
+    return plugin_context(
+        installed_plugins()[name], Settings.from_env(env or {}), config,
+        store=store, admin=admin, clock=clock,
+    )  # fmt: skip
 
 
 def need_outside(what: str, how: str) -> None:

@@ -19,7 +19,6 @@ from bot.models import (
     Demand,
     DemandStatus,
     DemandText,
-    Platform,
     QuietHours,
     Status,
     Subscription,
@@ -62,14 +61,12 @@ async def snapshot(store: Store) -> dict[str, Any]:
 
 async def subscribe_three(admin: Admin) -> list[Subscription]:
     return [
-        await admin.subscribe(
-            ADMIN, Subscription(0, Platform.DISCORD, "g1", "c1", "en", timezone="UTC")
-        ),
+        await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", "c1", "en", timezone="UTC")),
         await admin.subscribe(
             ADMIN,
             Subscription(
                 0,
-                Platform.SLACK,
+                "slack",
                 "T1",
                 "C1",
                 "es",
@@ -84,7 +81,7 @@ async def subscribe_three(admin: Admin) -> list[Subscription]:
             ADMIN,
             Subscription(
                 0,
-                Platform.DISCORD,
+                "discord",
                 "g1",
                 "urgent-only",
                 "en",
@@ -381,7 +378,7 @@ async def test_a_non_admin_is_refused_everything_and_nothing_changes(
         admin.edit(MEMBER, update.id, Changes(urgency=Urgency.URGENT), reason="x"),
         admin.retract(MEMBER, update.id, reason="x"),
         admin.record_demand(MEMBER, "pay", status=DemandStatus.WON, source="x"),
-        admin.subscribe(MEMBER, Subscription(0, Platform.DISCORD, "g9", "c9", "en")),
+        admin.subscribe(MEMBER, Subscription(0, "discord", "g9", "c9", "en")),
         admin.unsubscribe(MEMBER, sub.id),
     ]
     for attempt in attempts:
@@ -556,7 +553,7 @@ async def test_unsubscribing_cancels_what_was_queued_for_the_channel(
     before = await snapshot(store)
     with pytest.raises(InvalidInput, match="time zone"):
         await admin.subscribe(
-            ADMIN, Subscription(0, Platform.SLACK, "T1", "C9", "en", timezone="Mars/Base")
+            ADMIN, Subscription(0, "slack", "T1", "C9", "en", timezone="Mars/Base")
         )
     with pytest.raises(NotFound, match="No subscription #99"):
         await admin.unsubscribe(ADMIN, 99)

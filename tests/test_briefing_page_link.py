@@ -8,12 +8,12 @@ from datetime import UTC, datetime, time
 
 from bot.briefings import compose_briefing
 from bot.messages import update_url
-from bot.models import Platform, Subscription
+from bot.models import Subscription
 from tests.support import CAMPAIGN
 
 SUB = Subscription(
     id=1,
-    platform=Platform.DISCORD,
+    platform="discord",
     workspace="g1",
     channel="c1",
     language="en",

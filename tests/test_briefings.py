@@ -13,12 +13,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from adapters.discord import LIMITS as DISCORD_LIMITS
+from adapters.slack import LIMITS as SLACK_LIMITS
 from bot import briefings
 from bot.admin import Admin, Changes, Draft
+from bot.briefing_times import window_start
 from bot.briefings import compose_briefing, gather_briefing_inputs
 from bot.cli import main
 from bot.clock import FixedClock
-from bot.messages import DISCORD_LIMITS, SLACK_LIMITS, fit_message
+from bot.messages import fit_message
 from bot.models import (
     Delivery,
     DeliveryAction,
@@ -26,7 +29,6 @@ from bot.models import (
     DemandEvent,
     DemandStatus,
     DemandText,
-    Platform,
     Revision,
     Status,
     Subscription,
@@ -36,7 +38,6 @@ from bot.models import (
     Urgency,
 )
 from bot.ports import MessageKind, OutboundMessage
-from bot.schedule import window_start
 from bot.store import Store
 from tests.support import ADMIN, CAMPAIGN
 
@@ -46,7 +47,7 @@ FRI_7AM = datetime(2019, 1, 18, 15, 0, tzinfo=UTC)
 
 SUB_EN = Subscription(
     id=1,
-    platform=Platform.DISCORD,
+    platform="discord",
     workspace="g1",
     channel="c1",
     language="en",

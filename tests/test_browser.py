@@ -12,7 +12,7 @@ import pytest
 from bot.clock import FixedClock
 from bot.store import Store
 from tests.support import chromium_path
-from tests.web_support import client_for, make_runtime, parse_html, seed
+from tests.web_support import client_for, parse_html, seed, web_context
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +94,7 @@ async def test_phone_renders_status_and_demands(
     offer: str,
 ) -> None:
     chromium_path()  # skip (or fail under CI) before doing any work
-    runtime = make_runtime(sqlite_store, clock)
+    runtime = web_context(sqlite_store, clock)
     await seed(sqlite_store, runtime.admin, clock)
     async with client_for(runtime) as client:
         png, dom = await chromium(str(client.make_url(path)), tmp_path, lang)

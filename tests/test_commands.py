@@ -246,7 +246,7 @@ async def test_status_in_the_channel_language_when_the_platform_gives_no_locale(
 ) -> None:
     await commands.admin.subscribe(
         ADMIN,
-        Subscription(0, Platform.DISCORD, "guild-1", "padres", "es", timezone=CAMPAIGN.timezone),
+        Subscription(0, "discord", "guild-1", "padres", "es", timezone=CAMPAIGN.timezone),
     )
     assert (await commands.status(ctx(channel="padres"))).message.language == "es"
     # An explicit locale the bot speaks wins over the channel's language.
@@ -419,7 +419,7 @@ async def test_admin_subscribes_this_channel_with_briefing_and_quiet_hours(
     )
     assert reply.ok, reply.message.body
     async with commands_any_db.store.read() as tx:
-        sub = await tx.find_subscription(Platform.DISCORD, "guild-1", "general")
+        sub = await tx.find_subscription("discord", "guild-1", "general")
     assert sub is not None
     assert sub.language == "es"
     assert sub.urgencies == {Urgency.URGENT, Urgency.IMPORTANT}
@@ -434,7 +434,7 @@ async def test_admin_subscribes_this_channel_with_briefing_and_quiet_hours(
     off = await commands_any_db.handle(ctx(ADMIN), "subscribe briefing=off days=sat,sun")
     assert off.ok
     async with commands_any_db.store.read() as tx:
-        after = await tx.find_subscription(Platform.DISCORD, "guild-1", "general")
+        after = await tx.find_subscription("discord", "guild-1", "general")
     assert after is not None and after.id == sub.id
     assert after.briefing_time is None
     assert after.briefing_days == frozenset({5, 6})
@@ -592,7 +592,7 @@ async def test_approval_needs_a_second_admin(sqlite_store: Store, clock: FixedCl
     assert "/strike approve 5" in posted.message.body
     same = await commands.approve(ctx(ADMIN), 5)
     assert not same.ok and "someone else must approve it" in same.message.body
-    second = CommandContext(Platform.SLACK, SECOND_ADMIN, "T1", "C1")
+    second = CommandContext("slack", SECOND_ADMIN, "T1", "C1")
     approved = await commands.handle(second, "approve #5")
     assert approved.ok and approved.message.title == "Approved update #5"
     again = await commands.approve(second, "5")

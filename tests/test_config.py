@@ -106,9 +106,11 @@ def test_the_timeline_runs_from_monday_to_friday_with_the_weekend_talks() -> Non
 
 
 def test_admin_placeholders_are_present_and_the_minimal_example_loads() -> None:
-    admins = load_config(STRIKE).to_admins()
-    assert admins.discord_role_ids and admins.discord_user_ids
-    assert admins.slack_user_ids and admins.slack_usergroup_ids
+    config = load_config(STRIKE)
+    discord = config.plugin_config("discord").admins.model_dump()
+    slack = config.plugin_config("slack").admins.model_dump()
+    assert discord["role_ids"] and discord["user_ids"]
+    assert slack["user_ids"] and slack["usergroup_ids"]
     minimal = load_config(MINIMAL)
     assert minimal.campaign.languages == ["en"]
     assert [d.key for d in minimal.demands] == ["pay"]

@@ -19,13 +19,13 @@ from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
 from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
-from bot.models import Actor, Platform, Status, Subscription, UpdateText, Urgency
+from bot.models import Actor, Status, Subscription, UpdateText, Urgency
 from bot.ports import Adapter, ChannelRef, Field, MessageKind, OutboundMessage
 from bot.store import Store
 from tests.support import ADMINS, CAMPAIGN
 
 REPO = Path(__file__).resolve().parent.parent
-CONSOLE_ADMIN = Actor(Platform.CONSOLE, "console")
+CONSOLE_ADMIN = Actor("console", "console")
 CHANNEL = ChannelRef("local", "general")
 
 
@@ -96,16 +96,16 @@ async def test_the_dispatcher_delivers_through_the_console_adapter(
     edits the same message in place."""
     admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
     commands = Commands(sqlite_store, CAMPAIGN, admin, clock)
-    ctx = CommandContext(Platform.CONSOLE, CONSOLE_ADMIN, "local", "general")
+    ctx = CommandContext("console", CONSOLE_ADMIN, "local", "general")
     assert (await commands.subscribe(ctx, language="es")).ok
     await admin.subscribe(
         CONSOLE_ADMIN,
-        Subscription(0, Platform.DISCORD, "g", "c", "en", timezone=CAMPAIGN.timezone),
+        Subscription(0, "discord", "g", "c", "en", timezone=CAMPAIGN.timezone),
     )
     console = recording_console()
     adapter = ConsoleAdapter(console)
     dispatcher = Dispatcher(
-        sqlite_store, {Platform.CONSOLE: adapter}, CAMPAIGN, clock, settings=DeliverySection()
+        sqlite_store, {"console": adapter}, CAMPAIGN, clock, settings=DeliverySection()
     )
     update = await admin.post(
         CONSOLE_ADMIN,

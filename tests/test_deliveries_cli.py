@@ -19,7 +19,7 @@ from bot.clock import utcnow
 from bot.config import DeliverySection, Settings, load_config
 from bot.dispatcher import Dispatcher
 from bot.errors import Conflict, InvalidInput, NotFound
-from bot.models import DeliveryState, Platform, Status, Subscription, Update, UpdateText, Urgency
+from bot.models import DeliveryState, Status, Subscription, Update, UpdateText, Urgency
 from bot.store import Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
 from tests.support import ADMIN, ADMINS, CAMPAIGN
@@ -52,14 +52,14 @@ async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
         admin = Admin(store, CAMPAIGN, ADMINS, utcnow)
         subs = {
             channel: await admin.subscribe(
-                ADMIN, Subscription(0, Platform.DISCORD, WS, channel, "en", timezone="UTC")
+                ADMIN, Subscription(0, "discord", WS, channel, "en", timezone="UTC")
             )
             for channel in ("ok", "gone")
         }
         fake.refuse(WS, "gone", 403)
         dispatcher = Dispatcher(
             store,
-            {Platform.DISCORD: adapter},
+            {"discord": adapter},
             CAMPAIGN,
             utcnow,
             settings=DeliverySection(),

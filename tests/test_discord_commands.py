@@ -10,7 +10,7 @@ import pytest
 
 from bot import i18n
 from bot.clock import FixedClock
-from bot.models import Platform, Status
+from bot.models import Status
 from tests.fakes.discord import (
     AUTOCOMPLETE_RESULT,
     CHANNEL_ID,
@@ -130,7 +130,7 @@ async def test_non_admin_subscribe_is_refused_in_spanish(bot: DiscordBot) -> Non
     assert reply.ephemeral and reply.type == CHANNEL_MESSAGE
     assert "Pide a una persona administradora" in reply.text
     async with bot.store.read() as tx:
-        assert await tx.find_subscription(Platform.DISCORD, GUILD_ID, CHANNEL_ID) is None
+        assert await tx.find_subscription("discord", GUILD_ID, CHANNEL_ID) is None
 
 
 async def test_manage_server_permission_makes_an_admin(bot: DiscordBot) -> None:
@@ -154,7 +154,7 @@ async def test_admin_role_subscribes_the_channel_and_it_is_audited(bot: DiscordB
     assert replies[0].type == DEFERRED_CHANNEL_MESSAGE  # a write defers first
     assert replies[1].kind == "edit_original"
     async with bot.store.read() as tx:
-        sub = await tx.find_subscription(Platform.DISCORD, GUILD_ID, CHANNEL_ID)
+        sub = await tx.find_subscription("discord", GUILD_ID, CHANNEL_ID)
         audit = await tx.list_audit(limit=1)
     assert sub is not None and sub.language == "es"
     assert audit[0].action == "subscription.save"

@@ -11,10 +11,10 @@ import pytest
 from bot.admin import Draft
 from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
+from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
 from bot.models import (
     DeliveryState,
-    Platform,
     Status,
     Subscription,
     UpdateState,
@@ -56,9 +56,9 @@ async def bot(tmp_path: Path) -> AsyncIterator[DiscordBot]:
         ) as running,
     ):
         for channel in CHANNELS:
-            await running.runtime.admin.subscribe(
+            await running.ctx.admin.subscribe(
                 CLI_ACTOR,
-                Subscription(0, Platform.DISCORD, GUILD_ID, channel, "en", timezone="UTC"),
+                Subscription(0, "discord", GUILD_ID, channel, "en", timezone="UTC"),
             )
         yield running
 
@@ -142,10 +142,10 @@ async def test_preview_then_post_reaches_every_channel_exactly_once(bot: Discord
 
     dispatcher = Dispatcher(
         bot.store,
-        {Platform.DISCORD: bot.adapter},
-        bot.runtime.campaign,
+        {"discord": bot.adapter},
+        bot.ctx.campaign,
         bot.clock,
-        settings=bot.runtime.config.delivery,
+        settings=DeliverySection(),
     )
     stats = await dispatcher.drain()
     again = await dispatcher.drain()
@@ -286,7 +286,7 @@ async def test_editing_in_the_modal_keeps_a_body_too_long_to_show_in_full(
     bot: DiscordBot,
 ) -> None:
     body = " ".join(["Picket"] * 800)  # 5599 characters: more than one text input holds
-    posted = await bot.runtime.admin.post(
+    posted = await bot.ctx.admin.post(
         CLI_ACTOR, Draft(Status.STRIKE_ON, {"en": UpdateText("Strike on", body)})
     )
     command = interaction_payload(
@@ -316,16 +316,16 @@ async def test_a_channel_the_bot_lost_is_parked_and_the_rest_still_get_it(
     lost = CHANNELS[1]
     bot.fake.forbidden_channels.add(lost)
     bot.fake.inject(503, channel_id=CHANNELS[2])  # one passing server error, retried
-    update = await bot.runtime.admin.post(
+    update = await bot.ctx.admin.post(
         CLI_ACTOR,
         Draft(Status.STRIKE_ON, {"en": UpdateText("Picket at 6:30 AM")}, Urgency.URGENT),
     )
     dispatcher = Dispatcher(
         bot.store,
-        {Platform.DISCORD: bot.adapter},
-        bot.runtime.campaign,
+        {"discord": bot.adapter},
+        bot.ctx.campaign,
         bot.clock,
-        settings=bot.runtime.config.delivery,
+        settings=DeliverySection(),
         retry_base=0.01,
     )
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bot.addresses import Address, find_address
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import DeliverySection
@@ -20,7 +21,6 @@ from bot.models import (
     Delivery,
     DeliveryAction,
     DeliveryState,
-    Platform,
     QuietHours,
     Status,
     Subscription,
@@ -28,7 +28,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.notices import dead_delivery_notices, parse_address
+from bot.notices import dead_delivery_notices
 from bot.pacing import Bucket, Pacer, backoff_delay
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import NewDelivery, Store
@@ -73,7 +73,7 @@ def dispatcher_for(
     )
     return Dispatcher(
         store,
-        {Platform.DISCORD: adapter},
+        {"discord": adapter},
         CAMPAIGN,
         clock,
         settings=settings,
@@ -90,7 +90,7 @@ def dispatcher_for(
 async def subscribe(admin: Admin, *channels: str, **fields: Any) -> list[Subscription]:
     subs = []
     for channel in channels:
-        sub = Subscription(0, Platform.DISCORD, WS, channel, "en", timezone="UTC")
+        sub = Subscription(0, "discord", WS, channel, "en", timezone="UTC")
         subs.append(await admin.subscribe(ADMIN, Subscription(**{**_fields(sub), **fields})))
     return subs
 
@@ -191,7 +191,7 @@ async def test_a_refusing_channel_is_parked_dead_marked_broken_and_admins_are_to
     later = NewDelivery(
         dedupe_key=f"briefing:s{bad.id}:2019-01-19",
         subscription_id=bad.id,
-        platform=Platform.DISCORD,
+        platform="discord",
         action=DeliveryAction.BRIEFING,
         not_before=clock() + timedelta(hours=12),
         payload={"message": OutboundMessage("Saturday briefing").to_json()},
@@ -439,9 +439,9 @@ async def test_briefings_and_notices_are_sent_as_rendered(
     (sub,) = await subscribe(admin, "c1")
     message = OutboundMessage("Good morning: day 5 of the strike", "Pickets at 6:30 AM.")
     rows = [
-        NewDelivery("briefing:s1:2019-01-18", sub.id, Platform.DISCORD, DeliveryAction.BRIEFING,
+        NewDelivery("briefing:s1:2019-01-18", sub.id, "discord", DeliveryAction.BRIEFING,
                     clock(), payload={"message": message.to_json()}),
-        NewDelivery("notice:broken-payload", sub.id, Platform.DISCORD, DeliveryAction.NOTICE,
+        NewDelivery("notice:broken-payload", sub.id, "discord", DeliveryAction.NOTICE,
                     clock(), payload={}),
     ]  # fmt: skip
     async with sqlite_store.write() as tx:
@@ -657,20 +657,18 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
 
 
 def test_admin_channel_addresses_parse_like_subscription_addresses() -> None:
-    assert parse_address("discord:123/456") == (Platform.DISCORD, "123", "456")
-    assert parse_address("slack:T1/C2") == (Platform.SLACK, "T1", "C2")
-    assert parse_address("irc:x/y") is None
-    assert parse_address("discord:no-channel") is None
+    assert find_address("discord:123/456") == Address("discord", "123", "456")
+    assert find_address("slack:T1/C2") == Address("slack", "T1", "C2")
+    assert find_address("irc:x/y") is None
+    assert find_address("discord:no-channel") is None
 
 
 def test_a_notice_that_gave_up_queues_no_notices_about_itself() -> None:
     # Three admin channels on a failing platform: were each dead notice reported to the
     # other two, the notices would double with every round of give-ups during an outage.
-    admins = [
-        Subscription(i, Platform.DISCORD, WS, f"admins{i}", "en", timezone="UTC") for i in (1, 2, 3)
-    ]
+    admins = [Subscription(i, "discord", WS, f"admins{i}", "en", timezone="UTC") for i in (1, 2, 3)]
     notice = Delivery(
-        "d" * 20, "notice:dead:x:s1", 1, Platform.DISCORD, DeliveryAction.NOTICE,
+        "d" * 20, "notice:dead:x:s1", 1, "discord", DeliveryAction.NOTICE,
         DeliveryState.PENDING, FRIDAY, FRIDAY,
     )  # fmt: skip
     assert dead_delivery_notices(admins, notice, admins[0], "gave up", False, FRIDAY) == []
@@ -678,7 +676,7 @@ def test_a_notice_that_gave_up_queues_no_notices_about_itself() -> None:
     broken = dead_delivery_notices(admins, notice, admins[0], "Missing Access (403)", True, FRIDAY)
     assert [row.subscription_id for row in broken] == [2, 3]
     post = Delivery(
-        "e" * 20, "post:u1:s1", 1, Platform.DISCORD, DeliveryAction.POST,
+        "e" * 20, "post:u1:s1", 1, "discord", DeliveryAction.POST,
         DeliveryState.PENDING, FRIDAY, FRIDAY, update_id=1,
     )  # fmt: skip
     rows = dead_delivery_notices(admins, post, admins[0], "gave up", False, FRIDAY)

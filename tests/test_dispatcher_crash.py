@@ -18,7 +18,7 @@ from bot.admin import Admin, Draft
 from bot.clock import FixedClock, utcnow
 from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
-from bot.models import DeliveryState, Platform, Status, Subscription, UpdateText, Urgency
+from bot.models import DeliveryState, Status, Subscription, UpdateText, Urgency
 from bot.ports import Pacing
 from bot.store import Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
@@ -30,9 +30,7 @@ WS = "g1"
 
 async def fan_out(admin: Admin, channels: list[str]) -> int:
     for channel in channels:
-        await admin.subscribe(
-            ADMIN, Subscription(0, Platform.DISCORD, WS, channel, "en", timezone="UTC")
-        )
+        await admin.subscribe(ADMIN, Subscription(0, "discord", WS, channel, "en", timezone="UTC"))
     update = await admin.post(
         ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("The strike is on")}, Urgency.URGENT)
     )
@@ -154,7 +152,7 @@ async def test_two_dispatchers_on_one_postgresql_database_never_double_send() ->
         a, b = (
             Dispatcher(
                 store,
-                {Platform.DISCORD: adapter},
+                {"discord": adapter},
                 CAMPAIGN,
                 clock,
                 settings=DeliverySection(),

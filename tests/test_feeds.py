@@ -11,32 +11,34 @@ import pytest
 from adapters.web._feeds import calendar_events
 from adapters.web._feeds import icalendar as render_calendar
 from bot.admin import Draft
-from bot.app import Runtime
 from bot.clock import FixedClock
+from bot.context import PluginContext
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from tests.support import ADMIN, CAMPAIGN
-from tests.web_support import MONDAY_6AM, Timeline, client_for, la, make_runtime, seed
+from tests.web_support import MONDAY_6AM, Timeline, client_for, la, seed, web_context
 
 
 @pytest.fixture
-async def runtime(store: Store, clock: FixedClock) -> Runtime:
-    return make_runtime(store, clock)
+async def runtime(store: Store, clock: FixedClock) -> PluginContext:
+    return web_context(store, clock)
 
 
 @pytest.fixture
-async def timeline(runtime: Runtime, clock: FixedClock) -> Timeline:
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
     return await seed(runtime.store, runtime.admin, clock)
 
 
-async def fetch(runtime: Runtime, path: str) -> tuple[bytes, str]:
+async def fetch(runtime: PluginContext, path: str) -> tuple[bytes, str]:
     async with client_for(runtime) as client:
         response = await client.get(path)
         assert response.status == 200, path
         return await response.read(), response.headers["Content-Type"]
 
 
-async def test_atom_feed_has_every_public_update(runtime: Runtime, timeline: Timeline) -> None:
+async def test_atom_feed_has_every_public_update(
+    runtime: PluginContext, timeline: Timeline
+) -> None:
     body, content_type = await fetch(runtime, "/feed.atom")
     assert content_type == "application/atom+xml; charset=utf-8"
     feed = feedparser.parse(body)
@@ -66,7 +68,7 @@ async def test_atom_feed_has_every_public_update(runtime: Runtime, timeline: Tim
     assert "Join the picket line" in began.content[0].value
 
 
-async def test_spanish_atom_feed(runtime: Runtime, timeline: Timeline) -> None:
+async def test_spanish_atom_feed(runtime: PluginContext, timeline: Timeline) -> None:
     body, _ = await fetch(runtime, "/es/feed.atom")
     feed = feedparser.parse(body)
     assert feed.bozo == 0
@@ -81,7 +83,7 @@ async def test_spanish_atom_feed(runtime: Runtime, timeline: Timeline) -> None:
 
 
 async def test_feeds_leave_out_unpublished_updates(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     await runtime.admin.post(
         ADMIN,
@@ -99,7 +101,7 @@ async def test_feeds_leave_out_unpublished_updates(
 
 
 async def test_calendar_has_next_steps_and_cancels_retracted_ones(
-    runtime: Runtime, timeline: Timeline
+    runtime: PluginContext, timeline: Timeline
 ) -> None:
     body, content_type = await fetch(runtime, "/calendar.ics")
     assert content_type == "text/calendar; charset=utf-8"
@@ -120,7 +122,7 @@ async def test_calendar_has_next_steps_and_cancels_retracted_ones(
     assert str(thursday["UID"]) != str(monday["UID"])
 
 
-async def test_spanish_calendar(runtime: Runtime, timeline: Timeline) -> None:
+async def test_spanish_calendar(runtime: PluginContext, timeline: Timeline) -> None:
     body, _ = await fetch(runtime, "/es/calendar.ics")
     events = icalendar.Calendar.from_ical(body).walk("VEVENT")
     assert str(events[1]["SUMMARY"]) == (
@@ -130,7 +132,7 @@ async def test_spanish_calendar(runtime: Runtime, timeline: Timeline) -> None:
 
 
 async def test_a_later_update_describes_the_same_moment(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     """Two updates naming Monday 6:00 make one event, worded by the newer one."""
     clock.advance(hours=2)

@@ -234,13 +234,9 @@ async def test_edit_retract_approve_answer_any_arguments(
     check(await commands.retract(context, update_id, reason), caplog)
 
 
-async def test_an_unknown_platform_in_the_context_still_gets_a_reply(
-    commands: Commands, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Even a broken adapter (a platform the core does not know) gets an answer, not a
-    traceback: the one case where the internal-error reply is right."""
-    odd = CommandContext("carrier-pigeon", Actor("carrier-pigeon", "x"), "w", "c")  # type: ignore[arg-type]
-    with caplog.at_level(logging.ERROR, logger="bot.commands"):
-        reply = await commands.status(odd)
-    assert not reply.ok and reply.message.body == say("en", "internal_error")
-    assert any(r.name == "bot.commands" for r in caplog.records)
+async def test_a_platform_the_core_has_never_heard_of_gets_answers(commands: Commands) -> None:
+    """The core names no platform: a context from any plugin (here one nobody installed)
+    is answered like any other."""
+    odd = CommandContext("carrier_pigeon", Actor("carrier_pigeon", "x"), "w", "c")
+    reply = await commands.status(odd)
+    assert reply.ok and reply.message.title

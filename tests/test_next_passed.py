@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands
-from bot.models import Platform, Status, UpdateText
+from bot.models import Status, UpdateText
 from bot.store import Store
 from tests.support import ADMIN, ADMINS, CAMPAIGN
 
@@ -26,7 +26,7 @@ async def test_a_next_step_in_the_past_is_marked_as_passed(
             next_step_at=monday,
         ),
     )
-    ctx = CommandContext(Platform.DISCORD, ADMIN, "guild", "news")
+    ctx = CommandContext("discord", ADMIN, "guild", "news")
 
     before = await commands.next_step(ctx)
     (when,) = [f.value for f in before.message.fields if f.name == "When"]
@@ -37,7 +37,7 @@ async def test_a_next_step_in_the_past_is_marked_as_passed(
     (when,) = [f.value for f in after.message.fields if f.name == "When"]
     assert when.endswith("(this has passed; no newer update yet)")
     spanish = await commands.next_step(
-        CommandContext(Platform.DISCORD, ADMIN, "guild", "news", locale="es-ES")
+        CommandContext("discord", ADMIN, "guild", "news", locale="es-ES")
     )
     (cuando,) = [f.value for f in spanish.message.fields if f.name == "Cuándo"]
     assert "ya pasó" in cuando

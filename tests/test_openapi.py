@@ -19,29 +19,29 @@ from openapi_spec_validator import validate
 from schemathesis import GenerationMode
 
 from adapters.web import build_app
-from bot.app import Runtime
 from bot.clock import FixedClock
+from bot.context import PluginContext
 from bot.store import Store
-from tests.web_support import TOKEN, Timeline, client_for, make_runtime, seed
+from tests.web_support import TOKEN, Timeline, client_for, seed, web_context
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 EXAMPLES = 12  # per operation and mode: enough to walk each schema, bounded in time
 
 
 @pytest.fixture
-async def runtime(store: Store, clock: FixedClock) -> Runtime:
-    return make_runtime(store, clock)
+async def runtime(store: Store, clock: FixedClock) -> PluginContext:
+    return web_context(store, clock)
 
 
 @pytest.fixture
-async def timeline(runtime: Runtime, clock: FixedClock) -> Timeline:
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
     return await seed(runtime.store, runtime.admin, clock)
 
 
 async def test_document_is_valid_openapi_and_covers_every_route(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
-    runtime = make_runtime(sqlite_store, clock)
+    runtime = web_context(sqlite_store, clock)
     async with client_for(runtime) as client:
         response = await client.get("/api/v1/openapi.json")
         assert response.status == 200
@@ -130,7 +130,7 @@ def exercise(document: dict[str, Any], base_url: str, known: dict[str, list[Any]
     return failures
 
 
-async def test_api_keeps_to_its_document(runtime: Runtime, timeline: Timeline) -> None:
+async def test_api_keeps_to_its_document(runtime: PluginContext, timeline: Timeline) -> None:
     async with client_for(runtime) as client:
         document = await (await client.get("/api/v1/openapi.json")).json()
         base_url = str(client.make_url("")).rstrip("/")

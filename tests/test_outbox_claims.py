@@ -16,7 +16,6 @@ from bot.models import (
     Delivery,
     DeliveryAction,
     DeliveryState,
-    Platform,
     Status,
     Subscription,
     Update,
@@ -28,13 +27,13 @@ from bot.store import outbox_queries as q
 from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database
 
 LEASE = timedelta(seconds=60)
-DISCORD = str(Platform.DISCORD)
+DISCORD = "discord"
 
 
 async def subscribe(admin: Admin, count: int) -> list[Subscription]:
     return [
         await admin.subscribe(
-            ADMIN, Subscription(0, Platform.DISCORD, "g1", f"c{i}", "en", timezone="UTC")
+            ADMIN, Subscription(0, "discord", "g1", f"c{i}", "en", timezone="UTC")
         )
         for i in range(count)
     ]
@@ -72,7 +71,7 @@ async def test_a_claim_takes_due_rows_once_until_its_lease_lapses(
     subs = await subscribe(admin, 3)
     update = await post(admin)
     later = NewDelivery(
-        "briefing:later", subs[0].id, Platform.DISCORD, DeliveryAction.BRIEFING,
+        "briefing:later", subs[0].id, "discord", DeliveryAction.BRIEFING,
         clock() + timedelta(hours=1), payload={"message": {"title": "later"}},
     )  # fmt: skip
     async with store.write() as tx:
@@ -106,7 +105,7 @@ async def test_a_claim_takes_the_earliest_due_rows_up_to_its_limit(
 ) -> None:
     (sub,) = await subscribe(admin, 1)
     rows = [
-        NewDelivery(f"notice:{minutes}", sub.id, Platform.DISCORD, DeliveryAction.NOTICE,
+        NewDelivery(f"notice:{minutes}", sub.id, "discord", DeliveryAction.NOTICE,
                     clock() - timedelta(minutes=minutes), payload={"message": {"title": "x"}})
         for minutes in (5, 50, 20, 1)
     ]  # fmt: skip

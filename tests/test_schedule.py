@@ -18,21 +18,12 @@ from apscheduler.triggers.cron import CronTrigger
 from rich.console import Console
 from sqlalchemy import text, update
 
-import bot.briefing_runs
+import bot.schedule
 from adapters.console import ConsoleAdapter
 from bot.admin import Admin
-from bot.app import Runtime
 from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
-from bot.clock import FixedClock
-from bot.config import Settings, StrikeConfig, parse_config
-from bot.dispatcher import Dispatcher
-from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
-from bot.models import DeliveryAction, DeliveryState, Platform, Subscription
-from bot.ports import MessageKind
-from bot.schedule import (
-    BriefingScheduler,
+from bot.briefing_times import (
     BriefingSlot,
-    cron_trigger,
     format_days,
     latest_briefing,
     local_date_for,
@@ -40,6 +31,14 @@ from bot.schedule import (
     next_briefing_time,
     slot_on,
 )
+from bot.clock import FixedClock
+from bot.config import DeliverySection
+from bot.dispatcher import Dispatcher
+from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
+from bot.metrics import Metrics
+from bot.models import DeliveryAction, DeliveryState, Subscription
+from bot.ports import MessageKind
+from bot.schedule import BriefingScheduler, cron_trigger
 from bot.store import Store
 from bot.store import schema as t
 from bot.store.briefings import list_runs
@@ -64,7 +63,7 @@ def channel(at: time | None, *, days: frozenset[int] = frozenset(range(7)), tz: 
             name: str = "c1", language: str = "en") -> Subscription:  # fmt: skip
     return Subscription(
         id=0,
-        platform=Platform.DISCORD,
+        platform="discord",
         workspace="g1",
         channel=name,
         language=language,
@@ -85,33 +84,9 @@ def walk(sub: Subscription, start: datetime, count: int) -> list[BriefingSlot]:
     return slots
 
 
-def config(grace_minutes: int = 120) -> StrikeConfig:
-    return parse_config(
-        {
-            "campaign": {
-                "slug": CAMPAIGN.slug,
-                "union": CAMPAIGN.union,
-                "employer": CAMPAIGN.employer,
-                "start_date": CAMPAIGN.start_date,
-                "strike_start": CAMPAIGN.strike_start,
-                "timezone": CAMPAIGN.timezone,
-                "languages": list(CAMPAIGN.languages),
-                "public_url": CAMPAIGN.public_url,
-            },
-            "briefings": {"grace_minutes": grace_minutes},
-        }
-    )
-
-
-def runtime_for(store: Store, clock: FixedClock) -> Runtime:
-    return Runtime(
-        settings=Settings.from_env({}),
-        config=config(),
-        campaign=CAMPAIGN,
-        store=store,
-        admin=Admin(store, CAMPAIGN, ADMINS, clock),
-        clock=clock,
-    )
+def scheduler_for(store: Store, clock: FixedClock, **options: Any) -> BriefingScheduler:
+    """The scheduler as `strikebot run` builds it, for the test campaign."""
+    return BriefingScheduler(store, CAMPAIGN, clock, grace=GRACE, metrics=Metrics(), **options)
 
 
 async def briefing_rows(store: Store) -> list[tuple[int, str]]:
@@ -122,8 +97,8 @@ async def briefing_rows(store: Store) -> list[tuple[int, str]]:
     )
 
 
-def runs_metric(runtime: Runtime, outcome: str) -> float:
-    value = runtime.metrics.registry.get_sample_value(
+def runs_metric(scheduler: BriefingScheduler, outcome: str) -> float:
+    value = scheduler.metrics.registry.get_sample_value(
         "strikebot_briefing_runs_total", {"outcome": outcome}
     )
     return value or 0.0
@@ -284,8 +259,7 @@ async def test_dst_nights_give_one_briefing_per_local_date(
         await subscribe(admin, channel(at, name=f"c{at.hour}{at.minute}"))
         for at in (time(7, 0), time(1, 30), time(2, 30))
     ]
-    runtime = runtime_for(store, clock)
-    scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     triggers = scheduler.jobs()
@@ -314,8 +288,8 @@ async def test_dst_nights_give_one_briefing_per_local_date(
     assert len({key for _, key in rows}) == len(rows)
     expected_fires = 15 + (1 if month == "november" else 0)
     assert len(fires) == expected_fires
-    assert runs_metric(runtime, "queued") == 15
-    assert runs_metric(runtime, "duplicate") == expected_fires - 15
+    assert runs_metric(scheduler, "queued") == 15
+    assert runs_metric(scheduler, "duplicate") == expected_fires - 15
     night = date(2019, 3, 10) if month == "march" else date(2019, 11, 3)
     for sub in subs:
         assert (sub.id, f"briefing:s{sub.id}:{night.isoformat()}") in rows
@@ -386,8 +360,7 @@ async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_cha
         assert outcomes == {Outcome.QUEUED: 40, Outcome.DUPLICATE: 60}
         # Two whole schedulers (as if leadership had failed) firing every job at once.
         schedulers = [
-            BriefingScheduler(runtime_for(s, clock), leadership=SoleLeadership())
-            for s in (store_a, store_b)
+            scheduler_for(s, clock, leadership=SoleLeadership()) for s in (store_a, store_b)
         ]
         clock.now = slot.at + timedelta(days=1, seconds=30)
         for scheduler in schedulers:
@@ -414,19 +387,19 @@ async def test_restart_after_30_minutes_down_sends_late_once(
     sub = await subscribe(admin, channel(time(7, 0)))
     # The bot was down from 06:50 and comes back at 07:30.
     clock.now = la(2019, 1, 18, 7, 30)
-    first = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    first = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(first)
     await first.start()
     assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
-    assert runs_metric(first.runtime, "queued") == 1
+    assert runs_metric(first, "queued") == 1
     await first.stop()
     # Another restart ten minutes later sends nothing more.
     clock.now = la(2019, 1, 18, 7, 40)
-    second = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    second = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(second)
     await second.start()
     assert len(await briefing_rows(store)) == 1
-    assert runs_metric(second.runtime, "queued") == runs_metric(second.runtime, "duplicate") == 0
+    assert runs_metric(second, "queued") == runs_metric(second, "duplicate") == 0
 
 
 async def test_a_briefing_due_while_the_leader_catches_up_is_queued(
@@ -438,16 +411,16 @@ async def test_a_briefing_due_while_the_leader_catches_up_is_queued(
 ) -> None:
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
-    real_catch_up = bot.briefing_runs.catch_up
+    real_catch_up = bot.schedule.catch_up
 
     async def slow_catch_up(*args: Any, **kwargs: Any) -> dict[int, Outcome]:
         outcomes = await real_catch_up(*args, **kwargs)
         clock.now = la(2019, 1, 18, 7, 0, 3)  # 07:00 passed while it ran
         return outcomes
 
-    monkeypatch.setattr(bot.briefing_runs, "catch_up", slow_catch_up)
+    monkeypatch.setattr(bot.schedule, "catch_up", slow_catch_up)
     clock.now = la(2019, 1, 18, 6, 59, 59)  # taking over the lead one second before 07:00
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     await scheduler.drain()
@@ -464,7 +437,7 @@ async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
     clock.now = la(2019, 1, 18, 12, 0)
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     with caplog.at_level("WARNING", logger="strikebot.briefings"):
         await scheduler.start()
@@ -474,7 +447,7 @@ async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(
     assert [(r.subscription_id, r.local_date, r.outcome, r.delivery_id) for r in runs] == [
         (sub.id, date(2019, 1, 18), "skipped", None)
     ]
-    assert runs_metric(scheduler.runtime, "skipped_late") == 1
+    assert runs_metric(scheduler, "skipped_late") == 1
     assert "skipped 1 briefing(s) missed by more than the 120-minute grace" in caplog.text
     assert "discord:g1/c1 (2019-01-18, due 2019-01-18T15:00:00+00:00, 300 minutes ago)" in (
         caplog.text
@@ -500,7 +473,7 @@ async def test_a_job_firing_too_late_is_skipped_not_sent(
     clock.now = la(2019, 1, 17, 12, 0)
     on_time = await subscribe(admin, channel(time(7, 0), name="a"))
     late = await subscribe(admin, channel(time(7, 0), name="b"))
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     clock.now = la(2019, 1, 18, 8, 30)  # 90 minutes late: within the 2-hour grace
@@ -510,7 +483,7 @@ async def test_a_job_firing_too_late_is_skipped_not_sent(
     scheduler.fire(late.id)
     await scheduler.drain()
     assert await briefing_rows(store) == [(on_time.id, f"briefing:s{on_time.id}:2019-01-18")]
-    assert runs_metric(scheduler.runtime, "skipped_late") == 1
+    assert runs_metric(scheduler, "skipped_late") == 1
 
 
 async def test_send_now_counts_as_todays_briefing_once(
@@ -539,7 +512,7 @@ async def test_refresh_follows_changes_made_by_another_process(
 ) -> None:
     clock.now = la(2019, 1, 18, 6, 0)
     sub = await subscribe(admin, channel(None))
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     assert scheduler.jobs() == {}
@@ -600,7 +573,7 @@ async def test_apscheduler_runs_the_job_it_was_given(
     """The real AsyncIOScheduler path: a job made due now runs, queues, and is rescheduled."""
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     aps = scheduler.apscheduler
@@ -631,8 +604,8 @@ async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
         sub = await subscribe(Admin(store_a, CAMPAIGN, ADMINS, clock), channel(time(7, 0)))
         lock_a = PostgresLeadership(store_a.engine.url)
         lock_b = PostgresLeadership(store_b.engine.url)
-        first = BriefingScheduler(runtime_for(store_a, clock), leadership=lock_a)
-        second = BriefingScheduler(runtime_for(store_b, clock), leadership=lock_b)
+        first = scheduler_for(store_a, clock, leadership=lock_a)
+        second = scheduler_for(store_b, clock, leadership=lock_b)
         try:
             await first.start()
             await second.start()
@@ -649,9 +622,7 @@ async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
             assert second.is_leader and set(second.jobs()) == {sub.id}
 
             # The new holder dies (its connection is cut): PostgreSQL frees the lock.
-            third = BriefingScheduler(
-                runtime_for(store_a, clock), leadership=PostgresLeadership(store_a.engine.url)
-            )
+            third = scheduler_for(store_a, clock, leadership=PostgresLeadership(store_a.engine.url))
             await third.start()
             assert not third.is_leader
             async with store_a.read() as tx:
@@ -671,8 +642,8 @@ async def test_one_scheduler_per_sqlite_database(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'one.db'}"
     async with Store.open(url) as store:
         clock = FixedClock(la(2019, 1, 17, 12, 0))
-        first = BriefingScheduler(runtime_for(store, clock))
-        second = BriefingScheduler(runtime_for(store, clock))
+        first = scheduler_for(store, clock)
+        second = scheduler_for(store, clock)
         await first.start()
         await second.start()
         try:
@@ -705,7 +676,7 @@ async def test_a_channel_with_an_unknown_time_zone_does_not_stop_the_others(
             .values(timezone="America/Atlantis")
         )
     clock.now = la(2019, 1, 18, 7, 30)
-    scheduler = BriefingScheduler(runtime_for(store, clock), leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     assert set(scheduler.jobs()) == {good.id}
@@ -724,20 +695,19 @@ async def test_the_dispatcher_delivers_a_queued_briefing_once(
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(
         admin,
-        replace(channel(time(7, 0), language="es"), platform=Platform.CONSOLE, workspace="local"),
+        replace(channel(time(7, 0), language="es"), platform="console", workspace="local"),
     )
-    runtime = runtime_for(store, clock)
-    scheduler = BriefingScheduler(runtime, leadership=SoleLeadership())
+    scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
     console = ConsoleAdapter(Console(file=io.StringIO()), json_output=True)
     dispatcher = Dispatcher(
         store,
-        {Platform.CONSOLE: console},
+        {"console": console},
         CAMPAIGN,
         clock,
-        settings=runtime.config.delivery,
-        metrics=runtime.metrics,
+        settings=DeliverySection(),
+        metrics=scheduler.metrics,
     )
     for minutes in (0, 1):  # the job, then a stray second fire a minute later
         clock.now = la(2019, 1, 18, 7, minutes)

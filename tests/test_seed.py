@@ -16,7 +16,7 @@ from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
 from bot.config import StrikeConfig, load_config, parse_config
 from bot.errors import ConfigError
-from bot.models import DemandStatus, Platform, UpdateState, UpdateText
+from bot.models import DemandStatus, UpdateState, UpdateText
 from bot.seed import apply_seed
 from bot.store import Store
 from bot.store import schema as t
@@ -96,7 +96,7 @@ async def test_seeded_updates_are_history_and_queue_nothing(
     assert pay.history[0].at == datetime(2019, 1, 11, 20, 0, tzinfo=UTC)
     assert "Los Angeles Times" in pay.history[0].source
     assert pay.text("es").employer_offer.startswith("Un aumento del 6%")
-    slack = next(s for s in subs if s.platform is Platform.SLACK)
+    slack = next(s for s in subs if s.platform == "slack")
     assert slack.timezone == "America/Los_Angeles"  # the campaign's, when none is given
     assert slack.quiet_hours is not None and slack.briefing_time is not None
 
@@ -124,7 +124,7 @@ async def test_edits_made_through_the_bot_survive_a_restart(
         offer={"en": "6% with no strings"},
         source="District proposal, Jan 19",
     )
-    removed = next(s for s in subs if s.platform is Platform.DISCORD)
+    removed = next(s for s in subs if s.platform == "discord")
     await admin.unsubscribe(CLI_ACTOR, removed.id)
     before = await counts(store)
 

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.slack import SlackSettings, api_base, connection_mode, escape, render
 from adapters.slack import _modals as modals
-from adapters.slack import api_base, connection_mode, escape, render
-from bot.config import Settings
 from bot.errors import ConfigError
 from bot.messages import update_message
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
@@ -174,8 +173,8 @@ def test_what_a_form_returns_is_read_back() -> None:
     assert modals.picked_time(values["publish_at"]) == datetime(2019, 1, 20, 16, 0, tzinfo=UTC)
 
 
-def settings_with(**env: str) -> Settings:
-    return Settings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", **env})
+def settings_with(**env: str) -> SlackSettings:
+    return SlackSettings.from_env({"SLACK_BOT_TOKEN": "xoxb-1", **env})
 
 
 def test_the_connection_mode_follows_the_tokens() -> None:

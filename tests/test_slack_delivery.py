@@ -17,7 +17,6 @@ from bot.errors import PermanentDeliveryError, TransientDeliveryError
 from bot.messages import update_message
 from bot.models import (
     DeliveryState,
-    Platform,
     Status,
     Subscription,
     UpdateText,
@@ -203,8 +202,8 @@ async def test_mentions_in_an_update_notify_nobody(bot: SlackBot, slack: FakeSla
 def dispatcher(bot: SlackBot) -> Dispatcher:
     return Dispatcher(
         bot.store,
-        {Platform.SLACK: bot.adapter},
-        bot.runtime.campaign,
+        {"slack": bot.adapter},
+        bot.ctx.campaign,
         bot.clock,
         settings=bot.config.delivery,
         worker_id="slack-test",
@@ -217,7 +216,7 @@ def dispatcher(bot: SlackBot) -> Dispatcher:
 
 async def subscribe(bot: SlackBot, channel: str, language: str = "en") -> Subscription:
     return await bot.admin.subscribe(
-        SECOND_ADMIN, Subscription(0, Platform.SLACK, TEAM, channel, language)
+        SECOND_ADMIN, Subscription(0, "slack", TEAM, channel, language)
     )
 
 
@@ -226,7 +225,7 @@ async def test_a_form_post_reaches_every_subscribed_channel_once(
 ) -> None:
     for channel, language in (("C0ONE", "en"), ("C0TWO", "en"), ("C0ESPANOL", "es")):
         await subscribe(bot, channel, language)
-    await bot.admin.subscribe(SECOND_ADMIN, Subscription(0, Platform.DISCORD, "g1", "c1", "en"))
+    await bot.admin.subscribe(SECOND_ADMIN, Subscription(0, "discord", "g1", "c1", "en"))
     response = await bot.command("post", user="U0ADMIN")
     assert response.status == 200 and response.text == ""
     form = slack.views[list(slack.views)[-1]]
@@ -257,7 +256,7 @@ async def test_a_form_post_reaches_every_subscribed_channel_once(
     assert stats.sent == 3 and stats.dead == 0  # the Discord row is not Slack's to send
     assert again.sent == 0
     async with bot.store.read() as tx:
-        sent = [d for d in await tx.list_deliveries() if d.platform is Platform.SLACK]
+        sent = [d for d in await tx.list_deliveries() if d.platform == "slack"]
         subs = {s.id: s.channel for s in await tx.list_subscriptions()}
     by_channel = {subs[d.subscription_id]: d for d in sent}
     assert {d.state for d in sent} == {DeliveryState.SENT}

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from bot import i18n
 from bot.admin import Draft
 from bot.clock import FixedClock
-from bot.models import Platform, Status, Subscription, UpdateState, UpdateText, Urgency
+from bot.models import Status, Subscription, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from bot.store.schema import processed_events
 from tests.fakes.slack import (
@@ -98,9 +98,7 @@ async def test_help_is_personal(bot: SlackBot) -> None:
 
 
 async def test_a_spanish_channel_is_answered_in_spanish(bot: SlackBot) -> None:
-    await bot.admin.subscribe(
-        SLACK_ADMIN, Subscription(0, Platform.SLACK, "T0STRIKE", "C0ESPANOL", "es")
-    )
+    await bot.admin.subscribe(SLACK_ADMIN, Subscription(0, "slack", "T0STRIKE", "C0ESPANOL", "es"))
     await post_update(bot)
     reply = (await bot.command("status", channel="C0ESPANOL")).json()
     assert i18n.status_label(Status.STRIKE_ON, "es") in reply["blocks"][0]["text"]["text"]
@@ -183,7 +181,7 @@ async def test_a_retried_request_is_handled_once_across_instances(
     assert retried.text == ""
     async with store.read() as tx:
         saves = [e for e in await tx.list_audit() if e.action == "subscription.save"]
-        subs = await tx.list_subscriptions(platform=Platform.SLACK)
+        subs = await tx.list_subscriptions(platform="slack")
     assert len(saves) == 1
     assert saves[0].actor == "slack:U0ADMIN (alex)"
     assert [(s.workspace, s.channel) for s in subs] == [("T0STRIKE", "C0GENERAL")]
@@ -242,9 +240,7 @@ def answer_view(response: Any, action: str) -> dict[str, Any]:
 async def test_posting_through_the_form_previews_then_posts_once(
     bot: SlackBot, slack: FakeSlack
 ) -> None:
-    await bot.admin.subscribe(
-        SLACK_ADMIN, Subscription(0, Platform.SLACK, "T0STRIKE", "C0GENERAL", "en")
-    )
+    await bot.admin.subscribe(SLACK_ADMIN, Subscription(0, "slack", "T0STRIKE", "C0GENERAL", "en"))
     form = await open_form(bot, slack, "post")
     preview = answer_view(
         await bot.submit(
@@ -500,14 +496,15 @@ async def test_health_reports_the_workspace(bot: SlackBot) -> None:
 async def test_the_bots_own_web_server_serves_slack_events(
     sqlite_store: Store, clock: FixedClock, slack: FakeSlack
 ) -> None:
-    """What `strikebot run` does: the adapter's mount in runtime.web_mounts, applied by the
-    web adapter's build_app, next to the status page."""
+    """What `strikebot run` does: the web plugin and the Slack plugin both mount their
+    routes on one server, next to the status page."""
 
     from adapters.web import build_app
+    from tests.support import plugin_ctx
 
     async with SlackBot(sqlite_store, clock, slack) as bot:
-        bot.runtime.web_mounts.append(bot.adapter.mount)
-        runner = web.AppRunner(build_app(bot.runtime), access_log=None)
+        site_ctx = plugin_ctx("web", sqlite_store, clock)
+        runner = web.AppRunner(build_app(site_ctx, bot.adapter), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -10,7 +10,6 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.errors import ConfigError
-from bot.models import Platform
 from bot.store import Store
 from tests.fakes.slack import (
     FakeSlack,
@@ -70,7 +69,7 @@ async def test_a_redelivered_envelope_is_handled_once(bot: SlackBot, slack: Fake
     assert "payload" not in await slack.wait_ack(again)  # acked, and nothing else
     async with bot.store.read() as tx:
         saves = [e for e in await tx.list_audit() if e.action == "subscription.save"]
-        [sub] = await tx.list_subscriptions(platform=Platform.SLACK)
+        [sub] = await tx.list_subscriptions(platform="slack")
     assert len(saves) == 1
     assert (sub.workspace, sub.channel) == ("T0STRIKE", "C0GENERAL")
 

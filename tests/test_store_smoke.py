@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from bot.admin import Admin, Draft
 from bot.clock import FixedClock
-from bot.models import Platform, Status, Subscription, UpdateText, Urgency
+from bot.models import Status, Subscription, UpdateText, Urgency
 from bot.store import Store
 from tests.support import ADMIN
 
@@ -12,7 +12,7 @@ async def test_post_queues_one_delivery_per_channel(
 ) -> None:
     for channel in ("c1", "c2"):
         await admin.subscribe(
-            ADMIN, Subscription(0, Platform.DISCORD, "g1", channel, "en", timezone="UTC")
+            ADMIN, Subscription(0, "discord", "g1", channel, "en", timezone="UTC")
         )
     update = await admin.post(
         ADMIN,

@@ -17,7 +17,7 @@ from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import load_config
 from bot.errors import ImportRefused
-from bot.models import DemandStatus, Platform, Status, Subscription, UpdateText, Urgency
+from bot.models import DemandStatus, Status, Subscription, UpdateText, Urgency
 from bot.seed import apply_seed
 from bot.store import Store
 from bot.store import schema as t
@@ -49,7 +49,7 @@ async def fill(store: Store, clock: FixedClock) -> None:
     await apply_seed(store, config, clock)
     admin = Admin(store, CAMPAIGN, ADMINS, clock)
     subs = [
-        await admin.subscribe(ADMIN, Subscription(0, Platform.DISCORD, "g1", c, "en"))
+        await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", c, "en"))
         for c in ("c1", "c2", "c3")
     ]
     clock.advance(minutes=1)
@@ -174,7 +174,7 @@ async def test_importing_into_postgres_or_sqlite_keeps_ids_and_continues_after_t
     admin = Admin(store, CAMPAIGN, ADMINS, clock)
     update = await admin.post(ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("After import")}))
     assert update.id == max(u.id for u in doc.updates) + 1
-    sub = await admin.subscribe(ADMIN, Subscription(0, Platform.SLACK, "T9", "C9", "en"))
+    sub = await admin.subscribe(ADMIN, Subscription(0, "slack", "T9", "C9", "en"))
     assert sub.id == max(s.id for s in doc.subscriptions) + 1
 
 

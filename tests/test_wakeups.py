@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from bot.admin import Admin, Draft
 from bot.clock import FixedClock
-from bot.models import Platform, Status, Subscription, UpdateText
+from bot.models import Status, Subscription, UpdateText
 from bot.store import Store, wakeups
 from bot.store.wakeups import watch_other_writers
 from tests.support import ADMIN, ADMINS, CAMPAIGN
@@ -55,9 +55,7 @@ async def test_write_from_another_engine_sets_outbox_event(
         await watcher_ready(store)
         async with Store.open(db_url, migrate=False) as other:
             admin = Admin(other, CAMPAIGN, ADMINS, clock)
-            await admin.subscribe(
-                ADMIN, Subscription(0, Platform.DISCORD, "g", "c", "en", timezone="UTC")
-            )
+            await admin.subscribe(ADMIN, Subscription(0, "discord", "g", "c", "en", timezone="UTC"))
             store.outbox_written.clear()
             # `store` never writes here: only the watcher can set its event.
             await admin.post(ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("On strike")}))

@@ -19,9 +19,9 @@ from adapters.web._cache import Rendered, ResponseCache, SharedCheck
 from adapters.web._present import DEMAND_COLOURS, contrast, readable, span
 from bot import i18n
 from bot.admin import Draft
-from bot.app import Runtime
 from bot.clock import FixedClock
-from bot.models import Platform, Status, Subscription, Update, UpdateText, Urgency
+from bot.context import PluginContext
+from bot.models import Status, Subscription, Update, UpdateText, Urgency
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import Store
 from tests.support import ADMIN, CAMPAIGN, SECOND_ADMIN
@@ -31,9 +31,9 @@ from tests.web_support import (
     Timeline,
     client_for,
     la,
-    make_runtime,
     parse_html,
     seed,
+    web_context,
 )
 
 Client = TestClient[Any, Any]
@@ -41,24 +41,24 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
-async def runtime(store: Store, clock: FixedClock) -> Runtime:
-    return make_runtime(store, clock)
+async def runtime(store: Store, clock: FixedClock) -> PluginContext:
+    return web_context(store, clock)
 
 
 @pytest.fixture
-async def timeline(runtime: Runtime, clock: FixedClock) -> Timeline:
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
     return await seed(runtime.store, runtime.admin, clock)
 
 
 # Tests about rendering or HTTP plumbing rather than queries run on SQLite only, to keep
 # this file fast; everything that reads or writes through the store runs on both.
 @pytest.fixture
-async def lite(sqlite_store: Store, clock: FixedClock) -> Runtime:
-    return make_runtime(sqlite_store, clock)
+async def lite(sqlite_store: Store, clock: FixedClock) -> PluginContext:
+    return web_context(sqlite_store, clock)
 
 
 @pytest.fixture
-async def lite_timeline(lite: Runtime, clock: FixedClock) -> Timeline:
+async def lite_timeline(lite: PluginContext, clock: FixedClock) -> Timeline:
     return await seed(lite.store, lite.admin, clock)
 
 
@@ -76,7 +76,7 @@ async def audit_count(store: Store) -> int:
 # -- the status page -------------------------------------------------------------------------
 
 
-async def test_status_page_in_english(runtime: Runtime, timeline: Timeline) -> None:
+async def test_status_page_in_english(runtime: PluginContext, timeline: Timeline) -> None:
     async with client_for(runtime) as client:
         html, status = await get_html(client, "/")
     assert status == 200
@@ -118,7 +118,7 @@ async def test_status_page_in_english(runtime: Runtime, timeline: Timeline) -> N
     assert len(table.one("tbody").all("tr")) == 5
 
 
-async def test_status_page_in_spanish(lite: Runtime, lite_timeline: Timeline) -> None:
+async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Timeline) -> None:
     async with client_for(lite) as client:
         html, status = await get_html(client, "/es/")
         redirect = await client.get("/es", allow_redirects=False)
@@ -148,7 +148,7 @@ async def test_status_page_in_spanish(lite: Runtime, lite_timeline: Timeline) ->
 
 
 async def test_timeline_shows_retraction_and_correction_honestly(
-    runtime: Runtime, timeline: Timeline
+    runtime: PluginContext, timeline: Timeline
 ) -> None:
     async with client_for(runtime) as client:
         html, _ = await get_html(client, "/")
@@ -172,7 +172,9 @@ async def test_timeline_shows_retraction_and_correction_honestly(
     assert not corrected.all("del")
 
 
-async def test_page_stays_small_with_many_long_updates(lite: Runtime, clock: FixedClock) -> None:
+async def test_page_stays_small_with_many_long_updates(
+    lite: PluginContext, clock: FixedClock
+) -> None:
     long_body = ("Negotiations continue at the district offices today. " * 400)[:19_900]
     for i in range(30):
         clock.advance(minutes=5)
@@ -195,7 +197,7 @@ async def test_page_stays_small_with_many_long_updates(lite: Runtime, clock: Fix
     assert "Showing the 20 most recent of 30 updates." in english.text()
 
 
-async def test_status_page_before_any_update(lite: Runtime) -> None:
+async def test_status_page_before_any_update(lite: PluginContext) -> None:
     async with client_for(lite) as client:
         html, status = await get_html(client, "/")
         api = await (await client.get("/api/v1/status")).json()
@@ -209,7 +211,9 @@ async def test_status_page_before_any_update(lite: Runtime) -> None:
 # -- one update -------------------------------------------------------------------------------
 
 
-async def test_update_page_shows_revision_history(runtime: Runtime, timeline: Timeline) -> None:
+async def test_update_page_shows_revision_history(
+    runtime: PluginContext, timeline: Timeline
+) -> None:
     async with client_for(runtime) as client:
         html, status = await get_html(client, f"/updates/{timeline.friday.id}")
         spanish, _ = await get_html(client, f"/es/updates/{timeline.friday.id}")
@@ -231,7 +235,7 @@ async def test_update_page_shows_revision_history(runtime: Runtime, timeline: Ti
 
 
 async def test_retracted_update_shows_as_retracted_everywhere(
-    runtime: Runtime, timeline: Timeline
+    runtime: PluginContext, timeline: Timeline
 ) -> None:
     reason = "The district had not confirmed Thursday's session."
     async with client_for(runtime) as client:
@@ -255,13 +259,13 @@ async def test_retracted_update_shows_as_retracted_everywhere(
 async def test_unpublished_updates_stay_private(
     store: Store, clock: FixedClock, timeline: Timeline
 ) -> None:
-    approving = make_runtime(
+    approving = web_context(
         store, clock, campaign=dataclasses.replace(CAMPAIGN, require_approval=True)
     )
     pending = await approving.admin.post(
         ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("Secret draft")})
     )
-    embargoed = await make_runtime(store, clock).admin.post(
+    embargoed = await web_context(store, clock).admin.post(
         ADMIN,
         Draft(Status.STRIKE_OVER, {"en": UpdateText("Tentative agreement reached")}),
         publish_at=la(2019, 1, 22, 9),
@@ -297,7 +301,7 @@ async def test_unpublished_updates_stay_private(
         assert "Tentative agreement reached" in await (await client.get("/")).text()
 
 
-async def test_unknown_pages_answer_404(lite: Runtime, lite_timeline: Timeline) -> None:
+async def test_unknown_pages_answer_404(lite: PluginContext, lite_timeline: Timeline) -> None:
     async with client_for(lite) as client:
         for path in ("/updates/999", "/updates/99999999999999", "/nothing", "/es/updates/999"):
             response = await client.get(path)
@@ -312,7 +316,7 @@ async def test_unknown_pages_answer_404(lite: Runtime, lite_timeline: Timeline) 
 
 
 async def test_pages_follow_the_clock_and_every_write(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     async with client_for(runtime) as client:
         first = await client.get("/")
@@ -388,7 +392,7 @@ async def test_many_ids_cannot_evict_the_hot_pages() -> None:
 # -- the public JSON API ---------------------------------------------------------------------
 
 
-async def test_api_status_updates_and_demands(runtime: Runtime, timeline: Timeline) -> None:
+async def test_api_status_updates_and_demands(runtime: PluginContext, timeline: Timeline) -> None:
     async with client_for(runtime) as client:
         status = await (await client.get("/api/v1/status")).json()
         es = await (await client.get("/api/v1/status?lang=es")).json()
@@ -438,7 +442,7 @@ async def test_api_status_updates_and_demands(runtime: Runtime, timeline: Timeli
 class FakeAdapter:
     """Just enough of bot.ports.Adapter for /healthz."""
 
-    platform = Platform.DISCORD
+    platform = "discord"
 
     def __init__(self, state: Mapping[str, object]) -> None:
         self.state = state
@@ -466,22 +470,24 @@ class FakeAdapter:
         return self.state
 
 
-async def test_healthz_metrics_and_web_mounts(lite: Runtime, lite_timeline: Timeline) -> None:
-    lite.health.adapters["discord"] = FakeAdapter({"connected": True, "latency_ms": 42})
-    lite.health.adapters["slack"] = FakeAdapter({"connected": False, "error": "invalid_auth"})
+async def test_healthz_metrics_and_web_mounts(lite: PluginContext, lite_timeline: Timeline) -> None:
+    lite.health.parts["discord"] = FakeAdapter({"connected": True, "latency_ms": 42})
+    lite.health.parts["slack"] = FakeAdapter({"connected": False, "error": "invalid_auth"})
 
     async def slack_events(request: web.Request) -> web.Response:
         return web.Response(text="slack here")
 
-    def mount(app: web.Application) -> None:
-        app.router.add_post("/slack/events", slack_events)
+    class SlackRoutes:
+        """Another plugin's part that mounts its own route on the same server."""
 
-    lite.web_mounts.append(mount)
+        def mount(self, app: web.Application) -> None:
+            app.router.add_post("/slack/events", slack_events)
+
     await lite.admin.subscribe(
-        ADMIN, Subscription(0, Platform.DISCORD, "guild", "chan", "en", timezone="UTC")
+        ADMIN, Subscription(0, "discord", "guild", "chan", "en", timezone="UTC")
     )
     await lite.admin.post(ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText("Day 5")}))
-    async with client_for(lite) as client:
+    async with client_for(lite, SlackRoutes()) as client:
         health = await client.get("/healthz")
         body = await health.json()
         mounted = await client.post("/slack/events")
@@ -514,7 +520,7 @@ async def test_healthz_reports_an_unreachable_database(clock: FixedClock) -> Non
     url = "postgresql+asyncpg://nobody@127.0.0.1:1/none"  # nothing listens on port 1
     unreachable = Store(create_engine(url), url)
     try:
-        async with client_for(make_runtime(unreachable, clock)) as client:
+        async with client_for(web_context(unreachable, clock)) as client:
             response = await client.get("/healthz")
             body = await response.json()
     finally:
@@ -525,7 +531,7 @@ async def test_healthz_reports_an_unreachable_database(clock: FixedClock) -> Non
 
 
 async def test_a_failing_store_still_serves_the_last_page(
-    lite: Runtime, lite_timeline: Timeline
+    lite: PluginContext, lite_timeline: Timeline
 ) -> None:
     from bot.store.engine import create_engine
 
@@ -548,7 +554,7 @@ async def test_a_failing_store_still_serves_the_last_page(
     assert health.status == 503
 
 
-async def test_public_data_may_be_read_by_other_sites(lite: Runtime) -> None:
+async def test_public_data_may_be_read_by_other_sites(lite: PluginContext) -> None:
     async with client_for(lite) as client:
         api = await client.get("/api/v1/status")
         feed = await client.get("/es/feed.atom")
@@ -616,7 +622,7 @@ BAD_CREDENTIALS: list[dict[str, str]] = [
 
 
 async def test_admin_api_without_a_valid_token_is_401_and_changes_nothing(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     before = await snapshot_of(runtime.store, clock)
     async with client_for(runtime) as client:
@@ -636,7 +642,7 @@ async def test_admin_api_without_a_valid_token_is_401_and_changes_nothing(
 async def test_admin_api_is_refused_when_the_token_is_unset(
     sqlite_store: Store, clock: FixedClock, lite_timeline: Timeline
 ) -> None:
-    lite = make_runtime(sqlite_store, clock, admin_token=None)
+    lite = web_context(sqlite_store, clock, admin_token=None)
     before = await snapshot_of(sqlite_store, clock)
     async with client_for(lite) as client:
         for method, path, body in ADMIN_CALLS:
@@ -652,7 +658,7 @@ async def test_admin_api_is_refused_when_the_token_is_unset(
 
 
 async def test_admin_api_posts_edits_retracts_and_records_with_audit(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     async with client_for(runtime) as client:
         posted = await client.post(
@@ -742,7 +748,7 @@ async def test_admin_api_posts_edits_retracts_and_records_with_audit(
 async def test_admin_api_approves_another_admins_update(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
-    lite = make_runtime(
+    lite = web_context(
         sqlite_store, clock, campaign=dataclasses.replace(CAMPAIGN, require_approval=True)
     )
     theirs: Update = await lite.admin.post(
@@ -908,7 +914,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
 
 
 async def test_admin_api_refuses_bad_requests_with_a_clear_json_error(
-    runtime: Runtime, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Timeline
 ) -> None:
     before = await snapshot_of(runtime.store, clock)
     async with client_for(runtime) as client:

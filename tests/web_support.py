@@ -1,4 +1,4 @@
-"""Shared by the web tests: a hand-built Runtime, a small LAUSD timeline, a served app.
+"""Shared by the web tests: the web plugin's context, a small LAUSD timeline, a served app.
 
 The timeline (times in Los Angeles), posted through the real admin use cases:
   Mon Jan 14 06:00  strike_on        "30,000 teachers walk out: the strike is on"
@@ -21,9 +21,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.web import build_app
 from bot.admin import Admin, Changes, Draft
-from bot.app import Runtime
 from bot.clock import FixedClock
-from bot.config import Settings, parse_config
+from bot.context import PluginContext
 from bot.models import (
     Campaign,
     Demand,
@@ -35,7 +34,7 @@ from bot.models import (
     Urgency,
 )
 from bot.store import Store
-from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY
+from tests.support import ADMIN, CAMPAIGN, FRIDAY, plugin_ctx
 
 LA = ZoneInfo("America/Los_Angeles")
 TOKEN = "test-admin-token-0123456789abcdef"
@@ -48,32 +47,16 @@ def la(year: int, month: int, day: int, hour: int, minute: int = 0) -> datetime:
 MONDAY_6AM = la(2019, 1, 21, 6)
 
 
-def make_runtime(
+def web_context(
     store: Store,
     clock: FixedClock,
     *,
     admin_token: str | None = TOKEN,
     campaign: Campaign = CAMPAIGN,
-) -> Runtime:
+) -> PluginContext:
+    """The web plugin's context, as `strikebot run` builds it."""
     env = {"STRIKEBOT_ADMIN_TOKEN": admin_token} if admin_token else {}
-    settings = Settings.from_env(env)
-    config = parse_config(
-        {
-            "campaign": {
-                "slug": campaign.slug,
-                "union": campaign.union,
-                "employer": campaign.employer,
-                "start_date": campaign.start_date,
-                "strike_start": campaign.strike_start,
-                "timezone": campaign.timezone,
-                "languages": list(campaign.languages),
-                "public_url": campaign.public_url,
-                "require_approval": campaign.require_approval,
-            }
-        }
-    )
-    admin = Admin(store, campaign, ADMINS, clock)
-    return Runtime(settings, config, campaign, store, admin, clock)
+    return plugin_ctx("web", store, clock, env=env, campaign=campaign)
 
 
 DEMANDS = [
@@ -234,9 +217,11 @@ async def seed(store: Store, admin: Admin, clock: FixedClock) -> Timeline:
 
 
 @asynccontextmanager
-async def client_for(runtime: Runtime) -> AsyncIterator[TestClient[web.Request, web.Application]]:
+async def client_for(
+    ctx: PluginContext, *others: object
+) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     """The real app on 127.0.0.1 (a free port), with an aiohttp client pointed at it."""
-    server = TestServer(build_app(runtime), host="127.0.0.1", port=0)
+    server = TestServer(build_app(ctx, *others), host="127.0.0.1", port=0)
     client: TestClient[web.Request, web.Application] = TestClient(server)
     await client.start_server()
     try:

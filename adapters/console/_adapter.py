@@ -12,7 +12,6 @@ from rich.style import Style
 from rich.text import Text
 
 from adapters.console._render import render_message
-from bot.models import Platform
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 
 # A terminal has no rate limit worth the name; these only keep a 10,000-row fan-out sane.
@@ -30,7 +29,7 @@ class ConsoleAdapter:
     `json_output`, one JSON object per line instead of panels (for scripts).
     """
 
-    platform = Platform.CONSOLE
+    platform = "console"
 
     def __init__(self, console: Console | None = None, *, json_output: bool = False) -> None:
         self.console = console or Console(highlight=False)

@@ -14,10 +14,7 @@ from rich.panel import Panel
 from rich.style import Style
 from rich.text import Text
 
-from bot import i18n
-from bot.commands import Reply
-from bot.models import Urgency
-from bot.ports import MessageKind, OutboundMessage
+from bot.ports import MessageKind, OutboundMessage, Reply, Urgency, i18n
 
 NEUTRAL = "#5865f2"
 NOTICE = "#f08c00"

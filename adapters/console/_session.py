@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from adapters.console._render import render_reply, reply_json
-from bot.commands import CommandContext, Commands, Reply
+from bot.ports import CommandContext, Commands, Reply
 
 log = logging.getLogger(__name__)
 

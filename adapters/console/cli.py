@@ -21,13 +21,20 @@ from rich.console import Console
 
 from adapters.console._adapter import ConsoleAdapter
 from adapters.console._session import ConsoleSession, Deliverer
-from bot.cli import CliContext, add_json_flag, open_context
-from bot.cli._shared import moment_type
-from bot.clock import shifted_clock
-from bot.commands import CommandContext, Commands
-from bot.logging import configure_logging
-from bot.metrics import Metrics
-from bot.models import Actor, Campaign, Platform
+from bot.ports import (
+    Actor,
+    Campaign,
+    CliContext,
+    CommandContext,
+    Commands,
+    Dispatcher,
+    Metrics,
+    add_json_flag,
+    configure_logging,
+    moment_type,
+    open_context,
+    shifted_clock,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,8 +99,8 @@ async def handle(args: argparse.Namespace) -> int:
         )
         adapter = ConsoleAdapter(console, json_output=args.json)
         context = CommandContext(
-            platform=Platform.CONSOLE,
-            actor=Actor(Platform.CONSOLE, args.user, display_name=args.user),
+            platform=adapter.platform,
+            actor=Actor(adapter.platform, args.user, display_name=args.user),
             workspace=args.workspace,
             channel=args.channel,
             locale=args.locale,
@@ -120,15 +127,11 @@ async def handle(args: argparse.Namespace) -> int:
 
 def _dispatcher(
     cli: CliContext, adapter: ConsoleAdapter, campaign: Campaign, metrics: Metrics
-) -> Deliverer | None:
+) -> Deliverer:
     """A dispatcher for console channels only (other platforms' rows are left alone)."""
-    try:
-        from bot.dispatcher import Dispatcher
-    except ImportError:  # an install without the delivery engine: answer, deliver nothing
-        return None
     return Dispatcher(
         cli.store,
-        {Platform.CONSOLE: adapter},
+        {adapter.platform: adapter},
         campaign,
         cli.clock,
         settings=cli.config.delivery,

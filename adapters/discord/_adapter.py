@@ -24,12 +24,14 @@ from adapters.discord._interactions import Handlers
 from adapters.discord._outbound import RestSender
 from adapters.discord._posting import DraftButton, Drafts
 from adapters.discord._render import render_embeds
+from adapters.discord._settings import (
+    NAME,
+    DiscordDelivery,
+    DiscordSection,
+    DiscordSettings,
+)
 from adapters.discord._tree import SpanishDescriptions, build_group
-from bot.app import Runtime
-from bot.commands import Commands
-from bot.errors import ConfigError
-from bot.models import Platform
-from bot.ports import ChannelRef, OutboundMessage, Pacing
+from bot.ports import ChannelRef, ConfigError, OutboundMessage, Pacing, PluginContext
 
 log = logging.getLogger("strikebot.discord")
 
@@ -50,7 +52,7 @@ def build_client(
     )
     client.handlers = handlers
     client.tree.handlers = handlers
-    client.tree.add_command(build_group(handlers, handlers.runtime.campaign.languages))
+    client.tree.add_command(build_group(handlers, handlers.ctx.campaign.languages))
     client.add_dynamic_items(DraftButton)
     return client
 
@@ -84,37 +86,36 @@ async def sync_commands(
 
 
 class DiscordAdapter:
-    """Slash commands and deliveries on Discord. Built by `strikebot run` when DISCORD_TOKEN
-    is set."""
+    """Slash commands and deliveries on Discord. Built by `strikebot run` (through the
+    plugin) when DISCORD_TOKEN is set."""
 
-    platform = Platform.DISCORD
+    platform = NAME
 
     def __init__(
         self,
-        runtime: Runtime,
-        commands: Commands,
+        ctx: PluginContext,
         *,
         pacing: Pacing | None = None,
         request_timeout: float = 25.0,
         defer_after: float = 1.5,
         guild_ready_timeout: float = 2.0,
     ) -> None:
-        token = runtime.settings.discord_token
-        if not token:
+        settings = ctx.settings_as(DiscordSettings)
+        if settings.token is None:
             raise ConfigError(
                 "DISCORD_TOKEN is not set. Put the bot token from the Discord Developer Portal "
                 "in DISCORD_TOKEN (README: Connect to Discord)."
             )
+        token = settings.token.get_secret_value()
         self._token = token
-        self.runtime = runtime
-        self.commands = commands
-        self._endpoints = EndpointOverride(
-            runtime.settings.discord_api_base, runtime.settings.discord_gateway_url
-        )
-        self._health = GatewayHealth(clock=runtime.clock)
+        self.ctx = ctx
+        self.commands = ctx.commands
+        self.section = ctx.section_as(DiscordSection)
+        self._endpoints = EndpointOverride(settings.api_base, settings.gateway_url)
+        self._health = GatewayHealth(clock=ctx.clock)
         self.drafts = Drafts()
-        self.handlers = Handlers(runtime, commands, self.drafts, defer_after=defer_after)
-        delivery = runtime.config.delivery
+        self.handlers = Handlers(ctx, self.drafts, defer_after=defer_after)
+        delivery = ctx.delivery_as(DiscordDelivery)
         self._pacing = pacing or Pacing(
             global_per_second=delivery.discord_global_per_second,
             per_channel_per_second=delivery.discord_per_channel_per_second,
@@ -203,7 +204,7 @@ class DiscordAdapter:
             fatal: str | None = None
             try:
                 await client.login(self._token)
-                results = await sync_commands(client, self.runtime.config.discord.guild_ids)
+                results = await sync_commands(client, self.section.guild_ids)
                 self._health.guild_sync.update(results)
                 self._health.changed()
                 delay = 1.0

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from bot.clock import Clock, utcnow
+from bot.ports import Clock, utcnow
 
 if TYPE_CHECKING:
     from adapters.discord._interactions import Handlers

@@ -15,7 +15,7 @@ import discord.gateway
 import discord.http
 import yarl
 
-from bot.errors import ConfigError
+from bot.ports import ConfigError
 
 _VERSIONED = re.compile(r"/api/v\d+$")
 

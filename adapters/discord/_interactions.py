@@ -33,14 +33,25 @@ from adapters.discord._posting import (
     word,
 )
 from adapters.discord._render import ERROR_COLOUR, render_embeds, text_embed
-from bot import i18n
-from bot.app import Runtime
-from bot.commands import CommandContext, Commands, Reply
-from bot.errors import NotAllowed, StrikebotError
-from bot.locales import not_found, say
-from bot.messages import update_message
-from bot.models import Actor, Platform, Status, Update, UpdateState, UpdateText, Urgency
-from bot.ports import OutboundMessage
+from adapters.discord._settings import NAME
+from bot.ports import (
+    Actor,
+    CommandContext,
+    NotAllowed,
+    OutboundMessage,
+    PluginContext,
+    Reply,
+    Status,
+    StrikebotError,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+    i18n,
+    not_found,
+    say,
+    update_message,
+)
 
 log = logging.getLogger("strikebot.discord")
 
@@ -62,7 +73,7 @@ def actor_of(interaction: Interaction) -> Actor:
         roles.update(str(role.id) for role in user.roles if not role.is_default())
     perms = interaction.permissions
     return Actor(
-        platform=Platform.DISCORD,
+        platform=NAME,
         user_id=str(user.id),
         display_name=user.display_name,
         roles=frozenset(roles),
@@ -79,14 +90,13 @@ class Handlers:
 
     def __init__(
         self,
-        runtime: Runtime,
-        commands: Commands,
+        ctx: PluginContext,
         drafts: Drafts,
         *,
         defer_after: float = 1.5,
     ) -> None:
-        self.runtime = runtime
-        self.commands = commands
+        self.ctx = ctx
+        self.commands = ctx.commands
         self.drafts = drafts
         self.defer_after = defer_after
 
@@ -97,11 +107,11 @@ class Handlers:
         code = locale_of(interaction).split("-")[0].lower()
         if code in i18n.LANGUAGES:
             return code
-        return i18n.pick(self.runtime.campaign.default_language)
+        return i18n.pick(self.ctx.campaign.default_language)
 
     def context(self, interaction: Interaction) -> CommandContext:
         return CommandContext(
-            platform=Platform.DISCORD,
+            platform=NAME,
             actor=actor_of(interaction),
             workspace=str(interaction.guild_id or "dm"),
             channel=str(interaction.channel_id or ""),
@@ -323,13 +333,13 @@ class Handlers:
         )
 
     def _preview(self, draft: PostDraft, language: str) -> OutboundMessage:
-        now = self.runtime.clock()
+        now = self.ctx.clock()
         update = Update(
             id=0,
             status=Status(draft.status),
             urgency=Urgency(draft.urgency),
             texts={
-                self.runtime.campaign.default_language: UpdateText(
+                self.ctx.campaign.default_language: UpdateText(
                     draft.headline, draft.body, draft.next_step
                 )
             },
@@ -338,11 +348,11 @@ class Handlers:
             state=UpdateState.PUBLISHED,
             published_at=now,
         )
-        message = update_message(update, language, self.runtime.campaign)
+        message = update_message(update, language, self.ctx.campaign)
         return replace(message, url=None, links=(), footer=word(language, "preview_footer"))
 
     async def _audience(self, urgency: Urgency) -> int:
-        async with self.runtime.store.read() as tx:
+        async with self.ctx.store.read() as tx:
             subs = await tx.list_subscriptions()
         return sum(1 for s in subs if s.broken_reason is None and urgency in s.urgencies)
 
@@ -357,13 +367,13 @@ class Handlers:
             return
         if await self.refused(interaction, "edit updates"):
             return
-        async with self.runtime.store.read() as tx:
-            update = await tx.get_update(request.update_id, self.runtime.clock())
+        async with self.ctx.store.read() as tx:
+            update = await tx.get_update(request.update_id, self.ctx.clock())
         if update is None:
             exc = not_found("no_update", id=request.update_id)
             await self.send_reply(interaction, self.error_reply(interaction, exc))
             return
-        text = update.text(request.language or self.runtime.campaign.default_language)
+        text = update.text(request.language or self.ctx.campaign.default_language)
         filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
         await interaction.response.send_modal(
             EditModal(self, ui_language=self.language(interaction), request=filled)

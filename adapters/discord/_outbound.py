@@ -29,7 +29,7 @@ import aiohttp
 import discord
 from discord.http import HTTPClient, handle_message_parameters
 
-from bot.errors import PermanentDeliveryError, TransientDeliveryError
+from bot.ports import PermanentDeliveryError, TransientDeliveryError
 
 log = logging.getLogger("strikebot.discord")
 T = TypeVar("T")

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot import i18n
-from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX
-from bot.models import Urgency
+from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Urgency, i18n
 
 if TYPE_CHECKING:
     from adapters.discord._interactions import Handlers

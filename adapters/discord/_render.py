@@ -12,10 +12,7 @@ from collections.abc import Callable, Sequence
 
 import discord
 
-from bot import i18n
-from bot.messages import fit
-from bot.models import Urgency
-from bot.ports import MessageKind, OutboundMessage
+from bot.ports import MessageKind, OutboundMessage, Urgency, fit, i18n
 
 TITLE_MAX = 256
 DESCRIPTION_MAX = 4096

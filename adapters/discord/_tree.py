@@ -17,8 +17,7 @@ from discord.app_commands.translator import TranslationContextLocation, Translat
 
 from adapters.discord._interactions import Handlers
 from adapters.discord._posting import EditRequest
-from bot import i18n
-from bot.models import Status, UpdateState, Urgency
+from bot.ports import Status, UpdateState, Urgency, i18n
 
 Interaction = discord.Interaction[Any]
 UpdateId = app_commands.Range[int, 1, 2**31 - 1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Awaitable
 
 import discord
@@ -22,10 +23,17 @@ from adapters.discord._client import GatewayHealth
 from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._interactions import Handlers
 from adapters.discord._posting import Drafts
-from bot.app import Runtime
-from bot.cli import add_json_flag, open_context, out, print_json
-from bot.commands import Commands
-from bot.errors import ConfigError, StrikebotError
+from adapters.discord._settings import NAME, DiscordSection, DiscordSettings
+from bot.ports import (
+    ConfigError,
+    StrikebotError,
+    add_json_flag,
+    installed_plugins,
+    open_context,
+    out,
+    plugin_context,
+    print_json,
+)
 
 # What the bot needs in a channel it posts to: see it, post, show embeds, and read the
 # history so it can edit its own earlier messages.
@@ -81,23 +89,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _token() -> tuple[str, EndpointOverride]:
-    from bot.config import Settings
-
-    settings = Settings.from_env()
-    if not settings.discord_token:
+    settings = DiscordSettings.from_env(os.environ)
+    if settings.token is None:
         raise ConfigError(
             "DISCORD_TOKEN is not set. Copy the bot token from the Discord Developer Portal "
             "(your application → Bot → Reset Token) into DISCORD_TOKEN."
         )
-    return settings.discord_token, EndpointOverride(
-        settings.discord_api_base, settings.discord_gateway_url
+    return settings.token.get_secret_value(), EndpointOverride(
+        settings.api_base, settings.gateway_url
     )
 
 
 async def handle_sync(args: argparse.Namespace) -> int:
     token, endpoints = _token()
     async with open_context(args) as ctx:
-        guilds = list(args.guild or ctx.config.discord.guild_ids)
+        plugin = installed_plugins()[NAME]
+        section = ctx.config.plugin_config(NAME).section
+        configured = section.guild_ids if isinstance(section, DiscordSection) else []
+        guilds = list(args.guild or configured)
         if not guilds and not args.global_:
             raise ConfigError(
                 "No server to sync to. List your server ids under [discord] guild_ids in "
@@ -106,10 +115,10 @@ async def handle_sync(args: argparse.Namespace) -> int:
         for guild in guilds:
             if not guild.isdigit():
                 raise ConfigError(f"{guild!r} is not a Discord server id (a long number).")
-        campaign = ctx.config.to_campaign()
-        runtime = Runtime(ctx.settings, ctx.config, campaign, ctx.store, ctx.admin, ctx.clock)
-        commands = Commands(ctx.store, campaign, ctx.admin, ctx.clock)
-        client = build_client(Handlers(runtime, commands, Drafts()), GatewayHealth(),
+        plugin_ctx = plugin_context(
+            plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock
+        )
+        client = build_client(Handlers(plugin_ctx, Drafts()), GatewayHealth(),
                               gateway_override=False)  # fmt: skip
         endpoints.apply()
         try:

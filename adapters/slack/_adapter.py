@@ -33,16 +33,26 @@ from adapters.slack._drafts import forget_drafts
 from adapters.slack._forms import Forms
 from adapters.slack._inbound import BUDGET, Inbound
 from adapters.slack._people import Directory
-from bot.app import Runtime
-from bot.commands import Commands
-from bot.config import Settings
-from bot.errors import ConfigError, PermanentDeliveryError, TransientDeliveryError
-from bot.models import Platform
-from bot.ports import ChannelRef, OutboundMessage, Pacing
+from adapters.slack._settings import (
+    EVENTS_PATH,
+    NAME,
+    SlackAdmins,
+    SlackDelivery,
+    SlackSection,
+    SlackSettings,
+)
+from bot.ports import (
+    ChannelRef,
+    ConfigError,
+    OutboundMessage,
+    Pacing,
+    PermanentDeliveryError,
+    PluginContext,
+    TransientDeliveryError,
+)
 
 log = logging.getLogger("strikebot.slack")
 
-EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
 REQUEST_TIMEOUT = 10.0  # seconds for one Web API call
 CONNECT_WAIT = 15.0  # how long start() waits for the Socket Mode connection before moving on
@@ -69,21 +79,21 @@ def api_base(url: str | None) -> str:
     return url if url.endswith("/") else url + "/"
 
 
-def connection_mode(configured: str, settings: Settings) -> str:
+def connection_mode(configured: str, settings: SlackSettings) -> str:
     """ "socket" or "http", or a ConfigError saying which variable to set."""
-    if configured == "socket" or (configured == "auto" and settings.slack_app_token):
-        if not settings.slack_app_token:
+    if configured == "socket" or (configured == "auto" and settings.app_token):
+        if not settings.app_token:
             raise ConfigError(
                 'Slack is set to Socket Mode ([slack] mode = "socket") but SLACK_APP_TOKEN is '
                 "empty. Create an app-level token with connections:write (xapp-...) and set it."
             )
         return "socket"
-    if configured == "http" and not settings.slack_signing_secret:
+    if configured == "http" and not settings.signing_secret:
         raise ConfigError(
             'Slack is set to HTTP mode ([slack] mode = "http") but SLACK_SIGNING_SECRET is '
             "empty. Copy the Signing Secret from the app's Basic Information page and set it."
         )
-    if not settings.slack_signing_secret:
+    if not settings.signing_secret:
         raise ConfigError(
             "Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode at "
             "/slack/events). Set one; see README, Connect to Slack."
@@ -94,55 +104,60 @@ def connection_mode(configured: str, settings: Settings) -> str:
 class SlackAdapter:
     """`bot.ports.Adapter` for Slack, plus the slash command and the admin forms."""
 
-    platform = Platform.SLACK
+    platform = NAME
 
     def __init__(
         self,
-        runtime: Runtime,
-        commands: Commands,
+        ctx: PluginContext,
         *,
         budget: float | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
     ) -> None:
-        settings = runtime.settings
-        if not settings.slack_bot_token:
+        settings = ctx.settings_as(SlackSettings)
+        if settings.bot_token is None:
             raise ConfigError(
                 "SLACK_BOT_TOKEN is empty. Install the app (config/slack-manifest.yml) and set "
                 "SLACK_BOT_TOKEN to its Bot User OAuth Token (xoxb-...)."
             )
-        self.runtime = runtime
+        self.ctx = ctx
+        self.settings = settings
+        self.delivery = ctx.delivery_as(SlackDelivery)
         self.request_timeout = request_timeout
-        self.mode = connection_mode(runtime.config.slack.mode, settings)
+        self.mode = connection_mode(ctx.section_as(SlackSection).mode, settings)
         self.client = AsyncWebClient(
-            token=settings.slack_bot_token,
-            base_url=api_base(settings.slack_api_url),
+            token=settings.bot_token.get_secret_value(),
+            base_url=api_base(settings.api_url),
             timeout=max(int(request_timeout), 1),
             logger=logging.getLogger("strikebot.slack.sdk"),
         )
-        self.directory = Directory(self.client, runtime.config.admins.slack.usergroup_ids)
+        self.directory = Directory(
+            self.client, frozenset(ctx.admin_rule_as(SlackAdmins).usergroup_ids)
+        )
         self.app = AsyncApp(
             client=self.client,
-            signing_secret=settings.slack_signing_secret or "",
+            signing_secret=(
+                settings.signing_secret.get_secret_value() if settings.signing_secret else ""
+            ),
             # Listeners answer within their own time budget; the ack goes out when they return.
             process_before_response=True,
             name="strikebot",
             logger=logging.getLogger("strikebot.slack.bolt"),
         )
         self.inbound = Inbound(
-            commands=commands,
-            store=runtime.store,
-            campaign=runtime.campaign,
-            clock=runtime.clock,
-            admins=runtime.admin.admins,
+            commands=ctx.commands,
+            store=ctx.store,
+            campaign=ctx.campaign,
+            clock=ctx.clock,
+            admins=ctx.admins,
             directory=self.directory,
             spawn=self._spawn,
             budget=BUDGET if budget is None else budget,
         )
         self.forms = Forms(
-            commands=commands,
-            store=runtime.store,
-            campaign=runtime.campaign,
-            clock=runtime.clock,
+            commands=ctx.commands,
+            store=ctx.store,
+            campaign=ctx.campaign,
+            clock=ctx.clock,
             context=self.inbound.form_context,
             spawn=self._spawn,
             budget=self.inbound.budget,
@@ -164,7 +179,7 @@ class SlackAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        delivery = self.runtime.config.delivery
+        delivery = self.delivery
         return Pacing(
             # One bot token serves one workspace: its cap is the whole token's.
             global_per_second=delivery.slack_workspace_per_second,
@@ -210,8 +225,8 @@ class SlackAdapter:
         self._pruner = self._spawn(self._prune())
 
     async def _connect_socket(self) -> None:
-        token = self.runtime.settings.slack_app_token
-        assert token is not None
+        assert self.settings.app_token is not None
+        token = self.settings.app_token.get_secret_value()
         url: str | None = None
         try:  # asked here once so that a refused token stops start() instead of looping
             url = str((await self.client.apps_connections_open(app_token=token))["url"])
@@ -299,11 +314,11 @@ class SlackAdapter:
     async def _prune(self) -> None:
         """Forget handled-request ids and abandoned form drafts older than a day."""
         while True:
-            cutoff = self.runtime.clock() - KEEP_SEEN
+            cutoff = self.ctx.clock() - KEEP_SEEN
             try:
-                async with self.runtime.store.write() as tx:
+                async with self.ctx.store.write() as tx:
                     await tx.forget_events_before(cutoff)
-                await forget_drafts(self.runtime.store, cutoff)
+                await forget_drafts(self.ctx.store, cutoff)
             except Exception:
                 log.exception("pruning Slack's handled requests failed; trying again later")
             await asyncio.sleep(PRUNE_EVERY)

@@ -17,11 +17,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.slack._settings import LIMITS
 from adapters.slack._words import word
-from bot import i18n
-from bot.messages import Limits, fit, fit_message, neutralize_mentions, split
-from bot.models import Status, Urgency
-from bot.ports import Field, MessageKind, OutboundMessage
+from bot.ports import (
+    Field,
+    MessageKind,
+    OutboundMessage,
+    Status,
+    Urgency,
+    fit,
+    fit_message,
+    i18n,
+    neutralize_mentions,
+    split,
+)
 
 MAX_BLOCKS = 50
 MAX_MODAL_BLOCKS = 100
@@ -31,18 +40,6 @@ FIELD_MAX = 2000
 FIELDS_PER_SECTION = 10
 FALLBACK_MAX = 3000  # the notification preview; Slack's own cap is 40,000
 
-# Our budget per message: several sections of body, each kept under the 3000 limit, and up
-# to 20 fields. Slack's real constraint is per block (and 50 blocks), so `total` only keeps
-# the fields from crowding out the body; what does not fit in 50 blocks is cut with a link.
-LIMITS = Limits(
-    title=HEADER_MAX,
-    body=4 * 2900,
-    field_name=150,
-    field_value=1900,
-    fields=20,
-    footer=300,
-    total=60_000,
-)
 
 Block = dict[str, Any]
 

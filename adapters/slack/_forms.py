@@ -24,15 +24,25 @@ from adapters.slack import _modals as modals
 from adapters.slack._drafts import save_draft, take_draft
 from adapters.slack._inbound import Spawn, reply_payload, update_id
 from adapters.slack._words import word
-from bot import i18n
-from bot.clock import Clock
-from bot.commands import CommandContext, Commands, Reply
-from bot.locales import say
-from bot.messages import local_zone, update_message
-from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
-from bot.outbox import wants
-from bot.ports import OutboundMessage
-from bot.store import Store
+from bot.ports import (
+    Campaign,
+    Clock,
+    CommandContext,
+    Commands,
+    OutboundMessage,
+    Reply,
+    Status,
+    Store,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+    i18n,
+    local_zone,
+    say,
+    update_message,
+    wants,
+)
 
 log = logging.getLogger(__name__)
 

@@ -29,16 +29,22 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import _modals as modals
 from adapters.slack._blocks import render_all
 from adapters.slack._people import Directory
+from adapters.slack._settings import NAME
 from adapters.slack._words import word
-from bot import i18n
-from bot.auth import AdminList
-from bot.clock import Clock
-from bot.commands import CommandContext, Commands, Reply
-from bot.errors import NotAllowed
-from bot.locales import say
-from bot.models import Actor, Campaign, Platform
-from bot.ports import OutboundMessage
-from bot.store import Store
+from bot.ports import (
+    Actor,
+    AdminList,
+    Campaign,
+    Clock,
+    CommandContext,
+    Commands,
+    NotAllowed,
+    OutboundMessage,
+    Reply,
+    Store,
+    i18n,
+    say,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +133,7 @@ class Inbound:
         key = event_key(body)
         if key is not None:
             async with self.store.write() as tx:
-                first = await tx.first_time_seen(str(Platform.SLACK), key, self.clock())
+                first = await tx.first_time_seen(NAME, key, self.clock())
             if not first:
                 log.info("Slack delivered %s again; it was already handled", key)
                 return BoltResponse(status=200, body="")
@@ -141,7 +147,8 @@ class Inbound:
     ) -> CommandContext:
         """The asker as the core sees them: locale and time zone from users.info, and (for
         admin actions) the configured admin user groups they belong to."""
-        need_groups = admin_action and user_id not in self.admins.slack_user_ids
+        # Listed by user id: an admin without asking Slack for their groups.
+        need_groups = admin_action and not self.admins.allows(Actor(NAME, user_id))
         if need_groups:
             person, groups = await asyncio.gather(
                 self.directory.person(user_id), self.directory.admin_groups_of(user_id)
@@ -150,8 +157,8 @@ class Inbound:
             person, groups = await self.directory.person(user_id), frozenset[str]()
         locale = person.locale if person is not None else None
         return CommandContext(
-            platform=Platform.SLACK,
-            actor=Actor(Platform.SLACK, user_id, display_name=name, roles=groups),
+            platform=NAME,
+            actor=Actor(NAME, user_id, display_name=name, roles=groups),
             workspace=team,
             channel=channel,
             # A Spanish-speaking asker gets Spanish; otherwise the channel's language decides.
@@ -164,7 +171,7 @@ class Inbound:
         if ctx.locale:
             return i18n.pick(ctx.locale)
         async with self.store.read() as tx:
-            sub = await tx.find_subscription(Platform.SLACK, ctx.workspace, ctx.channel)
+            sub = await tx.find_subscription(NAME, ctx.workspace, ctx.channel)
         return i18n.pick(sub.language if sub is not None else self.campaign.default_language)
 
     def quick_language(self, user_id: str) -> str:

@@ -25,10 +25,18 @@ from adapters.slack._blocks import (
     stacked_blocks,
 )
 from adapters.slack._words import word
-from bot import i18n
-from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX
-from bot.models import Campaign, Status, Update, UpdateState, Urgency
-from bot.ports import OutboundMessage
+from bot.ports import (
+    HEADLINE_MAX,
+    NEXT_STEP_MAX,
+    REASON_MAX,
+    Campaign,
+    OutboundMessage,
+    Status,
+    Update,
+    UpdateState,
+    Urgency,
+    i18n,
+)
 
 POST = "strike:post"
 PICK = "strike:pick"

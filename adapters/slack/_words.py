@@ -6,7 +6,7 @@ words of Slack's forms. Modal titles and buttons are at most 24 characters (Slac
 
 from __future__ import annotations
 
-from bot import i18n
+from bot.ports import i18n
 
 _WORDS: dict[str, dict[str, str]] = {
     "en": {

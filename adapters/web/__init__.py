@@ -1,10 +1,12 @@
-"""The public web surface on the one aiohttp server: the status page (`/`, `/es/`), one
-page per update, Atom and iCalendar feeds, the JSON API with its OpenAPI document, the
-admin HTTP API, `/metrics` and `/healthz`.
+"""The web plugin: the status page (`/`, `/es/`), one page per update, Atom and iCalendar
+feeds, the JSON API with its OpenAPI document, the admin HTTP API, `/metrics` and
+`/healthz`, all on the bot's one aiohttp server.
 
-    app = build_app(runtime)   # then aiohttp's AppRunner on STRIKEBOT_HTTP_HOST/PORT
+    WebSurface(ctx).mount(app)   # what `strikebot run` does through `plugin`
+    app = build_app(ctx)         # a stand-alone application, for tests and benchmarks
 """
 
-from adapters.web._build import build_app
+from adapters.web._build import WebSurface, build_app
+from adapters.web._plugin import NAME, plugin
 
-__all__ = ["build_app"]
+__all__ = ["NAME", "WebSurface", "build_app", "plugin"]

@@ -14,12 +14,9 @@ from typing import TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from bot.admin import Changes, Draft
-from bot.errors import InvalidInput, NotFound
-from bot.models import Actor, Update, UpdateText
+from bot.ports import Actor, Changes, Draft, InvalidInput, NotFound, Update, UpdateText
 
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of
-from ._data import revision_notes
 from ._schemas import (
     AdminUpdateOut,
     DemandChangeIn,
@@ -87,13 +84,13 @@ def _update_id(request: web.Request) -> int:
 
 
 async def _admin_view(request: web.Request, update: Update) -> web.Response:
-    runtime = state_of(request).runtime
-    async with runtime.store.read() as tx:
-        notes = await revision_notes(tx, [update.id]) if update.revision > 1 else {}
+    ctx = state_of(request).ctx
+    async with ctx.store.read() as tx:
+        notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
     note = notes.get(update.id)
-    language = runtime.campaign.default_language
+    language = ctx.campaign.default_language
     body = AdminUpdateOut(
-        **update_out(update, runtime.campaign, language, note),
+        **update_out(update, ctx.campaign, language, note),
         revisions=revisions_out(update, note),
         author=update.author,
         approved_by=update.approved_by,
@@ -103,7 +100,7 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
 
 
 async def post_update(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     body = await _body(request, PostUpdateIn)
     draft = Draft(
         status=body.status,
@@ -111,7 +108,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         urgency=body.urgency,
         next_step_at=body.next_step_at,
     )
-    update = await runtime.admin.post(HTTP_ACTOR, draft, publish_at=body.publish_at)
+    update = await ctx.admin.post(HTTP_ACTOR, draft, publish_at=body.publish_at)
     response = await _admin_view(request, update)
     response.set_status(201)
     response.headers["Location"] = f"/api/v1/updates/{update.id}"
@@ -119,7 +116,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
 
 
 async def edit_update(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     update_id = _update_id(request)
     body = await _body(request, EditUpdateIn)
     given = set(body.model_fields_set)
@@ -135,8 +132,8 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
         )
     texts: dict[str, UpdateText] | None = None
     if body.texts:
-        async with runtime.store.read() as tx:
-            current = await tx.get_update(update_id, runtime.clock())
+        async with ctx.store.read() as tx:
+            current = await tx.get_update(update_id, ctx.clock())
         if current is None:
             raise NotFound(f"No update #{update_id}. See the numbers at /api/v1/updates.")
         texts = {}
@@ -159,17 +156,17 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
         next_step_at=body.next_step_at,
         clear_next_step_at=clear,
     )
-    update = await runtime.admin.edit(
+    update = await ctx.admin.edit(
         HTTP_ACTOR, update_id, changes, reason=body.reason, correction=body.correction
     )
     return await _admin_view(request, update)
 
 
 async def retract_update(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     update_id = _update_id(request)
     body = await _body(request, RetractIn)
-    update = await runtime.admin.retract(HTTP_ACTOR, update_id, reason=body.reason)
+    update = await ctx.admin.retract(HTTP_ACTOR, update_id, reason=body.reason)
     return await _admin_view(request, update)
 
 
@@ -178,18 +175,18 @@ class _Empty(BaseModel):
 
 
 async def approve_update(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     update_id = _update_id(request)
     await _body(request, _Empty, optional=True)
-    update = await runtime.admin.approve(HTTP_ACTOR, update_id)
+    update = await ctx.admin.approve(HTTP_ACTOR, update_id)
     return await _admin_view(request, update)
 
 
 async def record_demand(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     key = request.match_info["key"]
     body = await _body(request, DemandChangeIn)
-    demand = await runtime.admin.record_demand(
+    demand = await ctx.admin.record_demand(
         HTTP_ACTOR,
         key,
         status=body.status,
@@ -197,7 +194,7 @@ async def record_demand(request: web.Request) -> web.StreamResponse:
         source=body.source,
         note=body.note,
     )
-    language = runtime.campaign.default_language
+    language = ctx.campaign.default_language
     return json_response(
         DemandDetailOut(
             **demand_out(demand, language),

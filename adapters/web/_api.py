@@ -15,14 +15,12 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
 
-from bot import i18n
-from bot.models import DeliveryState
+from bot.ports import DeliveryState, i18n
 
 from ._app import JSON, cached, json_error, json_response, state_of
 from ._cache import Rendered
-from ._data import load_snapshot, revision_notes, visible_update, visible_updates
+from ._data import load_snapshot
 from ._present import day_number
 from ._schemas import (
     DatabaseHealth,
@@ -67,7 +65,7 @@ def add_routes(app: web.Application) -> None:
 
 
 def _language(request: web.Request) -> str:
-    campaign = state_of(request).runtime.campaign
+    campaign = state_of(request).ctx.campaign
     lang = request.query.get("lang", campaign.default_language)
     if lang not in campaign.languages:
         raise BadQuery(f"lang={lang!r} is not offered; use one of {', '.join(campaign.languages)}.")
@@ -111,9 +109,9 @@ async def status(request: web.Request) -> web.StreamResponse:
         return _bad(exc)
 
     async def render(now: datetime) -> Rendered:
-        runtime = state_of(request).runtime
-        campaign = runtime.campaign
-        snap = await load_snapshot(runtime.store, now, limit=1)
+        ctx = state_of(request).ctx
+        campaign = ctx.campaign
+        snap = await load_snapshot(ctx.store, now, limit=1)
         current = snap.current
         text_ = current.text(lang) if current else None
         return _ok(
@@ -149,13 +147,13 @@ async def updates(request: web.Request) -> web.StreamResponse:
         return _bad(exc)
 
     async def render(now: datetime) -> Rendered:
-        runtime = state_of(request).runtime
-        async with runtime.store.read() as tx:
-            page = await visible_updates(tx, now, limit=limit + 1, after=after)
+        ctx = state_of(request).ctx
+        async with ctx.store.read() as tx:
+            page = await tx.visible_updates(now, limit=limit + 1, after=after)
             more = len(page) > limit
             page = page[:limit]
-            notes = await revision_notes(tx, [u.id for u in page if u.revision > 1])
-        campaign = runtime.campaign
+            notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
+        campaign = ctx.campaign
         next_url = None
         if more:
             next_url = f"/api/v1/updates?lang={lang}&limit={limit}&after={page[-1].id}"
@@ -177,10 +175,10 @@ async def update(request: web.Request) -> web.StreamResponse:
         )
 
     async def render(now: datetime) -> Rendered:
-        runtime = state_of(request).runtime
-        async with runtime.store.read() as tx:
-            found = await visible_update(tx, update_id, now)
-            notes = await revision_notes(tx, [update_id]) if found else {}
+        ctx = state_of(request).ctx
+        async with ctx.store.read() as tx:
+            found = await tx.visible_update(update_id, now)
+            notes = await tx.revision_notes([update_id]) if found else {}
         if found is None:
             return _rendered_error(
                 404,
@@ -190,7 +188,7 @@ async def update(request: web.Request) -> web.StreamResponse:
         note = notes.get(update_id)
         return _ok(
             UpdateDetailOut(
-                **update_out(found, runtime.campaign, lang, note),
+                **update_out(found, ctx.campaign, lang, note),
                 revisions=revisions_out(found, note),
             )
         )
@@ -208,7 +206,7 @@ async def demands(request: web.Request) -> web.StreamResponse:
         return _bad(exc)
 
     async def render(now: datetime) -> Rendered:
-        async with state_of(request).runtime.store.read() as tx:
+        async with state_of(request).ctx.store.read() as tx:
             found = await tx.list_demands(with_history=False)
         return _ok(DemandListOut(items=[DemandOut(**demand_out(d, lang)) for d in found]))
 
@@ -223,7 +221,7 @@ async def demand(request: web.Request) -> web.StreamResponse:
     key = request.match_info["key"]
 
     async def render(now: datetime) -> Rendered:
-        async with state_of(request).runtime.store.read() as tx:
+        async with state_of(request).ctx.store.read() as tx:
             found = await tx.get_demand(key) if len(key) <= 64 else None
             keys = await tx.demand_keys() if found is None else []
         if found is None:
@@ -247,15 +245,15 @@ async def demand(request: web.Request) -> web.StreamResponse:
 
 async def healthz(request: web.Request) -> web.StreamResponse:
     """ok = the database answers; adapters report their own connection state."""
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     database = DatabaseHealth(reachable=True)
     try:
         async with asyncio.timeout(3.0):
-            async with runtime.store.read() as tx:
-                await tx.conn.execute(text("SELECT 1"))
+            async with ctx.store.read() as tx:
+                await tx.ping()
     except Exception as exc:
         database = DatabaseHealth(reachable=False, error=f"{type(exc).__name__}: {exc}")
-    adapters = _adapter_states(runtime.health)
+    adapters = _adapter_states(ctx.health)
     body = HealthOut(ok=database.reachable, database=database, adapters=adapters)
     return json_response(body, 200 if body.ok else 503, **{"Cache-Control": "no-store"})
 
@@ -266,7 +264,7 @@ def _adapter_states(health: Any) -> dict[str, dict[str, Any]]:
     except Exception as exc:
         # One adapter failing to report must not hide the others.
         snapshot = {}
-        for name, adapter in health.adapters.items():
+        for name, adapter in health.parts.items():
             try:
                 snapshot[name] = adapter.health()
             except Exception as inner:
@@ -281,9 +279,9 @@ def _adapter_states(health: Any) -> dict[str, dict[str, Any]]:
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
-    runtime = state_of(request).runtime
+    ctx = state_of(request).ctx
     try:
-        async with runtime.store.read() as tx:
+        async with ctx.store.read() as tx:
             counts = await tx.delivery_counts()
     except Exception:
         counts = None
@@ -294,8 +292,8 @@ async def metrics(request: web.Request) -> web.StreamResponse:
             if state == DeliveryState.PENDING:
                 pending[platform] += n
         for platform, n in pending.items():
-            runtime.metrics.queue_depth.labels(platform=platform).set(n)
+            ctx.metrics.queue_depth.labels(platform=platform).set(n)
     return web.Response(
-        body=generate_latest(runtime.metrics.registry),
+        body=generate_latest(ctx.metrics.registry),
         headers={"Content-Type": CONTENT_TYPE_LATEST, "Cache-Control": "no-store"},
     )

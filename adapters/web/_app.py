@@ -12,13 +12,20 @@ from typing import Any
 
 import jinja2
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, SecretStr
 
-from bot.app import Runtime
-from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
+from bot.ports import (
+    Conflict,
+    Fingerprint,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    PluginContext,
+    PluginSettings,
+    StrikebotError,
+)
 
 from ._cache import Rendered, ResponseCache, SharedCheck
-from ._data import Fingerprint, fingerprint
 from ._present import chip_css, paragraphs_of
 
 log = logging.getLogger("strikebot.web")
@@ -35,9 +42,16 @@ CSP = (
 )
 
 
+class WebSettings(PluginSettings):
+    """The web plugin's environment: the admin API's bearer token (off when unset)."""
+
+    admin_token: SecretStr | None = Field(default=None, alias="STRIKEBOT_ADMIN_TOKEN")
+
+
 @dataclass(slots=True)
 class WebState:
-    runtime: Runtime
+    ctx: PluginContext
+    settings: WebSettings
     templates: jinja2.Environment
     cache: ResponseCache = field(default_factory=ResponseCache)
     check: SharedCheck[Fingerprint] | None = None
@@ -45,14 +59,19 @@ class WebState:
     openapi: bytes = b""
 
     def __post_init__(self) -> None:
-        runtime = self.runtime
-        self.check = SharedCheck(lambda: fingerprint(runtime.store, runtime.clock()))
+        store, clock = self.ctx.store, self.ctx.clock
+
+        async def fingerprint() -> Fingerprint:
+            async with store.read() as tx:
+                return await tx.public_fingerprint(clock())
+
+        self.check = SharedCheck(fingerprint)
 
     async def freshness(self) -> tuple[Hashable, datetime]:
         """(cache key, now): the store's fingerprint and the current minute."""
         assert self.check is not None
         fp = await self.check.get()
-        now = self.runtime.clock()
+        now = self.ctx.clock()
         return (fp, now.replace(second=0, microsecond=0)), now
 
 
@@ -177,7 +196,7 @@ async def count_requests(request: web.Request, handler: Handler) -> web.StreamRe
         info = request.match_info
         if info.http_exception is None and info.route.resource is not None:
             route = info.route.resource.canonical
-        state.runtime.metrics.http_requests.labels(route=route, status=str(status)).inc()
+        state.ctx.metrics.http_requests.labels(route=route, status=str(status)).inc()
 
 
 _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [
@@ -266,7 +285,8 @@ async def admin_auth(request: web.Request, handler: Handler) -> web.StreamRespon
     """Every /api/v1/admin/ path, existing or not, needs the bearer token before anything."""
     if not is_admin_path(request.path):
         return await handler(request)
-    token = state_of(request).runtime.settings.admin_token
+    secret = state_of(request).settings.admin_token
+    token = secret.get_secret_value() if secret is not None else ""
     if not token:
         return json_error(
             403,

@@ -1,14 +1,16 @@
-"""`build_app`: the routes of every part of the web surface on one aiohttp application."""
+"""The web surface as a plugin part: `WebSurface(ctx).mount(app)` adds the status page,
+feeds, public and admin APIs, /metrics and /healthz to the bot's one aiohttp server."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from bot.app import Runtime
+from bot.ports import PluginContext
 
 from . import _admin, _api, _feeds, _openapi, _pages
 from ._app import (
     STATE,
+    WebSettings,
     WebState,
     admin_auth,
     count_requests,
@@ -18,27 +20,41 @@ from ._app import (
     security_headers,
 )
 
+MIDDLEWARES = (count_requests, security_headers, errors, admin_auth)
 
-def build_app(runtime: Runtime) -> web.Application:
-    """The whole web surface for `runtime`, plus every `runtime.web_mounts` entry."""
-    app = web.Application(
-        middlewares=[count_requests, security_headers, errors, admin_auth],
-        client_max_size=256 * 1024,
-    )
-    state = WebState(runtime, make_templates())
-    state.openapi = _openapi.document_bytes(runtime.campaign)
-    app[STATE] = state
-    token = runtime.settings.admin_token
-    if token and len(token) < 24:
-        log.warning(
-            "STRIKEBOT_ADMIN_TOKEN is short (%d characters); use at least 32 random characters",
-            len(token),
-        )
-    _pages.add_routes(app, runtime.campaign)
-    _feeds.add_routes(app, runtime.campaign)
-    _api.add_routes(app)
-    _admin.add_routes(app)
-    app.router.add_get("/api/v1/openapi.json", _openapi.serve)
-    for mount in runtime.web_mounts:
-        mount(app)
+
+class WebSurface:
+    """Mounts every route of the public web surface (and its middlewares) on `app`."""
+
+    def __init__(self, ctx: PluginContext) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings_as(WebSettings)
+        token = self.settings.admin_token
+        if token is not None and len(token.get_secret_value()) < 24:
+            log.warning(
+                "STRIKEBOT_ADMIN_TOKEN is short (%d characters); use at least 32 random characters",
+                len(token.get_secret_value()),
+            )
+
+    def mount(self, app: web.Application) -> None:
+        state = WebState(self.ctx, self.settings, make_templates())
+        state.openapi = _openapi.document_bytes(self.ctx.campaign)
+        app[STATE] = state
+        app.middlewares.extend(MIDDLEWARES)
+        _pages.add_routes(app, self.ctx.campaign)
+        _feeds.add_routes(app, self.ctx.campaign)
+        _api.add_routes(app)
+        _admin.add_routes(app)
+        app.router.add_get("/api/v1/openapi.json", _openapi.serve)
+
+
+def build_app(ctx: PluginContext, *others: object) -> web.Application:
+    """A stand-alone application with the web surface (and any other mountable parts given),
+    as `strikebot run` builds it: for tests and benchmarks."""
+    app = web.Application(client_max_size=256 * 1024)
+    WebSurface(ctx).mount(app)
+    for other in others:
+        mount = getattr(other, "mount", None)
+        if callable(mount):
+            mount(app)
     return app

@@ -18,12 +18,11 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from markupsafe import escape
 
-from bot import i18n
-from bot.models import Campaign, Update
+from bot.ports import Campaign, Update, i18n
 
 from ._app import Handler, cached, state_of
 from ._cache import Rendered
-from ._data import RevisionNote, revision_notes, scheduled_events, visible_updates, with_revisions
+from ._data import RevisionNote
 from ._present import page_prefix, paragraphs_of, say, when
 
 ATOM = "application/atom+xml; charset=utf-8"
@@ -268,11 +267,11 @@ def add_routes(app: web.Application, campaign: Campaign) -> None:
 def _atom_handler(lang: str) -> Handler:
     async def render(request: web.Request, now: datetime) -> Rendered:
         state = state_of(request)
-        async with state.runtime.store.read() as tx:
-            updates = await visible_updates(tx, now, limit=FEED_ENTRIES)
-            updates = await with_revisions(tx, updates, now)
-            notes = await revision_notes(tx, [u.id for u in updates if u.revision > 1])
-        return Rendered(atom_feed(updates, notes, state.runtime.campaign, lang, now), ATOM)
+        async with state.ctx.store.read() as tx:
+            updates = await tx.visible_updates(now, limit=FEED_ENTRIES)
+            updates = await tx.with_revisions(updates)
+            notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
+        return Rendered(atom_feed(updates, notes, state.ctx.campaign, lang, now), ATOM)
 
     async def handle(request: web.Request) -> web.StreamResponse:
         return await cached(request, ("atom", lang), lambda now: render(request, now), pinned=True)
@@ -283,10 +282,10 @@ def _atom_handler(lang: str) -> Handler:
 def _calendar_handler(lang: str) -> Handler:
     async def render(request: web.Request, now: datetime) -> Rendered:
         state = state_of(request)
-        async with state.runtime.store.read() as tx:
-            updates = await with_revisions(tx, await scheduled_events(tx, now), now)
+        async with state.ctx.store.read() as tx:
+            updates = await tx.with_revisions(await tx.scheduled_events(now))
         events = calendar_events(updates)
-        return Rendered(icalendar(events, state.runtime.campaign, lang), ICS)
+        return Rendered(icalendar(events, state.ctx.campaign, lang), ICS)
 
     async def handle(request: web.Request) -> web.StreamResponse:
         return await cached(request, ("ics", lang), lambda now: render(request, now), pinned=True)

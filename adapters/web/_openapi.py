@@ -10,7 +10,7 @@ from aiohttp import web
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bot.models import Campaign
+from bot.ports import Campaign
 
 from ._app import JSON, state_of
 from ._schemas import (

@@ -11,12 +11,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bot import i18n
-from bot.models import Campaign
+from bot.ports import Campaign, i18n
 
 from ._app import HTML, Handler, cached, state_of
 from ._cache import Rendered
-from ._data import load_snapshot, revision_notes, visible_update, visible_updates, with_revisions
+from ._data import load_snapshot
 from ._present import (
     TEXT,
     countdown,
@@ -103,7 +102,7 @@ def _html(
 
 def not_found_page(request: web.Request) -> web.Response:
     state = state_of(request)
-    campaign = state.runtime.campaign
+    campaign = state.ctx.campaign
     lang = language_of_path(request.path, campaign)
     context = base_context(campaign, lang, "/", state.status_css)
     context["title"] = f"{TEXT[lang]['not_found_title']} — {campaign.union}"
@@ -125,8 +124,8 @@ def _status_handler(lang: str) -> Handler:
 
 async def render_status(request: web.Request, lang: str, now: datetime) -> Rendered:
     state = state_of(request)
-    campaign = state.runtime.campaign
-    snap = await load_snapshot(state.runtime.store, now)
+    campaign = state.ctx.campaign
+    snap = await load_snapshot(state.ctx.store, now)
     current = snap.current
     context = base_context(campaign, lang, "/", state.status_css)
     context["status_class"] = str(current.status) if current else "none"
@@ -187,10 +186,10 @@ def _update_handler(lang: str) -> Handler:
 
 async def render_update(request: web.Request, lang: str, update_id: int, now: datetime) -> Rendered:
     state = state_of(request)
-    campaign = state.runtime.campaign
-    async with state.runtime.store.read() as tx:
-        update = await visible_update(tx, update_id, now)
-        notes = await revision_notes(tx, [update_id]) if update and update.revision > 1 else {}
+    campaign = state.ctx.campaign
+    async with state.ctx.store.read() as tx:
+        update = await tx.visible_update(update_id, now)
+        notes = await tx.revision_notes([update_id]) if update and update.revision > 1 else {}
     if update is None:
         response = not_found_page(request)
         assert isinstance(response.body, bytes)
@@ -236,12 +235,12 @@ async def render_archive(
     request: web.Request, lang: str, after: int | None, now: datetime
 ) -> Rendered:
     state = state_of(request)
-    campaign = state.runtime.campaign
-    async with state.runtime.store.read() as tx:
-        page = await visible_updates(tx, now, limit=ARCHIVE_PAGE + 1, after=after)
+    campaign = state.ctx.campaign
+    async with state.ctx.store.read() as tx:
+        page = await tx.visible_updates(now, limit=ARCHIVE_PAGE + 1, after=after)
         more = len(page) > ARCHIVE_PAGE
-        page = await with_revisions(tx, page[:ARCHIVE_PAGE], now)
-        notes = await revision_notes(tx, [u.id for u in page if u.revision > 1])
+        page = await tx.with_revisions(page[:ARCHIVE_PAGE])
+        notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
     prefix = page_prefix(lang, campaign)
     context = base_context(
         campaign,

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot import i18n
-from bot.models import Campaign, Demand, DemandStatus, Update
+from bot.ports import Campaign, Demand, DemandStatus, Update, i18n
 
 from ._data import RevisionNote
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from bot import i18n
-from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX
-from bot.models import (
+from bot.ports import (
+    HEADLINE_MAX,
+    NEXT_STEP_MAX,
+    REASON_MAX,
     Campaign,
     Demand,
     DemandEvent,
@@ -22,6 +23,7 @@ from bot.models import (
     Update,
     UpdateState,
     Urgency,
+    i18n,
 )
 
 from ._data import RevisionNote

@@ -1,8 +1,9 @@
 """The `strikebot` command.
 
-Each subcommand lives in its own module: `bot/cli/<name>.py` or `adapters/<platform>/cli.py`,
-each defining `register(subparsers)`. Modules are discovered, so a feature adds its commands
-without touching this file. Every command that prints data takes `--json`.
+Each subcommand lives in its own module, `bot/cli/<name>.py`, defining `register(subparsers)`;
+modules are discovered, so a feature adds its commands without touching this file. Platform
+plugins add theirs through `Plugin.cli` (see `bot.plugins`). Every command that prints data
+takes `--json`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bot.admin import Admin
 from bot.clock import Clock, utcnow
 from bot.config import Settings, StrikeConfig, load_config
 from bot.errors import StrikebotError
+from bot.plugins import installed_plugins
 from bot.store import Store
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -90,11 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for module in _command_modules():
         module.register(sub)
+    for plugin in installed_plugins().values():
+        if plugin.cli is not None:
+            plugin.cli(sub)
     return parser
 
 
 def _command_modules() -> list[Any]:
-    import adapters
     import bot.cli
 
     names = sorted(
@@ -102,14 +106,15 @@ def _command_modules() -> list[Any]:
         for m in pkgutil.iter_modules(bot.cli.__path__)
         if not m.ispkg and not m.name.startswith("_")
     )
-    for platform in pkgutil.iter_modules(adapters.__path__):
-        if platform.ispkg and (Path(adapters.__path__[0]) / platform.name / "cli.py").exists():
-            names.append(f"adapters.{platform.name}.cli")
     return [importlib.import_module(name) for name in names]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # loads the installed plugins, which may refuse to load
+    except StrikebotError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return exc.exit_code
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:

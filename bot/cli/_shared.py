@@ -26,7 +26,7 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.store.repo import demand_texts_to_json, texts_to_json
+from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 # ---------------------------------------------------------------------------- options
 

@@ -1,7 +1,7 @@
 """`strikebot briefing`: set or clear a channel's morning briefing, list the schedule,
 preview what a channel would get at a given moment, and send one now.
 
-    strikebot briefing set --channel discord:123/456 --time 07:00 \\
+    strikebot briefing set --channel console:local/main --time 07:00 \\
         --timezone America/Los_Angeles --days mon-fri
     strikebot briefing clear --channel 3
     strikebot briefing list
@@ -23,7 +23,9 @@ from zoneinfo import ZoneInfo
 
 from rich.markup import escape
 
+from bot.addresses import example_address, parse_address
 from bot.briefing_runs import send_now
+from bot.briefing_times import format_days, next_briefing, window_start
 from bot.briefings import gather_briefing_inputs
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
@@ -38,13 +40,12 @@ from bot.cli._shared import (
 )
 from bot.commands._args import parse_days
 from bot.errors import InvalidInput, NotFound
-from bot.models import Platform, Subscription
-from bot.ports import OutboundMessage
-from bot.schedule import format_days, next_briefing, window_start
+from bot.models import Subscription
+from bot.outbound import OutboundMessage
 from bot.store import Tx
 from bot.store.briefings import BriefingRun, list_runs
 
-CHANNEL_HELP = "subscription id or address platform:workspace/channel (e.g. discord:123/456)"
+CHANNEL_HELP = "subscription id or address platform:workspace/channel (e.g. console:local/main)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -243,20 +244,13 @@ async def find_channel(tx: Tx, name: str) -> Subscription:
                 "or `strikebot subscriptions list`."
             )
         return sub
-    platform_name, sep, rest = text.partition(":")
-    workspace, slash, channel = rest.partition("/")
-    if not sep or not slash or not workspace or not channel:
+    if ":" not in text:
         raise InvalidInput(
             f"--channel {name!r} is neither a subscription id nor an address; write "
-            "platform:workspace/channel, e.g. discord:123456/789012."
+            f"platform:workspace/channel, e.g. {example_address()}."
         )
-    try:
-        platform = Platform(platform_name.lower())
-    except ValueError:
-        raise InvalidInput(
-            f"{platform_name!r} is not a platform; use discord, slack or console."
-        ) from None
-    found = await tx.find_subscription(platform, workspace, channel)
+    address = parse_address(text)
+    found = await tx.find_subscription(address.platform, address.workspace, address.channel)
     if found is None:
         raise NotFound(
             f"{text} is not subscribed. Subscribe it first (the subscribe command in that "
@@ -270,7 +264,7 @@ def default_channel(ctx: CliContext) -> Subscription:
     campaign = ctx.config.to_campaign()
     return Subscription(
         id=0,
-        platform=Platform.CONSOLE,
+        platform="preview",
         workspace="preview",
         channel="default",
         language=campaign.default_language,

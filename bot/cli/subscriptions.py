@@ -1,10 +1,10 @@
 """Which channels get what, and when: `subscriptions list|add|remove`.
 
-A channel is written as its address, `platform:workspace/channel`:
-  discord:<server id>/<channel id>    slack:<team id>/<channel id>    console:local/main
+A channel is written as its address, `platform:workspace/channel` (each platform plugin
+gives an example: `console:local/main`; see `bot.addresses`).
 
     strikebot subscriptions list
-    strikebot subscriptions add discord:300000000000000003/400000000000000004 \\
+    strikebot subscriptions add console:local/main \\
         --language es --urgency important,urgent --briefing-time 07:00 --days mon-fri \\
         --quiet 22:00-07:00 --label "#huelga on the members server"
     strikebot subscriptions remove 3
@@ -13,7 +13,6 @@ A channel is written as its address, `platform:workspace/channel`:
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import replace
 from datetime import time
 from typing import Literal
@@ -21,6 +20,7 @@ from typing import Literal
 from rich.markup import escape
 from rich.table import Table
 
+from bot.addresses import example_address, parse_address
 from bot.admin import check_timezone, parse_urgency
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
@@ -31,10 +31,9 @@ from bot.cli._shared import (
     subscription_json,
 )
 from bot.errors import Conflict, InvalidInput, NotFound
-from bot.models import ALL_URGENCIES, Platform, QuietHours, Subscription, Urgency
+from bot.models import ALL_URGENCIES, QuietHours, Subscription, Urgency
 
 _DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-_FIELD_MAX = 64  # the store's column width for workspace and channel ids
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,9 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Subscribe a channel. For a channel already subscribed, change only the "
         "settings given.",
     )
-    add.add_argument(
-        "address", help="platform:workspace/channel, e.g. discord:3000000003/4000000004"
-    )
+    add.add_argument("address", help="platform:workspace/channel, e.g. " + example_address())
     add.add_argument("--language", help="en or es (default: the campaign's first language)")
     add.add_argument(
         "--urgency",
@@ -111,7 +108,7 @@ async def list_handler(args: argparse.Namespace) -> int:
         if not subs:
             out.print(
                 "No channels subscribed yet. Add one with `strikebot subscriptions add "
-                "discord:<server id>/<channel id>`, or run /subscribe in the channel."
+                f"{example_address()}`, or run /strike subscribe in the channel."
             )
             return 0
         table = Table()
@@ -141,7 +138,7 @@ async def list_handler(args: argparse.Namespace) -> int:
 
 async def add_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
-    platform, workspace, channel = parse_address(args.address)
+    platform, workspace, channel = _address_parts(args.address)
     urgencies = parse_urgencies(args.urgency) if args.urgency else None
     briefing: time | Literal["keep"] | None = "keep"
     if args.briefing_time is not None:
@@ -216,27 +213,6 @@ async def remove_handler(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- parsing
 
 
-def parse_address(value: str) -> tuple[Platform, str, str]:
-    match = re.fullmatch(r"\s*([a-z]+):([^/\s]+)/([^/\s]+)\s*", value)
-    if match is None:
-        raise InvalidInput(
-            f"{value!r} is not a channel address; write platform:workspace/channel, e.g. "
-            "discord:300000000000000003/400000000000000004."
-        )
-    name, workspace, channel = match.groups()
-    try:
-        platform = Platform(name)
-    except ValueError:
-        raise InvalidInput(
-            f"Unknown platform {name!r}; use one of: {', '.join(p.value for p in Platform)}."
-        ) from None
-    if len(workspace) > _FIELD_MAX or len(channel) > _FIELD_MAX:
-        raise InvalidInput(
-            f"The workspace and channel ids are at most {_FIELD_MAX} characters; check the address."
-        )
-    return platform, workspace, channel
-
-
 def parse_urgencies(values: list[str] | None) -> frozenset[Urgency]:
     if not values:
         return ALL_URGENCIES
@@ -296,6 +272,11 @@ def _briefing(sub: Subscription) -> str:
     return f"{sub.briefing_time:%H:%M} {sub.timezone} {when}"
 
 
+def _address_parts(text: str) -> tuple[str, str, str]:
+    address = parse_address(text)
+    return address.platform, address.workspace, address.channel
+
+
 async def _resolve(ctx: CliContext, target: str) -> int:
     """The id of the ACTIVE subscription named by number or address."""
     async with ctx.store.read() as tx:
@@ -305,7 +286,7 @@ async def _resolve(ctx: CliContext, target: str) -> int:
             if sub is not None and sub.id not in active:
                 raise Conflict(f"Subscription #{sub.id} ({sub.address}) was already removed.")
         else:
-            platform, workspace, channel = parse_address(target)
+            platform, workspace, channel = _address_parts(target)
             sub = await tx.find_subscription(platform, workspace, channel)
     if sub is None:
         raise NotFound(

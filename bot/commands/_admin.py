@@ -32,7 +32,6 @@ from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.locales import invalid, not_found, say
 from bot.messages import update_message
 from bot.models import (
-    Platform,
     QuietHours,
     Status,
     Subscription,
@@ -41,7 +40,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.ports import Field, OutboundMessage
+from bot.outbound import Field, OutboundMessage
 
 TextsEs = UpdateText | Mapping[str, str] | None
 EXAMPLES = {
@@ -162,7 +161,7 @@ class AdminOrders(CommandsBase):
         self.admin.admins.require(ctx.actor, "subscribe channels")
         base = a.subscription or Subscription(
             id=0,
-            platform=Platform(ctx.platform),
+            platform=ctx.platform,
             workspace=ctx.workspace,
             channel=ctx.channel,
             language=self.campaign.default_language,

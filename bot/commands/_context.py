@@ -26,7 +26,7 @@ from bot.locales import say
 from bot.messages import local_zone, neutralize_mentions
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
-from bot.ports import Field, OutboundMessage
+from bot.outbound import Field, OutboundMessage
 from bot.store import Store
 
 # The package's one logger, named for the public module that operators (and tests) filter on.
@@ -133,7 +133,7 @@ class CommandsBase:
 
     async def _asker(self, ctx: CommandContext) -> Asker:
         async with self.store.read() as tx:
-            sub = await tx.find_subscription(Platform(ctx.platform), ctx.workspace, ctx.channel)
+            sub = await tx.find_subscription(ctx.platform, ctx.workspace, ctx.channel)
         language = self._hinted_language(ctx)
         if not _supported_locale(ctx.locale) and sub is not None:
             language = i18n.pick(sub.language)

@@ -17,7 +17,7 @@ from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.locales import invalid, not_found, say, short
 from bot.messages import fit, page_url, update_message, update_url
 from bot.models import Demand, Status, Update
-from bot.ports import Field, Link, MessageKind, OutboundMessage
+from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store import schema as t
 

@@ -15,14 +15,11 @@ from typing import Any
 from sqlalchemy import and_, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
-from bot.models import Revision, Subscription, Update, UpdateState
+from bot.models import Revision, Subscription, Update
 from bot.store import schema as t
-from bot.store.repo import (
-    Tx,
-    revision_from_row,
-    subscription_from_row,
-    update_from_row,
-)
+from bot.store import visibility
+from bot.store.codecs import revision_from_row, subscription_from_row, update_from_row
+from bot.store.repo import Tx
 
 QUEUED = "queued"
 SKIPPED = "skipped"
@@ -146,11 +143,7 @@ async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[
     revised = select(t.update_revisions.c.update_id).where(
         t.update_revisions.c.created_at > since, t.update_revisions.c.created_at <= now
     )
-    visible = and_(
-        u.c.state.in_([UpdateState.PUBLISHED, UpdateState.RETRACTED]),
-        u.c.published_at.is_not(None),
-        u.c.published_at <= now,
-    )
+    visible = visibility.visible(now)
     rows = (
         await tx.conn.execute(
             select(u)

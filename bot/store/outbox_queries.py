@@ -37,7 +37,8 @@ from sqlalchemy.sql.selectable import NamedFromClause
 
 from bot.models import Delivery, DeliveryAction, DeliveryState, Subscription
 from bot.store import schema as t
-from bot.store.repo import OUTBOX_CHANNEL, Tx, delivery_from_row, subscription_from_row
+from bot.store.codecs import delivery_from_row, subscription_from_row
+from bot.store.repo import OUTBOX_CHANNEL, Tx
 
 FOLLOW_UPS: tuple[str, ...] = (
     str(DeliveryAction.EDIT),

@@ -68,6 +68,17 @@ meta = Table(
     Column("value", Text, nullable=False),
 )
 
+drafts = Table(
+    "drafts",
+    metadata,
+    # What an admin wrote in a form, kept between "Preview" and "Confirm" on any instance.
+    Column("token", String(32), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("saved_at", UTCDateTime, nullable=False),
+    Index("ix_drafts_saved_at", "saved_at"),
+)
+
 updates = Table(
     "updates",
     metadata,

@@ -1257,7 +1257,7 @@ class DiscordBot:
 
     fake: FakeDiscord
     store: Any  # bot.store.Store
-    runtime: Any  # bot.app.Runtime
+    ctx: Any  # bot.context.PluginContext
     commands: Any  # bot.commands.Commands
     adapter: Any  # adapters.discord.DiscordAdapter
     clock: Any  # bot.clock.FixedClock
@@ -1265,12 +1265,11 @@ class DiscordBot:
 
 def bot_config(guild_ids: tuple[str, ...] = (GUILD_ID,)) -> Any:
     """The shipped campaign (config/strike.toml) with test admins and guilds."""
-    from bot.config import AdminsSection, DiscordAdmins, DiscordSection, load_config
+    from tests.support import shipped_config
 
-    config = load_config(ROOT / "config" / "strike.toml")
-    admins = AdminsSection(discord=DiscordAdmins(role_ids=[COMMS_ROLE_ID], user_ids=[]))
-    return config.model_copy(
-        update={"admins": admins, "discord": DiscordSection(guild_ids=list(guild_ids))}
+    return shipped_config(
+        admins={"discord": {"role_ids": [COMMS_ROLE_ID], "user_ids": []}},
+        discord={"guild_ids": list(guild_ids)},
     )
 
 
@@ -1285,11 +1284,10 @@ async def discord_bot(
     **adapter_options: Any,
 ) -> Any:
     """Store (migrated, seeded) + Commands + DiscordAdapter started against `fake`."""
-    from adapters.discord import DiscordAdapter
+    from adapters.discord import DiscordAdapter, plugin
     from bot.admin import Admin
-    from bot.app import Runtime
-    from bot.commands import Commands
     from bot.config import Settings
+    from bot.context import plugin_context
     from bot.seed import apply_seed
     from bot.store import Store
 
@@ -1306,15 +1304,14 @@ async def discord_bot(
         await apply_seed(store, config, clock)
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), clock)
-        runtime = Runtime(settings, config, campaign, store, admin, clock)
-        commands = Commands(store, campaign, admin, clock, metrics=runtime.metrics)
+        ctx = plugin_context(plugin, settings, config, store=store, admin=admin, clock=clock)
         adapter_options.setdefault("guild_ready_timeout", 0)
-        adapter = DiscordAdapter(runtime, commands, **adapter_options)
+        adapter = DiscordAdapter(ctx, **adapter_options)
         await adapter.start()
         try:
             if connect:
                 await fake.wait_connected()
                 await adapter.wait_health(lambda health: bool(health["connected"]))
-            yield DiscordBot(fake, store, runtime, commands, adapter, clock)
+            yield DiscordBot(fake, store, ctx, ctx.commands, adapter, clock)
         finally:
             await adapter.stop()

@@ -14,7 +14,6 @@ import signal
 from bot.clock import utcnow
 from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
-from bot.models import Platform
 from bot.ports import Pacing
 from bot.store import Store
 from tests.fakes.platform import FakePlatformAdapter
@@ -29,7 +28,7 @@ async def main(args: argparse.Namespace) -> int:
     ):
         dispatcher = Dispatcher(
             store,
-            {Platform.DISCORD: adapter},
+            {"discord": adapter},
             CAMPAIGN,
             utcnow,
             settings=DeliverySection(),

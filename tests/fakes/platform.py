@@ -310,7 +310,7 @@ class FakePlatformAdapter:
         self,
         url: str,
         *,
-        platform: Platform = Platform.DISCORD,
+        platform: Platform = "discord",
         pacing: Pacing | None = None,
         timeout: float = 10.0,
     ) -> None:

@@ -980,11 +980,10 @@ class SlackBot:
     async def __aenter__(self) -> SlackBot:
         import aiohttp
 
-        from adapters.slack import SlackAdapter
+        from adapters.slack import SlackAdapter, plugin
         from bot.admin import Admin
-        from bot.app import Runtime
-        from bot.commands import Commands
         from bot.config import Settings
+        from bot.context import plugin_context
 
         env = {
             "SLACK_BOT_TOKEN": self.slack.bot_token,
@@ -1001,12 +1000,13 @@ class SlackBot:
 
             campaign = replace(campaign, require_approval=True)
         self.admin = Admin(self.store, campaign, self.config.to_admins(), self.clock)
-        self.runtime = Runtime(
-            self.settings, self.config, campaign, self.store, self.admin, self.clock
-        )
-        self.commands = Commands(self.store, campaign, self.admin, self.clock)
+        self.ctx = plugin_context(
+            plugin, self.settings, self.config, store=self.store, admin=self.admin,
+            clock=self.clock,
+        )  # fmt: skip
+        self.commands = self.ctx.commands
         self.adapter = SlackAdapter(
-            self.runtime, self.commands, budget=self.budget, request_timeout=self.request_timeout
+            self.ctx, budget=self.budget, request_timeout=self.request_timeout
         )
         app = web.Application()
         self.adapter.mount(app)

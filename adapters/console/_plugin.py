@@ -1,0 +1,57 @@
+"""The console plugin's declaration: what the core needs to know, said once."""
+
+from __future__ import annotations
+
+import sys
+from typing import ClassVar
+
+from pydantic import Field
+
+from adapters.console._adapter import ConsoleAdapter
+from adapters.console.cli import register
+from bot.ports import AdminRule, Plugin, PluginContext, PluginSettings
+
+NAME = "console"
+
+
+class ConsoleSettings(PluginSettings):
+    """`STRIKEBOT_CONSOLE=off` keeps `strikebot run` from printing console deliveries."""
+
+    deliver: bool = Field(default=True, alias="STRIKEBOT_CONSOLE")
+
+    @property
+    def enabled(self) -> bool:
+        return self.deliver
+
+    @property
+    def off_hint(self) -> str:
+        return "STRIKEBOT_CONSOLE is off; unset it to print console deliveries here"
+
+
+class ConsoleAdmins(AdminRule):
+    """`[admins.console]`: console user names (`strikebot console --user NAME`)."""
+
+    who: ClassVar[dict[str, str]] = {
+        "en": "your console user name",
+        "es": "tu nombre de usuario de la consola",
+    }
+
+    user_ids: list[str] = Field(default_factory=lambda: ["console"])
+
+
+def create(ctx: PluginContext) -> ConsoleAdapter:
+    """Under `strikebot run`, console deliveries print to standard output: panels on a
+    terminal, one JSON object per line otherwise."""
+    return ConsoleAdapter(json_output=not sys.stdout.isatty())
+
+
+plugin = Plugin(
+    name=NAME,
+    title="Console",
+    create=create,
+    settings=ConsoleSettings,
+    admins=ConsoleAdmins,
+    address_example="console:local/general",
+    cli=register,
+    docs="docs/adapters.md",
+)

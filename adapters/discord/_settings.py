@@ -1,0 +1,70 @@
+"""Discord's settings, campaign-file sections, admin rule, limits and mention syntax."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, SecretStr
+
+from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section
+
+NAME = "discord"
+
+# Embed title 256, description 4096, 25 fields (name 256, value 1024), footer 2048, and
+# 6000 characters across all of a message's embeds.
+LIMITS = Limits(
+    title=256, body=4096, field_name=256, field_value=1024, fields=25, footer=2048, total=6000
+)
+# @everyone / @here anywhere; <@123>, <@!123>, <@&456> (users, roles). No word boundary:
+# Discord reads "@everyone" inside "@everyones" too (discord.py's `escape_mentions` agrees).
+MENTIONS = (r"@(?=(?:everyone|here))", r"<(?=@)")
+
+
+class DiscordSettings(PluginSettings):
+    """DISCORD_TOKEN turns Discord on. DISCORD_API_BASE and DISCORD_GATEWAY_URL point at a
+    shared REST rate-limit proxy (or, in tests, the fake Discord)."""
+
+    token: SecretStr | None = Field(default=None, alias="DISCORD_TOKEN")
+    api_base: str | None = Field(default=None, alias="DISCORD_API_BASE")
+    gateway_url: str | None = Field(default=None, alias="DISCORD_GATEWAY_URL")
+
+    @property
+    def enabled(self) -> bool:
+        return self.token is not None
+
+    @property
+    def off_hint(self) -> str:
+        return "set DISCORD_TOKEN to connect (README: Connect to Discord)"
+
+
+class DiscordSection(Section):
+    """`[discord]`: the servers whose command list is synced at start (shown at once)."""
+
+    guild_ids: list[str] = Field(default_factory=list)
+
+
+class DiscordAdmins(AdminRule):
+    """`[admins.discord]`: user ids, role ids, and whether Manage Server counts."""
+
+    who: ClassVar[dict[str, str]] = {
+        "en": "your Discord user id or role id",
+        "es": "tu id de usuario o de rol de Discord",
+    }
+
+    role_ids: list[str] = Field(default_factory=list)
+    manage_server_is_admin: bool = True
+
+    def allows(self, actor: Actor) -> bool:
+        return (
+            actor.user_id in self.user_ids
+            or bool(actor.roles & set(self.role_ids))
+            or (self.manage_server_is_admin and actor.platform_admin)
+        )
+
+
+class DiscordDelivery(Section):
+    """`[delivery] discord_...`: Discord's pace. 50 requests/s per token is Discord's
+    global limit; the default stays under it."""
+
+    discord_global_per_second: float = Field(default=48.0, gt=0, le=50)
+    discord_per_channel_per_second: float = Field(default=5.0, gt=0)

@@ -1,0 +1,81 @@
+"""Slack's settings, campaign-file sections, admin rule, limits and mention syntax."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, SecretStr
+
+from bot.ports import (
+    Actor,
+    AdminRule,
+    Limits,
+    PluginSettings,
+    Section,
+)
+
+NAME = "slack"
+EVENTS_PATH = "/slack/events"
+
+# Our budget per message: several sections of body, each kept under the 3000 limit, and up
+# to 20 fields. Slack's real constraint is per block (and 50 blocks), so `total` only keeps
+# the fields from crowding out the body; what does not fit in 50 blocks is cut with a link.
+LIMITS = Limits(
+    title=150,
+    body=4 * 2900,
+    field_name=150,
+    field_value=1900,
+    fields=20,
+    footer=300,
+    total=60_000,
+)
+
+# <!channel>, <!here>, <!everyone>, <!subteam^S1>, <@U123>; plain @here/@channel with
+# link_names. No word boundary, as Slack reads them.
+MENTIONS = (r"@(?=(?:everyone|here|channel))", r"<(?=[@!])")
+
+
+class SlackSettings(PluginSettings):
+    """SLACK_BOT_TOKEN turns Slack on; Socket Mode needs SLACK_APP_TOKEN, HTTP mode
+    SLACK_SIGNING_SECRET. SLACK_API_URL points at GovSlack or a local fake."""
+
+    bot_token: SecretStr | None = Field(default=None, alias="SLACK_BOT_TOKEN")
+    signing_secret: SecretStr | None = Field(default=None, alias="SLACK_SIGNING_SECRET")
+    app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
+    api_url: str | None = Field(default=None, alias="SLACK_API_URL")
+
+    @property
+    def enabled(self) -> bool:
+        return self.bot_token is not None
+
+    @property
+    def off_hint(self) -> str:
+        return "set SLACK_BOT_TOKEN to connect (README: Connect to Slack)"
+
+
+class SlackSection(Section):
+    """`[slack]`: how Slack reaches the bot."""
+
+    mode: str = Field(default="auto", pattern="^(auto|socket|http)$")
+
+
+class SlackAdmins(AdminRule):
+    """`[admins.slack]`: Slack user ids and user-group ids."""
+
+    who: ClassVar[dict[str, str]] = {
+        "en": "your Slack user id or user group id",
+        "es": "tu id de usuario o de grupo de usuarios de Slack",
+    }
+
+    usergroup_ids: list[str] = Field(default_factory=list)
+
+    def allows(self, actor: Actor) -> bool:
+        return actor.user_id in self.user_ids or bool(actor.roles & set(self.usergroup_ids))
+
+
+class SlackDelivery(Section):
+    """`[delivery] slack_...`: Slack's pace (about 1 message/s per channel, and a cap per
+    workspace)."""
+
+    slack_per_channel_per_second: float = Field(default=1.0, gt=0, le=1.0)
+    slack_workspace_per_second: float = Field(default=20.0, gt=0)

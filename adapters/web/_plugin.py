@@ -1,0 +1,18 @@
+"""The web plugin's declaration: the public page, feeds and APIs, said once."""
+
+from __future__ import annotations
+
+from adapters.web._app import WebSettings
+from adapters.web._build import WebSurface
+from bot.ports import Plugin
+
+NAME = "web"
+
+plugin = Plugin(
+    name=NAME,
+    title="Web page and API",
+    create=WebSurface,
+    settings=WebSettings,
+    delivers=False,
+    docs="README.md#the-public-page",
+)

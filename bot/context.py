@@ -1,0 +1,110 @@
+"""What a plugin's factory receives: a narrow, frozen view of the running core.
+
+    def create(ctx: PluginContext) -> MyAdapter:
+        settings = ctx.settings_as(MySettings)       # its own environment settings
+        return MyAdapter(ctx.commands, ctx.store, settings)
+
+Everything is handed in; nothing is global. The same context type serves `strikebot run`
+and a plugin's own CLI commands (`plugin_context`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import time
+from typing import TypeVar
+
+from bot.admin import Admin
+from bot.auth import AdminList
+from bot.clock import Clock
+from bot.commands import Commands
+from bot.config import Settings, StrikeConfig
+from bot.metrics import Metrics
+from bot.models import Campaign
+from bot.outbound import HealthBoard
+from bot.plugins import AdminRule, Plugin, PluginSettings, Section
+from bot.store import Store
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PluginContext:
+    """One plugin's settings and sections, and the core parts it may use."""
+
+    plugin: Plugin
+    settings: PluginSettings
+    section: Section | None
+    delivery: Section | None
+    admin_rule: AdminRule
+    store: Store
+    commands: Commands
+    admin: Admin
+    campaign: Campaign
+    clock: Clock
+    metrics: Metrics = field(default_factory=Metrics)
+    health: HealthBoard = field(default_factory=HealthBoard)
+
+    @property
+    def admins(self) -> AdminList:
+        """Who is an admin, on every platform (an actor from this one is checked here)."""
+        return self.admin.admins
+
+    def settings_as(self, kind: type[T]) -> T:
+        return _as(self.settings, kind, "settings")
+
+    def section_as(self, kind: type[T]) -> T:
+        return _as(self.section, kind, "section")
+
+    def delivery_as(self, kind: type[T]) -> T:
+        return _as(self.delivery, kind, "delivery section")
+
+    def admin_rule_as(self, kind: type[T]) -> T:
+        return _as(self.admin_rule, kind, "admin rule")
+
+
+def _as(value: object, kind: type[T], what: str) -> T:
+    if not isinstance(value, kind):
+        raise TypeError(f"the plugin's {what} is a {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def plugin_context(
+    plugin: Plugin,
+    settings: Settings,
+    config: StrikeConfig,
+    *,
+    store: Store,
+    admin: Admin,
+    clock: Clock,
+    metrics: Metrics | None = None,
+    health: HealthBoard | None = None,
+    commands: Commands | None = None,
+) -> PluginContext:
+    """The context for `plugin` from the loaded settings and campaign file."""
+    parts = config.plugin_config(plugin.name)
+    campaign = admin.campaign
+    metrics = metrics or Metrics()
+    if commands is None:
+        commands = Commands(
+            store,
+            campaign,
+            admin,
+            clock,
+            metrics=metrics,
+            default_briefing_time=time.fromisoformat(config.briefings.default_time),
+        )
+    return PluginContext(
+        plugin=plugin,
+        settings=settings.plugin(plugin),
+        section=parts.section,
+        delivery=parts.delivery,
+        admin_rule=parts.admins,
+        store=store,
+        commands=commands,
+        admin=admin,
+        campaign=campaign,
+        clock=clock,
+        metrics=metrics,
+        health=health or HealthBoard(),
+    )

@@ -1,0 +1,180 @@
+"""What a delivering adapter implements, and the platform-neutral message it renders.
+
+The core hands an adapter an `OutboundMessage`; the adapter renders it (an embed, Block
+Kit, plain text) within its platform's limits and reports failures as
+`bot.errors.TransientDeliveryError` (retry) or `bot.errors.PermanentDeliveryError` (park).
+Adapters reach these types through `bot.ports`, the core's public boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from bot.models import Status, Urgency
+
+
+class MessageKind(StrEnum):
+    UPDATE = "update"
+    CORRECTION = "correction"
+    RETRACTION = "retraction"
+    BRIEFING = "briefing"
+    NOTICE = "notice"  # to admins: a channel broke, an update awaits approval...
+    REPLY = "reply"  # an answer to a command
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    value: str
+    inline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    label: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundMessage:
+    """What to show, not how. Text is plain (no platform markup); adapters escape it."""
+
+    title: str
+    body: str = ""
+    kind: MessageKind = MessageKind.REPLY
+    language: str = "en"
+    status: Status | None = None  # the badge / colour
+    status_label: str = ""  # the badge text, already in `language`
+    urgency: Urgency | None = None
+    fields: tuple[Field, ...] = ()
+    links: tuple[Link, ...] = ()
+    url: str | None = None  # canonical link to the full text (trimmed messages point here)
+    footer: str = ""
+    retracted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "body": self.body,
+            "kind": str(self.kind),
+            "language": self.language,
+            "status": None if self.status is None else str(self.status),
+            "status_label": self.status_label,
+            "urgency": None if self.urgency is None else str(self.urgency),
+            "fields": [[f.name, f.value, f.inline] for f in self.fields],
+            "links": [[link.label, link.url] for link in self.links],
+            "url": self.url,
+            "footer": self.footer,
+            "retracted": self.retracted,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> OutboundMessage:
+        return cls(
+            title=raw["title"],
+            body=raw.get("body", ""),
+            kind=MessageKind(raw.get("kind", "reply")),
+            language=raw.get("language", "en"),
+            status=None if raw.get("status") is None else Status(raw["status"]),
+            status_label=raw.get("status_label", ""),
+            urgency=None if raw.get("urgency") is None else Urgency(raw["urgency"]),
+            fields=tuple(Field(n, v, bool(i)) for n, v, i in raw.get("fields", [])),
+            links=tuple(Link(label, url) for label, url in raw.get("links", [])),
+            url=raw.get("url"),
+            footer=raw.get("footer", ""),
+            retracted=bool(raw.get("retracted", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A platform's size limits for one message, in characters (see `bot.messages.fit_message`)."""
+
+    title: int
+    body: int
+    field_name: int
+    field_value: int
+    fields: int
+    footer: int
+    total: int  # everything together (e.g. a cap across all of a message's parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRef:
+    """Where a message goes: a workspace (a server, a team, a mailing list) and a channel in it."""
+
+    workspace: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """A platform's sending limits, which the dispatcher keeps below.
+
+    `global_per_second`: all requests with one token (e.g. a platform's 50/s, kept at 48).
+    `per_channel_per_second`: sustained sends into one channel (e.g. ~1/s).
+    `per_workspace_per_second`: across one workspace/guild, if the platform caps it.
+    `burst`: how many requests may start at once before the rate applies.
+    """
+
+    global_per_second: float
+    per_channel_per_second: float
+    per_workspace_per_second: float | None = None
+    burst: int = 1
+    max_in_flight: int = 64
+
+
+@runtime_checkable
+class Service(Protocol):
+    """A plugin part with a lifecycle: `start()` after the web server listens, `stop()` in
+    reverse order at shutdown."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@runtime_checkable
+class Reporting(Protocol):
+    """A plugin part that reports its state on /healthz."""
+
+    def health(self) -> Mapping[str, object]:
+        """Connection state for /healthz, e.g. {"connected": True, "latency_ms": 42}."""
+        ...
+
+
+@runtime_checkable
+class Adapter(Service, Reporting, Protocol):
+    """What every delivering platform implements. `send` returns the platform's message id.
+
+    `idempotency_key` is the delivery id (at most 25 chars): a platform with idempotent
+    sends (a message nonce) uses it so a retried send returns the existing message.
+    """
+
+    platform: str
+
+    @property
+    def pacing(self) -> Pacing: ...
+
+    async def send(
+        self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
+    ) -> str: ...
+
+    async def edit(
+        self, channel: ChannelRef, message_id: str, message: OutboundMessage
+    ) -> None: ...
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None: ...
+
+
+@dataclass(slots=True)
+class HealthBoard:
+    """Plugin parts that report their state register here; /healthz reads it."""
+
+    parts: dict[str, Reporting] = field(default_factory=dict)
+
+    def snapshot(self) -> dict[str, Mapping[str, object]]:
+        return {name: part.health() for name, part in self.parts.items()}

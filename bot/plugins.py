@@ -1,0 +1,233 @@
+"""Platform plugins: how the core finds the platforms it never names.
+
+Each platform is one package (under `adapters/`, or any package pip installs) that declares
+itself once, as a `Plugin`, under the entry-point group `strikebot.adapters`:
+
+    [project.entry-points."strikebot.adapters"]
+    console = "adapters.console:plugin"
+
+The declaration says everything the core needs to know: the platform's name (the address
+prefix `name:workspace/channel`, the campaign-file section `[name]` and `[admins.name]`),
+its environment settings and which of them are secrets, who counts as an admin there, its
+message limits and mention syntax, and a factory that builds the running part from a
+`bot.context.PluginContext`. The built object may deliver (`bot.outbound.Adapter`), add
+routes to the bot's web server (`Mountable`), or both. `docs/adapters.md` walks through
+writing one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+
+from bot.errors import ConfigError
+from bot.models import Actor
+from bot.outbound import Limits
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from bot.context import PluginContext
+
+ENTRY_POINT_GROUP = "strikebot.adapters"
+ZWSP = "\u200b"
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{1,31}$")
+# Names the core uses for its own actors and surfaces; no plugin may take them.
+RESERVED_NAMES = frozenset({"cli", "http", "campaign", "admins", "delivery", "briefings"})
+
+log = logging.getLogger("strikebot.plugins")
+
+SubParsers = argparse._SubParsersAction
+S = TypeVar("S", bound="PluginSettings")
+
+
+class PluginSettings(BaseModel):
+    """One plugin's settings from the environment.
+
+    Each field's alias is its variable (`Field(alias="DISCORD_TOKEN")`); an empty variable
+    counts as unset. Fields typed `SecretStr` are secrets: never printed, and redacted from
+    every log line. `enabled` says whether the platform is on (usually: its token is set).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    @property
+    def enabled(self) -> bool:
+        return True
+
+    @property
+    def off_hint(self) -> str:
+        """Logged at start-up when the plugin is off: which variable turns it on."""
+        return ""
+
+    def secrets(self) -> list[str]:
+        found = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr) and value.get_secret_value():
+                found.append(value.get_secret_value())
+        return found
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        """Read the fields' variables from `env`; a bad value names the variable."""
+        values: dict[str, Any] = {}
+        for name, info in cls.model_fields.items():
+            variable = info.alias or name
+            if env.get(variable):
+                values[variable] = env[variable]
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            variable = str(error["loc"][0]) if error["loc"] else cls.__name__
+            message = error["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"{variable}: {message}. Fix the variable and start again.") from None
+
+
+class Section(BaseModel):
+    """Base for a plugin's campaign-file tables: frozen, and unknown keys are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AdminRule(Section):
+    """`[admins.<platform>]`: who may post, edit, retract and approve from that platform.
+
+    A plugin subclasses it to add its own kinds of id (roles, user groups) and overrides
+    `allows`; `who` is how to describe the id a person should send an admin, per language.
+    """
+
+    who: ClassVar[Mapping[str, str]] = {"en": "your user id", "es": "tu id de usuario"}
+
+    user_ids: list[str] = []
+
+    def allows(self, actor: Actor) -> bool:
+        return actor.user_id in self.user_ids
+
+
+@runtime_checkable
+class Mountable(Protocol):
+    """A plugin part that adds routes (and middlewares) to the bot's one web server."""
+
+    def mount(self, app: web.Application) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """A platform, declared once. See the module docstring and `docs/adapters.md`.
+
+    `mentions` are regular expressions matching what a ping starts with, the rest in a
+    lookahead (`@(?=everyone)`); a zero-width space goes right after each match in
+    everything people wrote, on every platform. `delivers` is False for a plugin whose
+    channels cannot be subscribed (the web page). `delivery` declares extra `[delivery]`
+    keys, each named `<name>_...` (pacing settings).
+    """
+
+    name: str
+    title: str
+    create: Callable[[PluginContext], object] | None = None
+    settings: type[PluginSettings] = PluginSettings
+    section: type[Section] | None = None
+    admins: type[AdminRule] = AdminRule
+    delivery: type[Section] | None = None
+    limits: Limits | None = None
+    mentions: tuple[str, ...] = ()
+    address_example: str = ""
+    delivers: bool = True
+    cli: Callable[[SubParsers[argparse.ArgumentParser]], None] | None = None
+    docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
+
+    def __post_init__(self) -> None:
+        if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:
+            raise ConfigError(
+                f"A platform plugin is called {self.name!r}; a name is 2-32 lowercase letters, "
+                f"digits or _ starting with a letter, and not one of {sorted(RESERVED_NAMES)}."
+            )
+        for name in self.delivery.model_fields if self.delivery else {}:
+            if not name.startswith(f"{self.name}_"):
+                raise ConfigError(
+                    f"Plugin {self.name!r} declares the [delivery] key {name!r}; its keys must "
+                    f"start with '{self.name}_'."
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class Plugins(Mapping[str, Plugin]):
+    """The installed plugins by name (sorted), and what the core derives from all of them."""
+
+    by_name: Mapping[str, Plugin] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *plugins: Plugin) -> Plugins:
+        found: dict[str, Plugin] = {}
+        for plugin in plugins:
+            if plugin.name in found:
+                raise ConfigError(
+                    f"Two installed plugins are called {plugin.name!r}; uninstall one of them."
+                )
+            found[plugin.name] = plugin
+        return cls(dict(sorted(found.items())))
+
+    def __getitem__(self, name: str) -> Plugin:
+        return self.by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_name)
+
+    def __len__(self) -> int:
+        return len(self.by_name)
+
+    @property
+    def delivering(self) -> list[str]:
+        """Names of the platforms whose channels can be subscribed."""
+        return [name for name, plugin in self.by_name.items() if plugin.delivers]
+
+    def neutralize(self, text: str) -> str:
+        """`text` with every plugin's pings made inert; idempotent."""
+        pattern = _mention_pattern(tuple(p for plugin in self.values() for p in plugin.mentions))
+        if pattern is None:
+            return text
+        return pattern.sub(lambda match: match.group(0) + ZWSP, text)
+
+
+@cache
+def _mention_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    # A zero-width space already in place does not match again: the result is idempotent.
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+@cache
+def installed_plugins() -> Plugins:
+    """Every plugin installed in this environment (entry-point group `strikebot.adapters`)."""
+    found = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            plugin = entry.load()
+        except Exception as exc:
+            raise ConfigError(
+                f"The platform plugin {entry.name!r} ({entry.value}) failed to load: "
+                f"{type(exc).__name__}: {exc}. Reinstall it, or uninstall it."
+            ) from exc
+        if not isinstance(plugin, Plugin):
+            raise ConfigError(
+                f"The entry point {entry.name!r} ({entry.value}) is not a strikebot Plugin; "
+                "it must name a `bot.ports.Plugin` object."
+            )
+        if plugin.name != entry.name:
+            raise ConfigError(
+                f"The entry point {entry.name!r} names a plugin called {plugin.name!r}; "
+                "the two names must match."
+            )
+        found.append(plugin)
+    return Plugins.of(*found)

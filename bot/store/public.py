@@ -1,0 +1,149 @@
+"""What the public surfaces read (the page, feeds, calendar, public API): only what the
+embargo rule (`bot.store.visibility`) lets the public see. A mixin of `Tx`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.models import Revision, Update, UpdateState
+from bot.store import schema as t
+from bot.store.codecs import revision_from_row, update_from_row
+from bot.store.visibility import visible
+
+Fingerprint = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionNote:
+    """Which revisions were corrections (from the audit log), for honest display."""
+
+    corrections: frozenset[int] = frozenset()  # revision numbers created by a correction
+    reasons: dict[int, str] = field(default_factory=dict)  # new revision number -> reason
+
+
+class PublicReads:
+    """Reads for public views; every one applies the embargo rule."""
+
+    conn: AsyncConnection
+
+    async def public_fingerprint(self, now: datetime) -> Fingerprint:
+        """A value that changes whenever anything a public view shows changes.
+
+        Posts (count), edits (sum of revisions), approvals and embargoes passing (visible
+        count), retractions (retracted count), demand changes (latest change, event count).
+        """
+        u = t.updates.c
+        query = select(
+            select(func.count()).select_from(t.updates).scalar_subquery(),
+            select(func.coalesce(func.sum(u.revision), 0)).scalar_subquery(),
+            select(func.count()).select_from(t.updates).where(visible(now)).scalar_subquery(),
+            select(func.count())
+            .select_from(t.updates)
+            .where(u.state == str(UpdateState.RETRACTED))
+            .scalar_subquery(),
+            select(func.max(t.demands.c.updated_at)).scalar_subquery(),
+            select(func.count()).select_from(t.demand_events).scalar_subquery(),
+            select(func.count()).select_from(t.demands).scalar_subquery(),
+        )
+        return tuple((await self.conn.execute(query)).one())
+
+    async def count_visible(self, now: datetime) -> int:
+        query = select(func.count()).select_from(t.updates).where(visible(now))
+        return int(await self.conn.scalar(query) or 0)
+
+    async def visible_updates(
+        self, now: datetime, *, limit: int, after: int | None = None
+    ) -> list[Update]:
+        """Newest first (by publication, then id). `after`: continue past that update."""
+        u = t.updates.c
+        query = select(t.updates).where(visible(now))
+        if after is not None:
+            anchor = (
+                await self.conn.execute(
+                    select(u.published_at, u.id).where(u.id == after, visible(now))
+                )
+            ).first()
+            if anchor is None:
+                return []
+            query = query.where(
+                or_(
+                    u.published_at < anchor.published_at,
+                    and_(u.published_at == anchor.published_at, u.id < anchor.id),
+                )
+            )
+        query = query.order_by(u.published_at.desc(), u.id.desc()).limit(limit)
+        return [update_from_row(r, now) for r in (await self.conn.execute(query)).all()]
+
+    async def visible_update(self, update_id: int, now: datetime) -> Update | None:
+        """One update with its revisions, or None when it does not exist or is not public."""
+        row = (
+            await self.conn.execute(
+                select(t.updates).where(t.updates.c.id == update_id, visible(now))
+            )
+        ).first()
+        if row is None:
+            return None
+        (found,) = await self.with_revisions([update_from_row(row, now)], force=True)
+        return found
+
+    async def with_revisions(
+        self, updates: Sequence[Update], *, force: bool = False
+    ) -> list[Update]:
+        """The same updates with their revision history (one query for all edited ones)."""
+        edited = [u.id for u in updates if force or u.revision > 1]
+        if not edited:
+            return list(updates)
+        rows = await self.conn.execute(
+            select(t.update_revisions)
+            .where(t.update_revisions.c.update_id.in_(edited))
+            .order_by(t.update_revisions.c.update_id, t.update_revisions.c.number)
+        )
+        by_update: dict[int, list[Revision]] = {}
+        for row in rows:
+            by_update.setdefault(int(row.update_id), []).append(revision_from_row(row))
+        return [replace(u, revisions=tuple(by_update.get(u.id, ()))) for u in updates]
+
+    async def revision_notes(self, update_ids: Sequence[int]) -> dict[int, RevisionNote]:
+        """For each edited update: which of its revisions were published as corrections."""
+        if not update_ids:
+            return {}
+        a = t.audit_log.c
+        rows = await self.conn.execute(
+            select(a.target, a.action, a.after).where(
+                a.target.in_([f"update:{i}" for i in update_ids]),
+                a.action.in_(["update.correct", "update.edit"]),
+            )
+        )
+        corrections: dict[int, set[int]] = {}
+        reasons: dict[int, dict[int, str]] = {}
+        for target, action, after in rows:
+            update_id = int(str(target).split(":", 1)[1])
+            if not isinstance(after, dict) or not isinstance(after.get("revision"), int):
+                continue
+            number = int(after["revision"])
+            reasons.setdefault(update_id, {})[number] = str(after.get("reason", ""))
+            if action == "update.correct":
+                corrections.setdefault(update_id, set()).add(number)
+        return {
+            i: RevisionNote(frozenset(corrections.get(i, ())), reasons.get(i, {}))
+            for i in set(corrections) | set(reasons)
+        }
+
+    async def scheduled_events(self, now: datetime) -> list[Update]:
+        """Visible updates naming a time for their next step (the calendar), oldest first."""
+        u = t.updates.c
+        query = (
+            select(t.updates)
+            .where(visible(now), u.next_step_at.is_not(None))
+            .order_by(u.next_step_at, u.id)
+        )
+        return [update_from_row(r, now) for r in (await self.conn.execute(query)).all()]
+
+
+__all__ = ["Fingerprint", "PublicReads", "RevisionNote"]
