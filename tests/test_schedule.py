@@ -18,7 +18,7 @@ from apscheduler.triggers.cron import CronTrigger
 from rich.console import Console
 from sqlalchemy import text, update
 
-import bot.schedule
+import bot.briefing_runs
 from adapters.console import ConsoleAdapter
 from bot.admin import Admin
 from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
@@ -411,14 +411,14 @@ async def test_a_briefing_due_while_the_leader_catches_up_is_queued(
 ) -> None:
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
-    real_catch_up = bot.schedule.catch_up
+    real_catch_up = bot.briefing_runs.catch_up
 
     async def slow_catch_up(*args: Any, **kwargs: Any) -> dict[int, Outcome]:
         outcomes = await real_catch_up(*args, **kwargs)
         clock.now = la(2019, 1, 18, 7, 0, 3)  # 07:00 passed while it ran
         return outcomes
 
-    monkeypatch.setattr(bot.schedule, "catch_up", slow_catch_up)
+    monkeypatch.setattr("bot.schedule.catch_up", slow_catch_up)
     clock.now = la(2019, 1, 18, 6, 59, 59)  # taking over the lead one second before 07:00
     scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
