@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.auth import AdminList
 from bot.clock import Clock, utcnow
@@ -31,14 +30,20 @@ from bot.models import (
     Urgency,
 )
 from bot.outbox import plan_followups, plan_posts
+from bot.parsing import parse_timezone
+from bot.rules import (
+    LABEL_MAX,
+    NOTE_MAX,
+    OFFER_MAX,
+    SOURCE_MAX,
+    check_field,
+    check_language,
+    check_reason,
+    check_texts,
+    check_year,
+)
 from bot.store import Store, Tx
 from bot.store.codecs import demand_texts_to_json, texts_to_json
-
-HEADLINE_MAX = 150  # Slack's header block limit; Discord's embed title allows 256
-BODY_MAX = 20_000
-NEXT_STEP_MAX = 300
-REASON_MAX = 500
-YEARS = (1970, 2200)  # dates outside these are typos
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,44 +65,6 @@ class Changes:
     urgency: Urgency | None = None
     next_step_at: datetime | None = None
     clear_next_step_at: bool = False
-
-
-def parse_status(value: str) -> Status:
-    try:
-        return Status(value.strip().lower())
-    except ValueError:
-        raise InvalidInput(
-            f"Unknown status {value!r}. Use one of: {', '.join(s.value for s in Status)}."
-        ) from None
-
-
-def parse_urgency(value: str) -> Urgency:
-    try:
-        return Urgency(value.strip().lower())
-    except ValueError:
-        raise InvalidInput(
-            f"Unknown urgency {value!r}. Use one of: {', '.join(u.value for u in Urgency)}."
-        ) from None
-
-
-def parse_demand_status(value: str) -> DemandStatus:
-    try:
-        return DemandStatus(value.strip().lower())
-    except ValueError:
-        raise InvalidInput(
-            f"Unknown demand status {value!r}. "
-            f"Use one of: {', '.join(s.value for s in DemandStatus)}."
-        ) from None
-
-
-def check_timezone(name: str) -> str:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise InvalidInput(
-            f"Unknown time zone {name!r}. Use an IANA name such as America/Los_Angeles."
-        ) from None
-    return name
 
 
 def update_snapshot(update: Update) -> dict[str, Any]:
@@ -143,9 +110,9 @@ class Admin:
         """Post now, or at `publish_at` (embargo). Needs a second admin if approval is on."""
         self.admins.require(actor, "post updates")
         now = self.clock()
-        self._check_texts(draft.texts, require_default=True)
-        _check_year(draft.next_step_at, "next step time")
-        _check_year(publish_at, "embargo time")
+        draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
+        check_year(draft.next_step_at)
+        check_year(publish_at)
         if publish_at is not None and publish_at <= now and seed_key is None:
             raise InvalidInput(
                 f"The embargo time {publish_at.isoformat()} is in the past. "
@@ -245,10 +212,12 @@ class Admin:
         short visible note, because edits notify nobody."""
         self.admins.require(actor, "edit updates")
         now = self.clock()
-        reason = self._check_reason(reason, "an edit")
+        reason = check_reason(reason)
         if changes.texts is not None:
-            self._check_texts(changes.texts, require_default=False)
-        _check_year(changes.next_step_at, "next step time")
+            changes = replace(
+                changes, texts=self._check_texts(changes.texts, require_default=False)
+            )
+        check_year(changes.next_step_at)
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -309,7 +278,7 @@ class Admin:
         """Keep the update visible as retracted, with its reason, everywhere it went."""
         self.admins.require(actor, "retract updates")
         now = self.clock()
-        reason = self._check_reason(reason, "a retraction")
+        reason = check_reason(reason)
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -365,13 +334,15 @@ class Admin:
         now = self.clock()
         if status is None and not offer:
             raise InvalidInput("Give a new status, a new offer, or both.")
-        source = source.strip()
-        if not source:
-            raise InvalidInput(
-                "Say where this comes from (source), e.g. 'District bargaining proposal, Jan 11'."
-            )
+        source = check_field(source, SOURCE_MAX, required=True, what="source")
+        note = check_field(note, NOTE_MAX, what="note")
         if offer:
-            self._check_languages(offer.keys())
+            offer = {
+                check_language(lang, self.campaign.languages): check_field(
+                    text, OFFER_MAX, required=True, what="offer"
+                )
+                for lang, text in offer.items()
+            }
         async with self.store.write() as tx:
             before = await tx.get_demand(key)
             if before is None:
@@ -423,8 +394,9 @@ class Admin:
     async def subscribe(self, actor: Actor, sub: Subscription) -> Subscription:
         self.admins.require(actor, "subscribe channels")
         now = self.clock()
-        check_timezone(sub.timezone)
-        self._check_languages([sub.language])
+        parse_timezone(sub.timezone)
+        check_language(sub.language, self.campaign.languages)
+        sub = replace(sub, label=check_field(sub.label, LABEL_MAX, what="label"))
         if not sub.urgencies:
             raise InvalidInput("Choose at least one urgency: routine, important, urgent.")
         async with self.store.write() as tx:
@@ -477,59 +449,12 @@ class Admin:
         ids = set(await tx.posted_subscriptions(update_id))
         return [s for s in await tx.list_subscriptions(active_only=False) if s.id in ids]
 
-    def _check_languages(self, languages: Any) -> None:
-        unknown = [lang for lang in languages if lang not in self.campaign.languages]
-        if unknown:
-            raise InvalidInput(
-                f"Language {unknown[0]!r} is not one of this campaign's languages "
-                f"({', '.join(self.campaign.languages)}). Add it to [campaign] languages "
-                "in config/strike.toml first."
-            )
-
-    def _check_texts(self, texts: Mapping[str, UpdateText], *, require_default: bool) -> None:
-        self._check_languages(texts.keys())
+    def _check_texts(
+        self, texts: Mapping[str, UpdateText], *, require_default: bool
+    ) -> dict[str, UpdateText]:
         default = self.campaign.default_language
-        if require_default and default not in texts:
-            raise InvalidInput(f"Write the update in {default!r} (the campaign's main language).")
-        for lang, text in texts.items():
-            headline = text.headline.strip()
-            if not headline:
-                raise InvalidInput(f"The headline ({lang}) is empty. Write a short headline.")
-            if len(headline) > HEADLINE_MAX:
-                raise InvalidInput(
-                    f"The headline ({lang}) is {len(headline)} characters; keep it to "
-                    f"{HEADLINE_MAX} and put the rest in the body."
-                )
-            if len(text.body) > BODY_MAX:
-                raise InvalidInput(
-                    f"The body ({lang}) is {len(text.body)} characters; the limit is {BODY_MAX}. "
-                    "Link to a longer document instead."
-                )
-            if len(text.next_step) > NEXT_STEP_MAX:
-                raise InvalidInput(
-                    f"The next step ({lang}) is {len(text.next_step)} characters; keep it to "
-                    f"{NEXT_STEP_MAX}."
-                )
-
-    @staticmethod
-    def _check_reason(reason: str, what: str) -> str:
-        reason = reason.strip()
-        if not reason:
-            raise InvalidInput(f"Give a reason for {what}; members will see it.")
-        if len(reason) > REASON_MAX:
-            raise InvalidInput(f"Keep the reason for {what} to {REASON_MAX} characters.")
-        return reason
-
-
-def _check_year(moment: datetime | None, what: str) -> None:
-    """Refuse a mistyped year (0001, 9999) before it is stored: no time zone can show it."""
-    if moment is not None and not YEARS[0] <= moment.year <= YEARS[1]:
-        raise InvalidInput(
-            f"The {what} {moment.date().isoformat()} is not a plausible date; "
-            f"check the year (between {YEARS[0]} and {YEARS[1]}).",
-            translations={
-                "es": f"La fecha {moment.date().isoformat()} no es plausible; revisa el año."
-            },
+        return check_texts(
+            texts, self.campaign.languages, require=default if require_default else None
         )
 
 

@@ -127,7 +127,7 @@ def schedulable(
 
 
 def format_days(days: Iterable[int]) -> str:
-    """Weekday numbers -> 'mon-fri', 'daily', 'mon,wed,fri' (as `bot.commands._args.parse_days`
+    """Weekday numbers -> 'mon-fri', 'daily', 'mon,wed,fri' (as `bot.parsing.parse_days`
     reads them)."""
     chosen = sorted(set(days))
     if not chosen:

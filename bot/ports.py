@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot import i18n
 from bot.addresses import Address, example_address, parse_address
-from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX, Admin, Changes, Draft
+from bot.admin import Admin, Changes, Draft
 from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
@@ -79,13 +79,30 @@ from bot.plugins import (
     SubParsers,
     installed_plugins,
 )
+from bot.rules import (
+    BODY_MAX,
+    HEADLINE_MAX,
+    LABEL_MAX,
+    NEXT_STEP_MAX,
+    NOTE_MAX,
+    OFFER_MAX,
+    REASON_MAX,
+    SOURCE_MAX,
+    check_update_text,
+    clean_text,
+)
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
 
 __all__ = [
+    "BODY_MAX",
     "HEADLINE_MAX",
+    "LABEL_MAX",
     "NEXT_STEP_MAX",
+    "NOTE_MAX",
+    "OFFER_MAX",
     "REASON_MAX",
+    "SOURCE_MAX",
     "Actor",
     "Adapter",
     "Address",
@@ -143,6 +160,8 @@ __all__ = [
     "UpdateText",
     "Urgency",
     "add_json_flag",
+    "check_update_text",
+    "clean_text",
     "configure_logging",
     "example_address",
     "fit",

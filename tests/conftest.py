@@ -15,8 +15,8 @@ from tests.support import (
     CAMPAIGN,
     FRIDAY,
     IN_CI,
+    clean_postgres_database,
     drop_postgres_template,
-    fresh_postgres_database,
 )
 
 # Locally, property tests explore new inputs on every run; in CI they replay a fixed set,
@@ -46,8 +46,7 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'strikebot.db'}"
         return
-    async with fresh_postgres_database(migrated=True) as url:
-        yield url
+    yield await clean_postgres_database()
 
 
 @pytest.fixture

@@ -9,7 +9,11 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import socket
+import subprocess
+import time
 import tomllib
+import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
@@ -183,10 +187,48 @@ async def _migrated_template() -> str:
 
 
 async def drop_postgres_template() -> None:
-    global _template
-    if _template is not None:
-        name, _template = _template, None
-        await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    global _template, _shared
+    for name in (_template, _shared):
+        if name is not None:
+            await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _template = _shared = None
+
+
+# One migrated database shared by every test of the session that needs only "a database at
+# the schema's head with every table empty": `clean_postgres_database()` empties it (one
+# TRUNCATE) instead of creating and dropping a database per test.
+_shared: str | None = None
+
+
+async def clean_postgres_database() -> str:
+    """The session's shared database, migrated and emptied (ids start again at 1)."""
+    import asyncpg
+
+    global _shared
+    if _shared is None:
+        name = f"sbshared_{secrets.token_hex(6)}"
+        await _execute_as_admin(f'CREATE DATABASE "{name}" TEMPLATE "{await _migrated_template()}"')
+        _shared = name
+    url = _database_url(_shared)
+    conn = await asyncpg.connect(make_url(url).set(drivername="postgresql").render_as_string(
+        hide_password=False))  # fmt: skip
+    try:
+        # A connection a previous test left behind (a crashed worker, a leaked pool) must
+        # not hold a lock that would make the TRUNCATE wait.
+        await conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        tables = await conn.fetch(
+            "SELECT quote_ident(tablename) AS name FROM pg_tables "
+            "WHERE schemaname = 'public' AND tablename <> 'alembic_version'"
+        )
+        names = ", ".join(row["name"] for row in tables)
+        await conn.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+        await conn.execute("SELECT pg_advisory_unlock_all()")
+    finally:
+        await conn.close()
+    return url
 
 
 @asynccontextmanager
@@ -200,3 +242,51 @@ async def fresh_postgres_database(*, migrated: bool = False) -> AsyncIterator[st
         yield _database_url(name)
     finally:
         await _execute_as_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# ---------------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback only)
+        return response.status, response.read()
+
+
+def wait_until_serving(proc: subprocess.Popen[bytes], url: str, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode() if proc.stdout else ""
+            pytest.fail(f"strikebot run exited early with {proc.returncode}:\n{out}")
+        try:
+            get(url)
+            return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail(f"strikebot run did not serve {url} within {within}s")
+
+
+def run_env(tmp_path: Path, port: int) -> dict[str, str]:
+    """This machine's environment without any plugin's variables or our own settings, then
+    ours."""
+    plugin_variables = {
+        info.alias or name
+        for plugin in installed_plugins().values()
+        for name, info in plugin.settings.model_fields.items()
+    }
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("STRIKEBOT_") and k not in plugin_variables
+    }
+    return env | {
+        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
+        "STRIKEBOT_HTTP_PORT": str(port),
+        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
+    }

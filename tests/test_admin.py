@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from bot.admin import HEADLINE_MAX, Admin, Changes, Draft
+from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
 from bot.models import (
@@ -27,6 +27,7 @@ from bot.models import (
     Urgency,
 )
 from bot.outbox import plan_followups, plan_posts
+from bot.rules import HEADLINE_MAX, OFFER_MAX
 from bot.store import Store, Tx
 from bot.store import schema as t
 from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, SECOND_ADMIN
@@ -173,11 +174,12 @@ async def test_an_embargo_in_the_past_is_refused_and_changes_nothing(
 
 
 BAD_DRAFTS: list[tuple[dict[str, UpdateText], str]] = [
-    ({"en": UpdateText("   ")}, "headline \\(en\\) is empty"),
+    ({"en": UpdateText("   ")}, "In the 'en' text: The headline is empty"),
+    ({"en": UpdateText("\u200b\u2060 \u3164")}, "In the 'en' text: The headline is empty"),
     ({"en": UpdateText("x" * (HEADLINE_MAX + 1))}, f"keep it to {HEADLINE_MAX}"),
-    ({"es": UpdateText("Solo en español")}, "Write the update in 'en'"),
-    ({"en": UpdateText("Hi"), "fr": UpdateText("Salut")}, "'fr' is not one of"),
-    ({"en": UpdateText("Hi", body="x" * 20_001)}, "body \\(en\\)"),
+    ({"es": UpdateText("Solo en español")}, "Write the update in en too"),
+    ({"en": UpdateText("Hi"), "fr": UpdateText("Salut")}, "“fr” is not one of"),
+    ({"en": UpdateText("Hi", body="x" * 20_001)}, "In the 'en' text: The text is 20001"),
 ]
 
 
@@ -529,9 +531,37 @@ async def test_bad_demand_changes_are_refused_and_change_nothing(
         await admin.record_demand(ADMIN, "pay", status=DemandStatus.WON, source=" ")
     with pytest.raises(InvalidInput, match="status, a new offer, or both"):
         await admin.record_demand(ADMIN, "pay", source="x")
-    with pytest.raises(InvalidInput, match="'fr'"):
+    with pytest.raises(InvalidInput, match="“fr” is not one of"):
         await admin.record_demand(ADMIN, "pay", offer={"fr": "rien"}, source="x")
+    with pytest.raises(InvalidInput, match=f"offer is {OFFER_MAX + 1} characters"):
+        await admin.record_demand(ADMIN, "pay", offer={"en": "x" * (OFFER_MAX + 1)}, source="x")
+    with pytest.raises(InvalidInput, match="source is empty"):
+        await admin.record_demand(ADMIN, "pay", status=DemandStatus.WON, source="\u200b\u202e")
     assert await snapshot(store) == before
+
+
+async def test_control_and_bidi_characters_never_reach_the_store(
+    store: Store, admin: Admin
+) -> None:
+    """BEL, ESC, NUL and a right-to-left override (which makes a link read backwards) are
+    removed from everything people write, on every surface (they all reach `Admin`)."""
+    update = await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {
+                "en": UpdateText(
+                    "Strike\x07 is \x1b[31mon\u202e", "Body\x00 text\u2066", "Mon\u202d"
+                )
+            },
+        ),
+    )
+    assert update.texts["en"] == UpdateText("Strike is [31mon", "Body text", "Mon")
+    edited = await admin.edit(
+        ADMIN, update.id, Changes(texts={"es": UpdateText("Huelga\u202e")}), reason="typo\x07"
+    )
+    assert edited.texts["es"].headline == "Huelga"
+    assert edited.revisions[-1].reason == "typo"
 
 
 # ---------------------------------------------------------------------------- subscriptions

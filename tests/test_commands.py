@@ -10,7 +10,6 @@ import pytest
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
-from bot.commands._args import parse_days
 from bot.locales import catalogue, say
 from bot.metrics import Metrics
 from bot.models import (
@@ -27,6 +26,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.parsing import parse_days
 from bot.store import Store
 from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, SECOND_ADMIN
 

@@ -3,58 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(url: str) -> tuple[int, bytes]:
-    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback only)
-        return response.status, response.read()
-
-
-def wait_until_serving(proc: subprocess.Popen[bytes], url: str, within: float = 30.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            pytest.fail(f"strikebot run exited early with {proc.returncode}:\n{out}")
-        try:
-            get(url)
-            return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"strikebot run did not serve {url} within {within}s")
-
-
-def run_env(tmp_path: Path, port: int) -> dict[str, str]:
-    """This machine's environment without platform tokens or our own settings, then ours."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DISCORD_", "SLACK_", "STRIKEBOT_"))
-    }
-    return env | {
-        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
-        "STRIKEBOT_HTTP_PORT": str(port),
-        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
-    }
+from tests.support import free_port, get, run_env, wait_until_serving
 
 
 @pytest.fixture

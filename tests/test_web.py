@@ -807,7 +807,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
         {"status": "strike_on", "texts": {"fr": {"headline": "Grève"}}},
         422,
         "invalid",
-        "'fr' is not one of this campaign's languages",
+        "“fr” is not one of this campaign's languages",
     ),
     (
         "POST",

@@ -10,10 +10,11 @@ from aiohttp import web
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bot.ports import Campaign
+from bot.ports import OFFER_MAX, Campaign
 
 from ._app import JSON, state_of
 from ._schemas import (
+    NON_BLANK,
     AdminUpdateOut,
     DemandChangeIn,
     DemandDetailOut,
@@ -111,7 +112,10 @@ def document(campaign: Campaign) -> dict[str, Any]:
     demand["properties"]["offer"] = {
         "type": "object",
         "description": "the employer's new offer, per language",
-        "properties": {lang: {"type": "string", "maxLength": 2000} for lang in languages},
+        "properties": {
+            lang: {"type": "string", "minLength": 1, "maxLength": OFFER_MAX, "pattern": NON_BLANK}
+            for lang in languages
+        },
         "minProperties": 1,
         "additionalProperties": False,
     }

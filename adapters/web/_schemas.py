@@ -7,14 +7,18 @@ the same models, so what the API sends and what it documents cannot drift apart.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from bot.ports import (
+    BODY_MAX,
     HEADLINE_MAX,
     NEXT_STEP_MAX,
+    NOTE_MAX,
+    OFFER_MAX,
     REASON_MAX,
+    SOURCE_MAX,
     Campaign,
     Demand,
     DemandEvent,
@@ -30,6 +34,7 @@ from ._data import RevisionNote
 from ._present import hex_colour
 
 NON_BLANK = r"\S"  # JSON Schema patterns are unanchored: "contains a non-space character"
+OfferText = Annotated[str, Field(min_length=1, max_length=OFFER_MAX, pattern=NON_BLANK)]
 
 
 class _Out(BaseModel):
@@ -191,7 +196,7 @@ class HealthOut(_Out):
 
 class UpdateTextIn(_In):
     headline: str = Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)
-    body: str = Field(default="", max_length=20_000)
+    body: str = Field(default="", max_length=BODY_MAX)
     next_step: str = Field(default="", max_length=NEXT_STEP_MAX)
 
 
@@ -199,7 +204,7 @@ class UpdateTextPatch(_In):
     headline: str | None = Field(
         default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
     )
-    body: str | None = Field(default=None, max_length=20_000)
+    body: str | None = Field(default=None, max_length=BODY_MAX)
     next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX)
 
 
@@ -238,11 +243,11 @@ class RetractIn(_In):
 
 class DemandChangeIn(_In):
     status: DemandStatus | None = None
-    offer: dict[str, str] | None = Field(
+    offer: dict[str, OfferText] | None = Field(
         default=None, description="the employer's new offer, per language"
     )
-    source: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
-    note: str = Field(default="", max_length=2_000)
+    source: str = Field(min_length=1, max_length=SOURCE_MAX, pattern=NON_BLANK)
+    note: str = Field(default="", max_length=NOTE_MAX)
 
 
 # -- domain -> wire ------------------------------------------------------------------

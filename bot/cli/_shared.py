@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.admin import check_timezone
 from bot.auth import CLI_ACTOR
 from bot.clock import parse_moment as parse_offset_moment
 from bot.errors import InvalidInput
@@ -26,6 +25,7 @@ from bot.models import (
     Update,
     UpdateState,
 )
+from bot.parsing import parse_timezone
 from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 # ---------------------------------------------------------------------------- options
@@ -118,7 +118,7 @@ def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
     A wall time that does not exist (clocks spring forward) or happens twice (clocks fall
     back) is refused: give the offset instead.
     """
-    zone = ZoneInfo(check_timezone(zone_name))
+    zone = ZoneInfo(parse_timezone(zone_name))
     text = value.strip().replace(" ", "T", 1)
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

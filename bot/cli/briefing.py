@@ -38,10 +38,10 @@ from bot.cli._shared import (
     parse_clock,
     parse_moment,
 )
-from bot.commands._args import parse_days
 from bot.errors import InvalidInput, NotFound
 from bot.models import Subscription
 from bot.outbound import OutboundMessage
+from bot.parsing import parse_days
 from bot.store import Tx
 from bot.store.briefings import BriefingRun, list_runs
 

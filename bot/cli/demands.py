@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot import i18n
-from bot.admin import parse_demand_status
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     actor_from,
@@ -28,6 +27,7 @@ from bot.cli._shared import (
 )
 from bot.errors import InvalidInput, NotFound
 from bot.models import Demand, DemandStatus
+from bot.parsing import parse_demand_status
 
 SECOND_LANGUAGE = "es"
 

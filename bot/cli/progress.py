@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bot.cli import CliContext, err, out, print_json
+from bot.plugins import installed_plugins
 from bot.store import Store
 from bot.store.outbox_queries import PlatformSummary, update_summary
 
@@ -96,12 +97,22 @@ async def _with_progress(
                 hinted = True
                 err.print(
                     f"Nothing has been delivered for {STALL_HINT_AFTER:g} s. Is `strikebot run` "
-                    "running, with DISCORD_TOKEN or SLACK_BOT_TOKEN set for these channels? "
+                    f"running, with these platforms switched on ({_how_to_enable(summary)})? "
                     "Press Ctrl+C to stop watching; delivery carries on without you."
                 )
             await asyncio.sleep(poll_seconds)
             summary = await summarize(ctx.store, update_id, ctx.clock())
     return summary
+
+
+def _how_to_enable(summary: dict[str, PlatformSummary]) -> str:
+    plugins = installed_plugins()
+    hints = []
+    for name in sorted(summary):
+        plugin = plugins.get(name)
+        hint = plugin.settings.from_env({}).off_hint if plugin is not None else ""
+        hints.append(f"{name}: {hint}" if hint else name)
+    return "; ".join(hints)
 
 
 def _waiting(summary: dict[str, PlatformSummary]) -> bool:

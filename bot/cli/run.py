@@ -16,7 +16,7 @@ from bot.config import Settings, load_config
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "run",
-        help="serve the status page and API, connect Discord/Slack if configured, deliver",
+        help="serve the status page and API, connect the platforms switched on, deliver",
         description=__doc__,
     )
     parser.add_argument(

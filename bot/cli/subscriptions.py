@@ -21,7 +21,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.addresses import example_address, parse_address
-from bot.admin import check_timezone, parse_urgency
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     MAX_ID,
@@ -32,6 +31,7 @@ from bot.cli._shared import (
 )
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import ALL_URGENCIES, QuietHours, Subscription, Urgency
+from bot.parsing import parse_timezone, parse_urgency
 
 _DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
@@ -171,7 +171,7 @@ async def add_handler(args: argparse.Namespace) -> int:
                 language=(args.language or base.language).strip().lower(),
                 urgencies=urgencies if urgencies is not None else base.urgencies,
                 briefing_time=base.briefing_time if briefing == "keep" else briefing,
-                timezone=check_timezone((args.timezone or base.timezone).strip()),
+                timezone=parse_timezone((args.timezone or base.timezone).strip()),
                 briefing_days=days if days is not None else base.briefing_days,
                 quiet_hours=base.quiet_hours if quiet == "keep" else quiet,
                 label=base.label if args.label is None else args.label.strip(),

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot import i18n
-from bot.admin import Changes, Draft, check_timezone, parse_status, parse_urgency
+from bot.admin import Changes, Draft
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     STATE_STYLES,
@@ -36,6 +36,7 @@ from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
 from bot.messages import update_url
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
+from bot.parsing import parse_status, parse_timezone, parse_urgency
 
 SECOND_LANGUAGE = "es"
 
@@ -178,7 +179,7 @@ async def post_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        zone = check_timezone(args.timezone or campaign.timezone)
+        zone = parse_timezone(args.timezone or campaign.timezone)
         texts = _texts(args, campaign, current=None)
         urgency = parse_urgency(args.urgency)
         if args.status is not None:
@@ -218,7 +219,7 @@ async def edit_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        zone = check_timezone(args.timezone or campaign.timezone)
+        zone = parse_timezone(args.timezone or campaign.timezone)
         current = await _get(ctx, args.update_id)
         texts = _texts(args, campaign, current=current)
         changes = Changes(
@@ -421,7 +422,7 @@ def _print_posted(
     if update.state is UpdateState.PENDING_APPROVAL:
         out.print(
             "  Waiting for a second admin: another admin approves it with "
-            f"`strikebot approve {update.id}` (or from Discord/Slack)."
+            f"`strikebot approve {update.id}` (or /strike approve {update.id} in chat)."
         )
     elif update.state is UpdateState.SCHEDULED:
         out.print(

@@ -10,8 +10,8 @@ language, else the campaign's. Times: the context's time zone, else the channel'
 campaign's. Sentences live in `bot/locales/commands.toml`.
 
 The parts: `_context` (who asks, the reply, the one path every command runs), `_questions`
-(what members ask), `_admin` (what admins order), `_text` (the typed form), `_args`
-(reading what people type).
+(what members ask), `_admin` (what admins order), `_text` (the typed form). Reading what
+people type is `bot.parsing`; the rules their text must meet, `bot.rules`.
 """
 
 from __future__ import annotations

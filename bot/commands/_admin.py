@@ -11,9 +11,21 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.admin import BODY_MAX, HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX, Changes, Draft
-from bot.commands._args import (
-    clean_text,
+from bot.admin import Changes, Draft
+from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
+from bot.locales import invalid, not_found, say
+from bot.messages import update_message
+from bot.models import (
+    QuietHours,
+    Status,
+    Subscription,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
+from bot.outbound import Field, OutboundMessage
+from bot.parsing import (
     is_off,
     parse_briefing_time,
     parse_days,
@@ -28,19 +40,7 @@ from bot.commands._args import (
     parse_when,
     valid_timezone,
 )
-from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.locales import invalid, not_found, say
-from bot.messages import update_message
-from bot.models import (
-    QuietHours,
-    Status,
-    Subscription,
-    Update,
-    UpdateState,
-    UpdateText,
-    Urgency,
-)
-from bot.outbound import Field, OutboundMessage
+from bot.rules import check_reason, check_update_text, clean_text
 
 TextsEs = UpdateText | Mapping[str, str] | None
 EXAMPLES = {
@@ -380,18 +380,7 @@ class AdminOrders(CommandsBase):
 
 def _update_text(headline: object, body: object, next_step: object) -> UpdateText:
     """Typed update text, checked here so the person reads the problem in their language."""
-    head = clean_text(headline if headline is not None else "")
-    text = clean_text(body if body is not None else "")
-    step = clean_text(next_step if next_step is not None else "")
-    if not head:
-        raise invalid("empty_headline")
-    if len(head) > HEADLINE_MAX:
-        raise invalid("long_headline", length=len(head), max=HEADLINE_MAX)
-    if len(text) > BODY_MAX:
-        raise invalid("long_body", length=len(text), max=BODY_MAX)
-    if len(step) > NEXT_STEP_MAX:
-        raise invalid("long_next_step", length=len(step), max=NEXT_STEP_MAX)
-    return UpdateText(head, text, step)
+    return check_update_text(headline, body, next_step)
 
 
 def _update_text_es(value: object) -> UpdateText:
@@ -407,12 +396,7 @@ def _update_text_es(value: object) -> UpdateText:
 
 
 def _reason(value: object, example: str) -> str:
-    reason = clean_text(value if value is not None else "")
-    if not reason:
-        raise invalid("no_reason", example=example)
-    if len(reason) > REASON_MAX:
-        raise invalid("long_reason", length=len(reason), max=REASON_MAX)
-    return reason
+    return check_reason(value, example)
 
 
 def _plain_time(moment: datetime, zone: ZoneInfo) -> str:

@@ -20,13 +20,13 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.admin import Admin
 from bot.clock import Clock, utcnow
-from bot.commands._args import valid_timezone
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
 from bot.locales import say
 from bot.messages import local_zone, neutralize_mentions
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
 from bot.outbound import Field, OutboundMessage
+from bot.parsing import valid_timezone
 from bot.store import Store
 
 # The package's one logger, named for the public module that operators (and tests) filter on.

@@ -12,12 +12,13 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from bot import i18n
-from bot.commands._args import clean_text, parse_count
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.locales import invalid, not_found, say, short
 from bot.messages import fit, page_url, update_message, update_url
 from bot.models import Demand, Status, Update
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
+from bot.parsing import parse_count
+from bot.rules import clean_text
 from bot.store import Tx
 from bot.store import schema as t
 

@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from bot.commands._admin import EXAMPLES, AdminOrders
-from bot.commands._args import tokenize
 from bot.commands._context import Asker, CommandContext, Reply
 from bot.commands._questions import Questions
 from bot.errors import StrikebotError
 from bot.locales import invalid, short
+from bot.parsing import tokenize
 
 # Names a person may type (English, Spanish, short forms) -> the command.
 _ALIASES: dict[str, str] = {

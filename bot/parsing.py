@@ -1,8 +1,9 @@
-"""Reading what people type into commands: numbers, times, days, zones, statuses, quotes.
+"""Reading what people type: numbers, times, days, zones, statuses, urgencies, quotes.
 
-Each parser accepts the already-typed value too (a `Status`, a `time`...), so platform
-pickers and the text command share one path. Bad input raises `InvalidInput` whose sentence
-says what to write instead, in every language (`bot.locales`).
+One home for every surface (chat commands, platform pickers, the CLI, the HTTP API). Each
+parser accepts the already-typed value too (a `Status`, a `time`...), so platform pickers and
+the text command share one path. Bad input raises `InvalidInput` whose sentence says what to
+write instead, in every language (`bot.locales`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from bot.errors import InvalidInput
 from bot.i18n import LANGUAGES
 from bot.locales import invalid, short
-from bot.models import QuietHours, Status, Urgency
+from bot.models import DemandStatus, QuietHours, Status, Urgency
+from bot.rules import clean_text
 
 MAX_TIMELINE = 25
 MAX_UPDATE_ID = 2**31 - 1
@@ -26,7 +28,6 @@ _YES = {"yes", "y", "true", "1", "on", "si", "sí"}
 _NO = {"no", "n", "false", "0", "off"}
 _HHMM = re.compile(r"^([01]?\d|2[0-3])[:.h]([0-5]\d)$")
 _ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 _LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'"})
@@ -56,13 +57,6 @@ _DAY_SETS = {
     "weekends": frozenset({5, 6}),
     "weekend": frozenset({5, 6}),
 }
-
-
-def clean_text(value: object) -> str:
-    """Typed text without control characters (NUL breaks PostgreSQL), Windows newlines or
-    surrounding blanks."""
-    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text).strip()
 
 
 def tokenize(text: str) -> list[str]:
@@ -213,6 +207,20 @@ def parse_status(value: object) -> Status:
     except ValueError:
         raise invalid(
             "bad_status", value=short(value), statuses=", ".join(s.value for s in Status)
+        ) from None
+
+
+def parse_demand_status(value: object) -> DemandStatus:
+    if isinstance(value, DemandStatus):
+        return value
+    text = str(value).strip().lower().replace("-", "_").replace(" ", "_")
+    try:
+        return DemandStatus(text)
+    except ValueError:
+        raise invalid(
+            "bad_demand_status",
+            value=short(value),
+            statuses=", ".join(s.value for s in DemandStatus),
         ) from None
 
 

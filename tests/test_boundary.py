@@ -1,0 +1,94 @@
+"""The core names no platform, and a platform is a package pip installs.
+
+The import rules themselves (the core never imports an adapter; adapters use only
+`bot.ports` and never each other; no cycles) are import-linter contracts in pyproject.toml,
+run by `make test`. These tests check what import-linter cannot see, and the plugin registry.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.addresses import parse_address
+from bot.config import parse_config
+from bot.errors import ConfigError, InvalidInput
+from bot.plugins import Plugin, installed_plugins
+from tests.support import ROOT, campaign_config
+
+PLATFORM_NAMES = re.compile(r"discord|slack|telegram|twilio|smtp", re.IGNORECASE)
+
+
+def _code_words(path: Path) -> list[tuple[int, str]]:
+    """Identifiers and string constants of `path`, docstrings and comments excluded."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                found.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.alias | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append((node.lineno, node.name))
+    return found
+
+
+def test_no_code_in_the_core_names_a_platform() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {word!r}"
+        for path in sorted((ROOT / "bot").rglob("*.py"))
+        for line, word in _code_words(path)
+        if PLATFORM_NAMES.search(word)
+    ]
+    assert offenders == []
+
+
+def test_the_shipped_platforms_are_found_through_entry_points() -> None:
+    plugins = installed_plugins()
+    assert {"console", "discord", "slack", "web"} <= set(plugins)
+    assert "web" not in plugins.delivering and "console" in plugins.delivering
+    for name, plugin in plugins.items():
+        assert isinstance(plugin, Plugin) and plugin.name == name
+
+
+def test_mentions_of_every_platform_are_neutralised() -> None:
+    text = installed_plugins().neutralize("@everyone @here <@123> <@&7> <!channel> <!subteam^S1>")
+    assert "@everyone" not in text and "@here" not in text
+    assert "<@" not in text and "<!" not in text
+    assert installed_plugins().neutralize(text) == text  # idempotent
+
+
+def test_a_section_or_key_no_plugin_owns_is_refused_with_where_and_what() -> None:
+    base = campaign_config().model_dump(mode="json", exclude_none=True)
+    with pytest.raises(ConfigError, match=r"discrod: unknown section"):
+        parse_config({**base, "discrod": {"guild_ids": []}})
+    with pytest.raises(ConfigError, match=r"admins\.matrix: no platform called 'matrix'"):
+        parse_config({**base, "admins": {"matrix": {"user_ids": ["@a:b"]}}})
+    with pytest.raises(ConfigError, match=r"delivery\.discord_per_second: unknown key"):
+        parse_config({**base, "delivery": {"discord_per_second": 5}})
+    with pytest.raises(ConfigError, match=r"delivery\.discord_global_per_second"):
+        parse_config({**base, "delivery": {"discord_global_per_second": 500}})
+    with pytest.raises(ConfigError, match=r"slack\.mode"):
+        parse_config({**base, "slack": {"mode": "carrier-pigeon"}})
+
+
+def test_addresses_name_installed_platforms_only() -> None:
+    assert str(parse_address(" slack:T1/C2 ")) == "slack:T1/C2"
+    with pytest.raises(InvalidInput, match="Unknown platform 'irc'; use one of: console"):
+        parse_address("irc:libera/strike")
+    with pytest.raises(InvalidInput, match="write platform:workspace/channel"):
+        parse_address("general")
+    with pytest.raises(InvalidInput, match="at most 64 characters"):
+        parse_address("console:" + "w" * 65 + "/c")
