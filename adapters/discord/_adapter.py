@@ -77,7 +77,7 @@ async def sync_commands(
         except discord.Forbidden:
             results[where] = (
                 "missing access: invite the bot to this server with the applications.commands "
-                "scope (README: Connect to Discord)"
+                "scope (docs/platforms.md, Discord)"
             )
         except discord.HTTPException as exc:
             results[where] = f"failed ({exc.status} {exc.text or ''})".strip()
@@ -104,7 +104,7 @@ class DiscordAdapter:
         if settings.token is None:
             raise ConfigError(
                 "DISCORD_TOKEN is not set. Put the bot token from the Discord Developer Portal "
-                "in DISCORD_TOKEN (README: Connect to Discord)."
+                "in DISCORD_TOKEN (docs/platforms.md, Discord)."
             )
         token = settings.token.get_secret_value()
         self._token = token

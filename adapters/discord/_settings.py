@@ -34,7 +34,7 @@ class DiscordSettings(PluginSettings):
 
     @property
     def off_hint(self) -> str:
-        return "set DISCORD_TOKEN to connect (README: Connect to Discord)"
+        return "set DISCORD_TOKEN to connect (docs/platforms.md, Discord)"
 
 
 class DiscordSection(Section):

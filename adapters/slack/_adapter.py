@@ -96,7 +96,7 @@ def connection_mode(configured: str, settings: SlackSettings) -> str:
     if not settings.signing_secret:
         raise ConfigError(
             "Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode at "
-            "/slack/events). Set one; see README, Connect to Slack."
+            "/slack/events). Set one; see docs/platforms.md, Slack."
         )
     return "http"
 

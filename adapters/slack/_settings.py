@@ -50,7 +50,7 @@ class SlackSettings(PluginSettings):
 
     @property
     def off_hint(self) -> str:
-        return "set SLACK_BOT_TOKEN to connect (README: Connect to Slack)"
+        return "set SLACK_BOT_TOKEN to connect (docs/platforms.md, Slack)"
 
 
 class SlackSection(Section):

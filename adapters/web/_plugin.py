@@ -14,5 +14,5 @@ plugin = Plugin(
     create=WebSurface,
     settings=WebSettings,
     delivers=False,
-    docs="README.md#the-public-page",
+    docs="docs/web.md",
 )
