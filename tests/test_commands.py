@@ -10,6 +10,7 @@ import pytest
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
+from bot.commands._questions import _match_demand
 from bot.locales import catalogue, say
 from bot.metrics import Metrics
 from bot.models import (
@@ -731,3 +732,86 @@ def test_the_days_error_suggests_only_words_in_the_askers_language_that_work(
         assert parse_days(word)
     if language == "es":
         assert not {"weekdays", "daily"} & set(words)
+
+
+# ---------------------------------------------------------------------------- briefing=on
+# `/strike subscribe briefing=on` turns the morning briefing on at the campaign's default time.
+
+
+async def test_briefing_on_uses_the_default_time(sqlite_store: Store, clock: FixedClock) -> None:
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    commands = Commands(sqlite_store, CAMPAIGN, admin, clock, default_briefing_time=time(6, 30))
+    ctx = CommandContext("discord", ADMIN, "guild", "news")
+
+    reply = await commands.handle(ctx, "subscribe briefing=on")
+    assert reply.ok, reply.message.body
+    async with sqlite_store.read() as tx:
+        sub = await tx.find_subscription("discord", "guild", "news")
+    assert sub is not None and sub.briefing_time == time(6, 30)
+
+    reply = await commands.handle(ctx, "subscribe briefing=off")
+    assert reply.ok
+    async with sqlite_store.read() as tx:
+        sub = await tx.find_subscription("discord", "guild", "news")
+    assert sub is not None and sub.briefing_time is None
+
+    reply = await commands.handle(ctx, "subscribe briefing=soon")
+    assert not reply.ok
+    assert "on (the campaign's default time)" in reply.message.body
+
+
+# ---------------------------------------------------------------------------- next step passed
+# `/strike next` says so when the announced time has passed without a newer update.
+
+
+async def test_a_next_step_in_the_past_is_marked_as_passed(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    commands = Commands(sqlite_store, CAMPAIGN, admin, clock)
+    monday = datetime(2019, 1, 21, 14, 0, tzinfo=UTC)  # 6:00 AM in Los Angeles
+    await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {"en": UpdateText("No deal", next_step="The strike resumes Monday")},
+            next_step_at=monday,
+        ),
+    )
+    ctx = CommandContext("discord", ADMIN, "guild", "news")
+
+    before = await commands.next_step(ctx)
+    (when,) = [f.value for f in before.message.fields if f.name == "When"]
+    assert "passed" not in when
+
+    clock.now = datetime(2019, 1, 22, 18, 0, tzinfo=UTC)
+    after = await commands.next_step(ctx)
+    (when,) = [f.value for f in after.message.fields if f.name == "When"]
+    assert when.endswith("(this has passed; no newer update yet)")
+    spanish = await commands.next_step(
+        CommandContext("discord", ADMIN, "guild", "news", locale="es-ES")
+    )
+    (cuando,) = [f.value for f in spanish.message.fields if f.name == "Cuándo"]
+    assert "ya pasó" in cuando
+
+
+# ---------------------------------------------------------------------------- demand lookup
+# `/strike demand class size` finds the `class-size` demand, however it is typed.
+
+
+AT = datetime(2019, 1, 18, tzinfo=UTC)
+TWO_DEMANDS = [
+    Demand("class-size", 0, DemandStatus.OPEN, {"en": DemandText("Smaller classes")}, AT),
+    Demand("nurses", 1, DemandStatus.OPEN, {"en": DemandText("A nurse in every school")}, AT),
+]
+
+
+@pytest.mark.parametrize(
+    "typed", ["class-size", "class size", "class_size", "class", "smaller classes"]
+)
+def test_any_separator_or_the_title_finds_the_demand(typed: str) -> None:
+    assert _match_demand(typed, TWO_DEMANDS) == "class-size"
+
+
+def test_no_match_is_none() -> None:
+    assert _match_demand("pensions", TWO_DEMANDS) is None

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from adapters.discord import LIMITS as DISCORD_LIMITS
 from adapters.slack import LIMITS as SLACK_LIMITS
+from bot.admin import Admin, Draft
+from bot.clock import FixedClock
 from bot.messages import (
     correction_message,
     fit,
@@ -19,11 +21,13 @@ from bot.messages import (
     retraction_message,
     split,
     update_message,
+    update_url,
 )
 from bot.models import Revision, Status, Update, UpdateState, UpdateText, Urgency
 from bot.plugins import installed_plugins
 from bot.ports import Field, MessageKind, OutboundMessage
-from tests.support import CAMPAIGN
+from bot.store import Store
+from tests.support import ADMIN, ADMINS, CAMPAIGN
 
 POSTED = datetime(2019, 1, 14, 14, 0, tzinfo=UTC)  # Monday 6:00 AM in Los Angeles
 RALLY = datetime(2019, 1, 18, 18, 0, tzinfo=UTC)  # Friday 10:00 AM in Los Angeles
@@ -302,3 +306,65 @@ def test_a_10000_character_body_fits_every_platform() -> None:
     pieces = split(body, 2000)
     assert len(pieces) == 6
     assert all(len(p) <= 2000 for p in pieces)
+
+
+# ------------------------------------------------------------ links in the reader's language
+# Every message links to the update's page in the reader's language.
+
+
+async def test_spanish_messages_link_to_the_spanish_page(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    update = await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {"en": UpdateText("On strike"), "es": UpdateText("En huelga")},
+        ),
+    )
+    base = CAMPAIGN.public_url
+    assert update_url(update, CAMPAIGN) == f"{base}/updates/{update.id}"
+    assert update_message(update, "en", CAMPAIGN).url == f"{base}/updates/{update.id}"
+    assert update_message(update, "es-MX", CAMPAIGN).url == f"{base}/es/updates/{update.id}"
+    assert correction_message(update, "es", CAMPAIGN).url == f"{base}/es/updates/{update.id}"
+
+
+def test_a_translation_without_body_or_next_step_falls_back_to_the_original() -> None:
+    from datetime import UTC, datetime
+
+    from bot.models import Update, UpdateState, Urgency
+
+    update = Update(
+        id=1,
+        status=Status.STRIKE_ON,
+        urgency=Urgency.URGENT,
+        texts={
+            "en": UpdateText("Strike resumes Monday", "Picket at 6:30 AM.", "Rally at noon"),
+            "es": UpdateText("La huelga se reanuda el lunes"),
+        },
+        author="cli",
+        created_at=datetime(2019, 1, 18, tzinfo=UTC),
+        state=UpdateState.PUBLISHED,
+    )
+    spanish = update.text("es")
+    assert spanish.headline == "La huelga se reanuda el lunes"
+    assert spanish.body == "Picket at 6:30 AM."
+    assert spanish.next_step == "Rally at noon"
+    assert update.text("en").body == "Picket at 6:30 AM."
+    assert update.text("fr") == update.texts["en"]
+
+
+async def test_the_main_language_is_stored_first_whatever_order_it_was_written_in(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    update = await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {"es": UpdateText("En huelga"), "en": UpdateText("On strike", "Picket at 6.")},
+        ),
+    )
+    assert list(update.texts) == ["en", "es"]
+    assert update.text("es").body == "Picket at 6."
