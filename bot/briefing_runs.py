@@ -14,11 +14,13 @@ skipped and logged, never sent in a burst at noon.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from zoneinfo import ZoneInfoNotFoundError
 
 from bot.briefing_times import (
     BriefingSlot,
@@ -37,6 +39,8 @@ from bot.store.briefings import (
     RunClaim,
     claim_runs,
     scheduled_subscriptions,
+    schedules,
+    subscriptions_on,
 )
 
 log = logging.getLogger("strikebot.briefings")
@@ -277,23 +281,42 @@ async def catch_up(
     *,
     grace: timedelta,
     metrics: Metrics | None = None,
+    batch_size: int = BATCH_SIZE,
 ) -> dict[int, Outcome]:
     """After downtime: each channel's latest briefing of the last day that has no run is
     sent late if it is within the grace, else recorded as skipped. Briefings already run
-    are left alone (and not counted as duplicates)."""
+    are left alone (and not counted as duplicates). Works schedule by schedule, a page of
+    channels at a time, yielding to the event loop between pages."""
     async with store.read() as tx:
-        subs = schedulable(await scheduled_subscriptions(tx))
-    due = []
-    for sub in subs:
-        slot = latest_briefing(sub, now)
+        found = await schedules(tx)
+    outcomes: dict[int, Outcome] = {}
+    for schedule in found:
+        try:
+            slot = latest_briefing(schedule, now)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            continue  # the scheduler says so, once
         if slot is None or now - slot.at >= timedelta(days=1):
             continue
-        if sub.created_at is not None and slot.at < sub.created_at:
-            continue  # the channel did not exist yet
-        due.append(Due(sub.id, slot))
-    outcomes = await queue_briefings(
-        store, campaign, due, now, grace=grace, metrics=metrics, count_duplicates=False
-    )
+        after = 0
+        while True:
+            async with store.read() as tx:
+                page = await subscriptions_on(tx, schedule, after=after, limit=batch_size)
+            if not page:
+                break
+            after = page[-1].id
+            # A channel subscribed after the slot did not exist yet when it was due.
+            due = [
+                Due(sub.id, slot)
+                for sub in page
+                if sub.created_at is None or slot.at >= sub.created_at
+            ]
+            outcomes.update(
+                await queue_briefings(
+                    store, campaign, due, now, grace=grace, metrics=metrics,
+                    count_duplicates=False,
+                )
+            )  # fmt: skip
+            await asyncio.sleep(0)
     late = sum(1 for o in outcomes.values() if o is Outcome.QUEUED)
     skipped = sum(1 for o in outcomes.values() if o is Outcome.SKIPPED)
     if late or skipped:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.models import Subscription
@@ -27,6 +28,39 @@ DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 ALL_DAYS: frozenset[int] = frozenset(range(7))
 
 
+class HasSchedule(Protocol):
+    """What the maths reads: a `Subscription`, or the `Schedule` channels share."""
+
+    @property
+    def briefing_time(self) -> time | None: ...
+
+    @property
+    def timezone(self) -> str: ...
+
+    @property
+    def briefing_days(self) -> frozenset[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """When channels get their briefing: a wall time on some weekdays in one time zone.
+    100,000 channels share a few dozen of these; the scheduler keeps one job per schedule."""
+
+    briefing_time: time
+    timezone: str
+    briefing_days: frozenset[int]
+
+    @classmethod
+    def of(cls, sub: Subscription) -> Schedule | None:
+        """The channel's schedule, or None if it gets no briefing."""
+        if sub.briefing_time is None or not sub.briefing_days:
+            return None
+        return cls(sub.briefing_time, sub.timezone, sub.briefing_days)
+
+    def __str__(self) -> str:
+        return f"{self.briefing_time:%H:%M} {format_days(self.briefing_days)} {self.timezone}"
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class BriefingSlot:
     """One briefing: the channel's local date it belongs to, and the UTC instant it is due."""
@@ -35,7 +69,7 @@ class BriefingSlot:
     local_date: date
 
 
-def slot_on(subscription: Subscription, day: date) -> BriefingSlot | None:
+def slot_on(subscription: HasSchedule, day: date) -> BriefingSlot | None:
     """The briefing due on local date `day`, or None if the channel gets none that day."""
     if subscription.briefing_time is None or day.weekday() not in subscription.briefing_days:
         return None
@@ -49,7 +83,7 @@ def _instant(day: date, at: time, timezone: str) -> datetime:
     return local.astimezone(UTC)
 
 
-def next_briefing(subscription: Subscription, after: datetime) -> BriefingSlot | None:
+def next_briefing(subscription: HasSchedule, after: datetime) -> BriefingSlot | None:
     """The first briefing strictly after `after`, or None if the channel has no schedule."""
     if subscription.briefing_time is None or not subscription.briefing_days:
         return None
@@ -61,13 +95,13 @@ def next_briefing(subscription: Subscription, after: datetime) -> BriefingSlot |
     return None
 
 
-def next_briefing_time(subscription: Subscription, after: datetime) -> datetime | None:
+def next_briefing_time(subscription: HasSchedule, after: datetime) -> datetime | None:
     """When the channel's next briefing is due (UTC), strictly after `after`."""
     slot = next_briefing(subscription, after)
     return None if slot is None else slot.at
 
 
-def latest_briefing(subscription: Subscription, at_or_before: datetime) -> BriefingSlot | None:
+def latest_briefing(subscription: HasSchedule, at_or_before: datetime) -> BriefingSlot | None:
     """The most recent briefing due at or before the given moment."""
     if subscription.briefing_time is None or not subscription.briefing_days:
         return None
@@ -79,7 +113,7 @@ def latest_briefing(subscription: Subscription, at_or_before: datetime) -> Brief
     return None
 
 
-def local_date_for(subscription: Subscription, moment: datetime) -> date:
+def local_date_for(subscription: HasSchedule, moment: datetime) -> date:
     """The local date a briefing sent at `moment` counts for: the slot's date when `moment`
     is a slot, else the calendar date in the channel's zone."""
     slot = latest_briefing(subscription, moment)
@@ -88,7 +122,7 @@ def local_date_for(subscription: Subscription, moment: datetime) -> date:
     return moment.astimezone(ZoneInfo(subscription.timezone)).date()
 
 
-def window_start(subscription: Subscription, slot_at: datetime) -> datetime:
+def window_start(subscription: HasSchedule, slot_at: datetime) -> datetime:
     """Where "what changed" starts for a briefing due at `slot_at`: the channel's previous
     briefing (so Monday's covers the weekend for a Mon-Fri channel), at least 24 hours back,
     at most 7 days."""

@@ -7,12 +7,16 @@ APScheduler's `CronTrigger` agrees on the first rule and fires *twice* on the se
 (subscription, local date) claim in `briefing_runs` turns it into a recorded duplicate: one
 briefing per channel per local date, whatever fires.
 
-`BriefingScheduler` runs APScheduler 3.11's `AsyncIOScheduler` with one `CronTrigger` per
-subscription (its own `ZoneInfo`, time and days), kept in memory (no pickled job store) and
-rebuilt from the store: at start, on `refresh()`, and every `poll_seconds` so that changes
-made by another process are picked up. Due briefings are handed to
-`bot.briefing_runs.queue_briefings` in batches. On PostgreSQL only the instance holding an
-advisory lock runs jobs (see `bot.leader`); on SQLite one process does.
+Cost follows the *schedules*, not the channels. `BriefingScheduler` runs APScheduler 3.11's
+`AsyncIOScheduler` with one `CronTrigger` per distinct schedule (time, days, time zone:
+100,000 channels share a few dozen), kept in memory (no pickled job store). When a
+schedule's job fires, its channels are read page by page through the schedule index and
+queued in batches (`bot.briefing_runs.queue_briefings`), yielding to the event loop between
+batches. Changes reach it incrementally: every subscription change is recorded under a
+version (`Tx.next_subscriptions_version`), and each poll reads only the rows changed since
+the version it saw; a full look at the distinct schedules (one grouped read of the index)
+happens at promotion and every `full_refresh_seconds`. On PostgreSQL only the instance
+holding an advisory lock runs jobs (see `bot.leader`); on SQLite one process does.
 """
 
 from __future__ import annotations
@@ -20,23 +24,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.briefing_runs import Due, catch_up, queue_briefings
-from bot.briefing_times import DAY_NAMES, BriefingSlot, latest_briefing, schedulable
+from bot.briefing_runs import BATCH_SIZE, Due, catch_up, queue_briefings
+from bot.briefing_times import DAY_NAMES, BriefingSlot, Schedule, latest_briefing
 from bot.clock import Clock
-from bot.errors import InvalidInput
 from bot.leader import Leadership, leadership_for
 from bot.metrics import Metrics
-from bot.models import Campaign, Subscription
+from bot.models import Campaign
 from bot.store import Store
-from bot.store.briefings import scheduled_subscriptions
+from bot.store.briefings import schedules, subscriptions_changed, subscriptions_on
 
 log = logging.getLogger("strikebot.schedule")
 
@@ -44,61 +47,33 @@ log = logging.getLogger("strikebot.schedule")
 _FIRE_TOLERANCE = timedelta(seconds=2)
 
 
-class _RememberingCronTrigger(CronTrigger):  # type: ignore[misc]
-    """A `CronTrigger` that remembers its last answers.
-
-    `get_next_fire_time(previous, now)` depends only on its two instants (APScheduler
-    always asks with `now` at or after `previous`), and at 07:00
-    APScheduler asks it the very same question for each of 10,000 jobs sharing one
-    schedule (twice per job): computing it once makes that pass cheap.
-    """
-
-    __slots__ = ("_answers",)
-
-    def __init__(self, **fields: Any) -> None:
-        super().__init__(**fields)
-        self._answers: dict[tuple[datetime | None, datetime], datetime | None] = {}
-
-    def get_next_fire_time(
-        self, previous_fire_time: datetime | None, now: datetime
-    ) -> datetime | None:
-        # As UTC instants: two aware datetimes sharing a zone compare equal on their wall
-        # time alone, so 01:30 PDT and 01:30 PST would otherwise be one key.
-        key = (None if previous_fire_time is None else previous_fire_time.astimezone(UTC),
-               now.astimezone(UTC))  # fmt: skip
-        if key in self._answers:
-            return self._answers[key]
-        answer: datetime | None = super().get_next_fire_time(previous_fire_time, now)
-        if len(self._answers) >= 64:
-            self._answers.clear()
-        self._answers[key] = answer
-        return answer
-
-
-def cron_trigger(subscription: Subscription) -> CronTrigger:
-    """APScheduler's trigger for a channel: its time, its days, in its own zone."""
-    if subscription.briefing_time is None or not subscription.briefing_days:
-        raise InvalidInput(f"{subscription.address} has no briefing time; set one first.")
-    at = subscription.briefing_time
-    return _RememberingCronTrigger(
-        day_of_week=",".join(DAY_NAMES[d] for d in sorted(subscription.briefing_days)),
+def cron_trigger(schedule: Schedule) -> CronTrigger:
+    """APScheduler's trigger for a schedule: its time, its days, in its own zone."""
+    at = schedule.briefing_time
+    return CronTrigger(
+        day_of_week=",".join(DAY_NAMES[d] for d in sorted(schedule.briefing_days)),
         hour=at.hour,
         minute=at.minute,
         second=0,
-        timezone=ZoneInfo(subscription.timezone),
+        timezone=ZoneInfo(schedule.timezone),
     )
 
 
-def _schedule_key(subscription: Subscription) -> tuple[object, ...]:
-    """What a job depends on: a change here replaces the job."""
-    return (
-        subscription.briefing_time,
-        subscription.timezone,
-        tuple(sorted(subscription.briefing_days)),
-    )
-
-
-# ------------------------------------------------------------------------- scheduler
+def usable(schedule: Schedule, warned: set[Schedule]) -> bool:
+    """Whether the schedule's time zone loads. A broken one (a zone name from a newer tz
+    database, a hand edit) is logged once and left out; it never stops the others."""
+    try:
+        ZoneInfo(schedule.timezone)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        if schedule not in warned:
+            warned.add(schedule)
+            log.error(
+                "channels with the unknown time zone %r get no briefing; set a valid one "
+                "with `strikebot briefing set --channel ... --timezone ...`",
+                schedule.timezone,
+            )
+        return False
+    return True
 
 
 class BriefingScheduler:
@@ -106,8 +81,8 @@ class BriefingScheduler:
 
     `start()` tries to become the leader at once and keeps trying every `election_seconds`
     (so another instance takes over within a minute of the leader dying); the leader
-    catches up on missed briefings, builds one job per subscription and re-reads the
-    subscriptions every `poll_seconds`.
+    catches up on missed briefings, builds one job per schedule and reads what changed
+    every `poll_seconds`.
     """
 
     def __init__(
@@ -120,6 +95,8 @@ class BriefingScheduler:
         metrics: Metrics | None = None,
         poll_seconds: float = 60.0,
         election_seconds: float = 30.0,
+        full_refresh_seconds: float = 3600.0,
+        batch_size: int = BATCH_SIZE,
         leadership: Leadership | None = None,
     ) -> None:
         self.store = store
@@ -129,12 +106,15 @@ class BriefingScheduler:
         self.metrics = metrics or Metrics()
         self.poll_seconds = poll_seconds
         self.election_seconds = election_seconds
+        self.full_refresh_seconds = full_refresh_seconds
+        self.batch_size = batch_size
         self._leadership = leadership
         self._scheduler: AsyncIOScheduler | None = None
-        self._keys: dict[int, tuple[object, ...]] = {}
-        self._triggers: dict[tuple[object, ...], CronTrigger] = {}
-        self._warned: set[int] = set()
-        self._subs: dict[int, Subscription] = {}
+        self._jobs: dict[Schedule, CronTrigger] = {}
+        self._warned: set[Schedule] = set()
+        self._version = 0
+        self._full_at = 0.0  # time.monotonic() of the last full look at the schedules
+        self._due_schedules: dict[Schedule, BriefingSlot] = {}
         self._pending: dict[int, Due] = {}
         self._flushing: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
@@ -217,23 +197,31 @@ class BriefingScheduler:
             timezone=UTC,
         )
         self._scheduler = scheduler
-        self._keys.clear()
-        self._subs.clear()
+        self._jobs.clear()
         now = self.clock()
         try:
-            await catch_up(self.store, self.campaign, now, grace=self.grace, metrics=self.metrics)
+            async with self.store.read() as tx:
+                self._version = await tx.subscriptions_version()
+            await catch_up(
+                self.store,
+                self.campaign,
+                now,
+                grace=self.grace,
+                metrics=self.metrics,
+                batch_size=self.batch_size,
+            )
             self._refreshed_at = now
-            # Jobs added before start() are scheduled in one go (one wake-up, not 10,000).
-            await self._sync(now, fire_missed=False)
+            # Jobs added before start() are scheduled in one go.
+            await self._look_at_every_schedule()
             scheduler.start()
             # start() schedules each job from the moment it runs: a briefing that fell due
             # during the catch-up (a leader taking over at 06:59:59) is neither caught up nor
             # scheduled. Queue it here; the claim makes a fire of the job too a duplicate.
             started = self.clock()
-            for sub in self._subs.values():
-                slot = latest_briefing(sub, started)
+            for schedule in self._jobs:
+                slot = latest_briefing(schedule, started)
                 if slot is not None and now < slot.at:
-                    self._add_due(sub, slot)
+                    self._add_schedule(schedule, slot)
         except BaseException:
             # Step down so that the next round (here or elsewhere) starts over cleanly.
             self._demote()
@@ -243,85 +231,90 @@ class BriefingScheduler:
 
     def _demote(self) -> None:
         scheduler, self._scheduler = self._scheduler, None
-        self._keys.clear()
-        self._subs.clear()
+        self._jobs.clear()
         if scheduler is not None and scheduler.running:
             scheduler.shutdown(wait=False)
 
     # -- jobs ------------------------------------------------------------------
 
     async def refresh(self) -> None:
-        """Re-read the subscriptions and add, replace or remove jobs to match."""
+        """Apply what changed since the last look: channels given a (new) schedule get its
+        job, and one set to a time that has just passed gets that briefing now. Every
+        `full_refresh_seconds`, jobs of schedules no channel uses any more are dropped."""
         if not self.is_leader:
             return
-        await self._sync(self.clock(), fire_missed=True)
-
-    async def _sync(self, now: datetime, *, fire_missed: bool) -> None:
-        async with self.store.read() as tx:
-            found = await scheduled_subscriptions(tx)
-        subs = {s.id: s for s in schedulable(found, self._warned)}
-        scheduler = self._scheduler
-        if scheduler is None:
-            return
+        now = self.clock()
         since = self._refreshed_at or now
-        for sub_id in set(self._keys) - set(subs):
-            scheduler.remove_job(_job_id(sub_id))
-            del self._keys[sub_id]
-            self._subs.pop(sub_id, None)
-        for sub in subs.values():
-            key = _schedule_key(sub)
-            self._subs[sub.id] = sub
-            if self._keys.get(sub.id) == key:
+        async with self.store.read() as tx:
+            version = await tx.subscriptions_version()
+            changed = await subscriptions_changed(tx, self._version) if version else []
+        self._version = max(self._version, version)
+        for sub in changed:
+            schedule = Schedule.of(sub)
+            if schedule is None or not usable(schedule, self._warned):
                 continue
-            if not sub.briefing_days:
-                if sub.id in self._keys:
-                    scheduler.remove_job(_job_id(sub.id))
-                    del self._keys[sub.id]
-                continue
-            trigger = self._triggers.get(key)
-            if trigger is None:  # stateless: channels with the same schedule share one
-                trigger = self._triggers[key] = cron_trigger(sub)
-            scheduler.add_job(
-                self._fire,
-                trigger,
-                args=[sub.id],
-                id=_job_id(sub.id),
-                name=f"briefing {sub.address}",
-                replace_existing=True,
-            )
-            self._keys[sub.id] = key
+            self._add_job(schedule)
             # A schedule set (or changed) between two polls to a time that has just passed.
-            slot = latest_briefing(sub, now)
-            if fire_missed and slot is not None and since < slot.at <= now:
-                self._add_due(sub, slot)
+            slot = latest_briefing(schedule, now)
+            if slot is not None and since < slot.at <= now:
+                self._pending[sub.id] = Due(sub.id, slot)
+                self._start_flushing()
         self._refreshed_at = now
+        if time.monotonic() - self._full_at >= self.full_refresh_seconds:
+            await self._look_at_every_schedule()
 
-    def jobs(self) -> dict[int, CronTrigger]:
-        """Subscription id -> its trigger, for inspection."""
-        if self._scheduler is None:
-            return {}
-        found: dict[int, CronTrigger] = {}
-        for job in self._scheduler.get_jobs():
-            if isinstance(job.trigger, CronTrigger):
-                found[int(job.args[0])] = job.trigger
-        return found
+    async def _look_at_every_schedule(self) -> None:
+        async with self.store.read() as tx:
+            found = await schedules(tx)
+        self._full_at = time.monotonic()
+        for schedule in set(self._jobs) - set(found):
+            self._remove_job(schedule)
+        for schedule in found:
+            if usable(schedule, self._warned):
+                self._add_job(schedule)
 
-    async def _fire(self, sub_id: int) -> None:
-        """The job. It only adds to the next batch: no I/O, so jobs firing together all
-        land in one batch."""
-        self.fire(sub_id)
-
-    def fire(self, sub_id: int) -> None:
-        """Hand this subscription's latest due briefing to the batcher (what its job does)."""
-        sub = self._subs.get(sub_id)
-        if sub is None:
+    def _add_job(self, schedule: Schedule) -> None:
+        scheduler = self._scheduler
+        if scheduler is None or schedule in self._jobs:
             return
-        slot = latest_briefing(sub, self.clock() + _FIRE_TOLERANCE)
-        if slot is not None:
-            self._add_due(sub, slot)
+        trigger = cron_trigger(schedule)
+        scheduler.add_job(
+            self._fire,
+            trigger,
+            args=[schedule],
+            id=_job_id(schedule),
+            name=f"briefings at {schedule}",
+            replace_existing=True,
+        )
+        self._jobs[schedule] = trigger
 
-    def _add_due(self, sub: Subscription, slot: BriefingSlot) -> None:
-        self._pending[sub.id] = Due(sub.id, slot)
+    def _remove_job(self, schedule: Schedule) -> None:
+        self._jobs.pop(schedule, None)
+        if self._scheduler is not None:
+            with contextlib.suppress(Exception):  # JobLookupError: already gone
+                self._scheduler.remove_job(_job_id(schedule))
+
+    def jobs(self) -> dict[Schedule, CronTrigger]:
+        """Schedule -> its trigger, for inspection."""
+        return dict(self._jobs)
+
+    async def _fire(self, schedule: Schedule) -> None:
+        """The job. It only hands the schedule to the batcher: no I/O here."""
+        self.fire(schedule)
+
+    def fire(self, schedule: Schedule) -> None:
+        """Hand this schedule's latest due briefing to the batcher (what its job does)."""
+        if schedule not in self._jobs:
+            return
+        slot = latest_briefing(schedule, self.clock() + _FIRE_TOLERANCE)
+        if slot is not None:
+            self._add_schedule(schedule, slot)
+
+    def _add_schedule(self, schedule: Schedule, slot: BriefingSlot) -> None:
+        self._due_schedules[schedule] = slot
+        self._start_flushing()
+
+    def _start_flushing(self) -> None:
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.create_task(self._flush(), name="briefing-batch")
 
@@ -331,36 +324,66 @@ class BriefingScheduler:
             await asyncio.shield(self._flushing)
 
     async def _flush(self) -> None:
-        """Queue everything due in batches. Jobs firing together (10,000 channels at 07:00)
-        all land here before the first batch starts, since each job only adds a key."""
+        """Queue everything due in batches. Jobs firing together (several schedules at
+        07:00) all land here before the first batch starts."""
         await asyncio.sleep(0)
         delay = 1.0
-        while self._pending:
-            batch = list(self._pending.values())
-            self._pending.clear()
-            now = self.clock()
+        while self._due_schedules or self._pending:
             try:
-                await queue_briefings(
-                    self.store,
-                    self.campaign,
-                    batch,
-                    now,
-                    grace=self.grace,
-                    metrics=self.metrics,
-                )
+                if self._due_schedules:
+                    schedule, slot = next(iter(self._due_schedules.items()))
+                    await self._queue_schedule(schedule, slot)
+                    del self._due_schedules[schedule]
+                else:
+                    batch = list(self._pending.values())
+                    self._pending.clear()
+                    await queue_briefings(
+                        self.store,
+                        self.campaign,
+                        batch,
+                        self.clock(),
+                        grace=self.grace,
+                        metrics=self.metrics,
+                    )
                 delay = 1.0
             except Exception:
-                log.exception("queueing %d briefings failed; retrying in %.0fs", len(batch), delay)
-                for due in batch:
-                    if now - due.slot.at < self.grace:
-                        self._pending.setdefault(due.subscription_id, due)
+                log.exception("queueing briefings failed; retrying in %.0fs", delay)
+                now = self.clock()
+                for stale in [
+                    s for s, slot in self._due_schedules.items() if now - slot.at >= self.grace
+                ]:
+                    del self._due_schedules[stale]
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), timeout=delay)
                 if self._stopping.is_set():
-                    log.error("stopping with %d briefings not queued", len(self._pending))
+                    log.error("stopping with briefings not queued")
                     return
                 delay = min(delay * 2, 60.0)
 
+    async def _queue_schedule(self, schedule: Schedule, slot: BriefingSlot) -> None:
+        """Every channel on `schedule`, page by page, each page one batch; a schedule no
+        channel uses any more loses its job."""
+        after, seen = 0, 0
+        while True:
+            async with self.store.read() as tx:
+                page = await subscriptions_on(tx, schedule, after=after, limit=self.batch_size)
+            if not page:
+                break
+            seen += len(page)
+            after = page[-1].id
+            await queue_briefings(
+                self.store,
+                self.campaign,
+                [Due(sub.id, slot) for sub in page],
+                self.clock(),
+                grace=self.grace,
+                metrics=self.metrics,
+            )
+            await asyncio.sleep(0)  # let requests in between batches
+        if seen == 0:
+            self._remove_job(schedule)
 
-def _job_id(sub_id: int) -> str:
-    return f"briefing:s{sub_id}"
+
+def _job_id(schedule: Schedule) -> str:
+    days = "".join(str(d) for d in sorted(schedule.briefing_days))
+    return f"briefing:{schedule.briefing_time:%H%M}:{days}:{schedule.timezone}"

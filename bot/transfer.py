@@ -141,6 +141,7 @@ class SubscriptionRecord(_Record):
     active: bool
     broken_reason: str | None
     created_at: Moment
+    change_seq: int = 0  # files from before the field have none
 
 
 class AuditRecord(_Record):

@@ -14,7 +14,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from apscheduler.triggers.cron import CronTrigger
 from rich.console import Console
 from sqlalchemy import text, update
 
@@ -24,6 +23,7 @@ from bot.admin import Admin
 from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
 from bot.briefing_times import (
     BriefingSlot,
+    Schedule,
     format_days,
     latest_briefing,
     local_date_for,
@@ -82,6 +82,12 @@ def walk(sub: Subscription, start: datetime, count: int) -> list[BriefingSlot]:
         slots.append(slot)
         moment = slot.at
     return slots
+
+
+def schedule_of(sub: Subscription) -> Schedule:
+    schedule = Schedule.of(sub)
+    assert schedule is not None
+    return schedule
 
 
 def scheduler_for(store: Store, clock: FixedClock, **options: Any) -> BriefingScheduler:
@@ -167,7 +173,7 @@ def test_cron_trigger_fires_twice_on_fall_back_and_late_on_spring_forward() -> N
     """What APScheduler itself does, so the claim has something to absorb."""
 
     def fires(sub: Subscription, start: datetime, count: int) -> list[datetime]:
-        trigger = cron_trigger(sub)
+        trigger = cron_trigger(schedule_of(sub))
         found: list[datetime] = []
         previous = None
         now = start
@@ -199,36 +205,15 @@ def test_cron_trigger_fires_twice_on_fall_back_and_late_on_spring_forward() -> N
         assert fires(sub, start, 3) == [s.at for s in walk(sub, start, 3)]
 
 
-def test_a_shared_trigger_answers_like_a_fresh_one_for_every_job() -> None:
-    """10,000 jobs share one trigger that remembers answers; asked in any order, across both
-    DST nights, it must answer exactly as an unshared CronTrigger."""
-    sub = channel(time(1, 30))
-    shared = cron_trigger(sub)
-    questions = []
-    for start in (utc(2019, 3, 8, 12), utc(2019, 11, 1, 20)):
-        plain = CronTrigger(hour=1, minute=30, second=0, timezone=LA_ZONE)
-        previous = None
-        for _ in range(5):
-            fire = plain.get_next_fire_time(previous, start if previous is None else previous)
-            # As the scheduler asks: at the fire time, and a moment later (in UTC).
-            for now in (fire, fire.astimezone(UTC) + timedelta(milliseconds=5)):
-                questions.append((fire, now, plain.get_next_fire_time(fire, now)))
-            previous = fire
-    for _ in range(3):  # many jobs asking the same questions, interleaved
-        for previous, now, expected in reversed(questions):
-            assert shared.get_next_fire_time(previous, now) == expected
-            assert shared.get_next_fire_time(previous, now).fold == expected.fold
-
-
 def test_days_of_week() -> None:
     weekdays = channel(time(7, 0), days=frozenset(range(5)))
     friday = la(2019, 1, 18, 8, 0)
     assert next_briefing_time(weekdays, friday) == la(2019, 1, 21, 7, 0)  # Monday
     assert slot_on(weekdays, date(2019, 1, 19)) is None
-    assert str(cron_trigger(weekdays)) == (
+    assert str(cron_trigger(schedule_of(weekdays))) == (
         "cron[day_of_week='mon,tue,wed,thu,fri', hour='7', minute='0', second='0']"
     )
-    assert cron_trigger(weekdays).timezone == LA_ZONE
+    assert cron_trigger(schedule_of(weekdays)).timezone == LA_ZONE
     assert format_days(range(5)) == "mon-fri"
     assert format_days(range(7)) == "daily"
     assert format_days({0, 2, 5, 6}) == "mon,wed,sat-sun"
@@ -263,7 +248,7 @@ async def test_dst_nights_give_one_briefing_per_local_date(
     scheduler_factory.append(scheduler)
     await scheduler.start()
     triggers = scheduler.jobs()
-    assert set(triggers) == {s.id for s in subs}
+    assert set(triggers) == {schedule_of(s) for s in subs}  # one job per distinct schedule
 
     fires: list[tuple[datetime, int]] = []
     for sub in subs:
@@ -272,14 +257,15 @@ async def test_dst_nights_give_one_briefing_per_local_date(
         while True:
             # As APScheduler does: the previous fire time as the trigger returned it (in the
             # channel's zone, with its fold), not converted to UTC.
-            fire = triggers[sub.id].get_next_fire_time(previous, now)
+            fire = triggers[schedule_of(sub)].get_next_fire_time(previous, now)
             if fire > start + timedelta(days=5):
                 break
             fires.append((fire.astimezone(UTC), sub.id))
             previous = now = fire
+    by_id = {sub.id: sub for sub in subs}
     for fire, sub_id in sorted(fires):
         clock.now = fire
-        scheduler.fire(sub_id)
+        scheduler.fire(schedule_of(by_id[sub_id]))
         await scheduler.drain()
 
     rows = await briefing_rows(store)
@@ -368,7 +354,7 @@ async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_cha
         # Catch-up at start already raced for Saturday's briefings; fire all jobs again.
         for scheduler in schedulers:
             for sub in subs:
-                scheduler.fire(sub.id)
+                scheduler.fire(schedule_of(sub))
         await asyncio.gather(*(s.drain() for s in schedulers))
         for scheduler in schedulers:
             await scheduler.stop()
@@ -453,7 +439,8 @@ async def test_restart_after_5_hours_down_sends_nothing_and_records_the_skip(
         caplog.text
     )
     # Tomorrow's briefing is still on the schedule.
-    assert scheduler.jobs()[sub.id].get_next_fire_time(None, clock.now) == la(2019, 1, 19, 7, 0)
+    trigger = scheduler.jobs()[schedule_of(sub)]
+    assert trigger.get_next_fire_time(None, clock.now) == la(2019, 1, 19, 7, 0)
 
 
 async def test_catch_up_leaves_alone_channels_created_after_their_time(
@@ -477,10 +464,16 @@ async def test_a_job_firing_too_late_is_skipped_not_sent(
     scheduler_factory.append(scheduler)
     await scheduler.start()
     clock.now = la(2019, 1, 18, 8, 30)  # 90 minutes late: within the 2-hour grace
-    scheduler.fire(on_time.id)
-    await scheduler.drain()
-    clock.now = la(2019, 1, 18, 10, 0)  # 3 hours late
-    scheduler.fire(late.id)
+    await queue_briefings(
+        store,
+        CAMPAIGN,
+        [Due(on_time.id, BriefingSlot(la(2019, 1, 18, 7, 0), date(2019, 1, 18)))],
+        clock.now,
+        grace=GRACE,
+        metrics=scheduler.metrics,
+    )
+    clock.now = la(2019, 1, 18, 10, 0)  # 3 hours late: the job itself fires now
+    scheduler.fire(schedule_of(late))
     await scheduler.drain()
     assert await briefing_rows(store) == [(on_time.id, f"briefing:s{on_time.id}:2019-01-18")]
     assert runs_metric(scheduler, "skipped_late") == 1
@@ -521,7 +514,8 @@ async def test_refresh_follows_changes_made_by_another_process(
         other_admin = Admin(other, CAMPAIGN, ADMINS, clock)
         await other_admin.subscribe(ADMIN, replace(sub, briefing_time=time(6, 30)))
         await scheduler.refresh()
-        assert str(scheduler.jobs()[sub.id]) == (
+        (only,) = scheduler.jobs().values()
+        assert str(only) == (
             "cron[day_of_week='mon,tue,wed,thu,fri,sat,sun', hour='6', minute='30', second='0']"
         )
         await other_admin.subscribe(
@@ -534,13 +528,22 @@ async def test_refresh_follows_changes_made_by_another_process(
             ),
         )
         await scheduler.refresh()
-        trigger = scheduler.jobs()[sub.id]
+        trigger = scheduler.jobs()[Schedule(time(8, 15), "America/New_York", frozenset(range(5)))]
         assert trigger.timezone == ZoneInfo("America/New_York")
         # 09:00 in New York now, so Monday (not Saturday) at 08:15 EST.
         assert trigger.get_next_fire_time(None, clock.now) == utc(2019, 1, 21, 13, 15)
         await other_admin.subscribe(ADMIN, replace(sub, briefing_time=None))
         await scheduler.refresh()
+        # Jobs of schedules nobody uses any more go at the next full look (or when they
+        # fire and find no channel); until then they queue nothing.
+        clock.now = la(2019, 1, 18, 6, 30)
+        scheduler.fire(Schedule(time(6, 30), LA, frozenset(range(7))))
+        await scheduler.drain()
+        assert await briefing_rows(store) == []
+        scheduler.full_refresh_seconds = 0
+        await scheduler.refresh()
         assert scheduler.jobs() == {}
+        scheduler.full_refresh_seconds = 3600
         # Set between two polls to a time that has just passed: queued by the refresh.
         clock.now = la(2019, 1, 18, 7, 0, 40)
         await other_admin.subscribe(ADMIN, replace(sub, briefing_time=time(7, 0)))
@@ -610,8 +613,8 @@ async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
             await first.start()
             await second.start()
             assert first.is_leader and not second.is_leader
-            assert set(first.jobs()) == {sub.id} and second.jobs() == {}
-            second.fire(sub.id)  # a follower has no jobs: firing does nothing
+            assert set(first.jobs()) == {schedule_of(sub)} and second.jobs() == {}
+            second.fire(schedule_of(sub))  # a follower has no jobs: firing does nothing
             await second.drain()
             assert await briefing_rows(store_a) == []
             assert not await second.elect()  # a retry round while the holder lives
@@ -619,7 +622,7 @@ async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
             # The holder stops: the next round (every 30 s in production) takes over.
             await first.stop()
             assert await second.elect()
-            assert second.is_leader and set(second.jobs()) == {sub.id}
+            assert second.is_leader and set(second.jobs()) == {schedule_of(sub)}
 
             # The new holder dies (its connection is cut): PostgreSQL frees the lock.
             third = scheduler_for(store_a, clock, leadership=PostgresLeadership(store_a.engine.url))
@@ -679,9 +682,9 @@ async def test_a_channel_with_an_unknown_time_zone_does_not_stop_the_others(
     scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)
     await scheduler.start()
-    assert set(scheduler.jobs()) == {good.id}
+    assert set(scheduler.jobs()) == {schedule_of(good)}
     assert await briefing_rows(store) == [(good.id, f"briefing:s{good.id}:2019-01-18")]
-    assert "'America/Atlantis' and gets no briefing" in caplog.text
+    assert "the unknown time zone 'America/Atlantis' get no briefing" in caplog.text
 
 
 async def test_the_dispatcher_delivers_a_queued_briefing_once(
@@ -711,7 +714,7 @@ async def test_the_dispatcher_delivers_a_queued_briefing_once(
     )
     for minutes in (0, 1):  # the job, then a stray second fire a minute later
         clock.now = la(2019, 1, 18, 7, minutes)
-        scheduler.fire(sub.id)
+        scheduler.fire(schedule_of(sub))
         await scheduler.drain()
         await dispatcher.drain()
     [(where, message)] = console.messages.values()

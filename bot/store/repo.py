@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, insert, select, update
+from sqlalchemy import Integer, Row, Text, and_, cast, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -46,6 +46,7 @@ from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
 
 OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
+SUBSCRIPTIONS_VERSION = "subscriptions_version"  # meta key: bumped by every channel change
 
 
 def new_delivery_id() -> str:
@@ -80,6 +81,7 @@ class Tx(PublicReads, DraftStore):
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
         self.enqueued = 0
+        self._subscriptions_version: int | None = None
 
     @property
     def dialect(self) -> str:
@@ -282,9 +284,33 @@ class Tx(PublicReads, DraftStore):
         row = (await self.conn.execute(query)).first()
         return None if row is None else subscription_from_row(row)
 
+    async def next_subscriptions_version(self) -> int:
+        """The version the subscription changes of this transaction are recorded under.
+
+        One statement that creates or increments the `subscriptions_version` row; the row
+        stays locked until this transaction ends, so versions commit in order and a reader
+        who saw version N never misses a change recorded later under N or below."""
+        if self._subscriptions_version is None:
+            ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.meta)
+            bumped = cast(cast(t.meta.c.value, Integer) + 1, Text)
+            stmt = (
+                ins.values(key=SUBSCRIPTIONS_VERSION, value="1")
+                .on_conflict_do_update(index_elements=["key"], set_={"value": bumped})
+                .returning(t.meta.c.value)
+            )
+            self._subscriptions_version = int((await self.conn.execute(stmt)).scalar_one())
+        return self._subscriptions_version
+
+    async def subscriptions_version(self) -> int:
+        """The latest subscriptions version committed (0 before any change)."""
+        return int(await self.get_meta(SUBSCRIPTIONS_VERSION) or 0)
+
     async def save_subscription(self, sub: Subscription, now: datetime) -> int:
         """Insert or reactivate-and-replace the subscription at this address; returns its id."""
-        values = subscription_to_values(sub) | {"active": True}
+        values = subscription_to_values(sub) | {
+            "active": True,
+            "change_seq": await self.next_subscriptions_version(),
+        }
         existing = await self.conn.scalar(
             select(t.subscriptions.c.id).where(
                 t.subscriptions.c.platform == str(sub.platform),
@@ -305,16 +331,20 @@ class Tx(PublicReads, DraftStore):
         return int(result.scalar_one())
 
     async def deactivate_subscription(self, sub_id: int) -> None:
+        version = await self.next_subscriptions_version()
         await self.conn.execute(
-            update(t.subscriptions).where(t.subscriptions.c.id == sub_id).values(active=False)
+            update(t.subscriptions)
+            .where(t.subscriptions.c.id == sub_id)
+            .values(active=False, change_seq=version)
         )
         await self.cancel_pending(subscription_id=sub_id)
 
     async def mark_subscription_broken(self, sub_id: int, reason: str | None) -> None:
+        version = await self.next_subscriptions_version()
         await self.conn.execute(
             update(t.subscriptions)
             .where(t.subscriptions.c.id == sub_id)
-            .values(broken_reason=reason)
+            .values(broken_reason=reason, change_seq=version)
         )
 
     # -- outbox ----------------------------------------------------------------

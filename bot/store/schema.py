@@ -23,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.types import DateTime, TypeDecorator
 
@@ -157,7 +158,20 @@ subscriptions = Table(
     Column("active", Boolean, nullable=False, default=True),
     Column("broken_reason", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
+    # The subscriptions version (meta `subscriptions_version`) of this row's latest change:
+    # the briefing scheduler reads only what changed since the version it saw.
+    Column("change_seq", Integer, nullable=False, default=0, server_default="0"),
     UniqueConstraint("platform", "workspace", "channel", name="uq_subscriptions_address"),
+    Index("ix_subscriptions_change_seq", "change_seq"),
+    Index(
+        "ix_subscriptions_schedule",
+        "briefing_time",
+        "timezone",
+        "briefing_days",
+        "id",
+        sqlite_where=text("active AND briefing_time IS NOT NULL"),
+        postgresql_where=text("active AND briefing_time IS NOT NULL"),
+    ),
 )
 
 deliveries = Table(
