@@ -71,6 +71,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.channels import delivery_refused
 from bot.clock import Clock
 from bot.config import DeliverySection
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
@@ -86,7 +87,6 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.notices import queue_dead_notices
 from bot.outbound import Adapter, ChannelRef, OutboundMessage
 from bot.pacing import Pacer, backoff_delay
 from bot.store import Store, Tx
@@ -96,7 +96,6 @@ from bot.store import outbox_queries as q
 IN_PLACE = frozenset({DeliveryAction.EDIT, DeliveryAction.RETRACT})
 log = logging.getLogger("strikebot.dispatcher")
 
-ACTOR = "strikebot:dispatcher"
 FOLLOW_UPS = frozenset({DeliveryAction.EDIT, DeliveryAction.CORRECTION, DeliveryAction.RETRACT})
 
 
@@ -350,18 +349,39 @@ class Dispatcher:
             # A copy already posted keeps receiving edits and its retraction after its
             # channel unsubscribes: misinformation must not stay up uncorrected.
             holders = await q.subscriptions_by_id(tx, sub_ids, active_only=False)
+            # One read per update and one per update's POSTs for the whole round, not per
+            # channel: a 10,000-channel edit costs a handful of queries, as a post does.
             updates = await _updates(tx, claimed, now)
+            posts = await q.find_posts(
+                tx,
+                {
+                    (d.update_id, d.subscription_id)
+                    for d in claimed
+                    if d.action in FOLLOW_UPS and d.update_id is not None
+                },
+            )
         self.stats.claimed += len(claimed)
         for delivery in claimed:
             update = updates.get(delivery.update_id) if delivery.update_id is not None else None
             pool = holders if delivery.action in IN_PLACE else subs
-            self._spawn(delivery, pool.get(delivery.subscription_id), update)
+            post = (
+                posts.get((delivery.update_id, delivery.subscription_id))
+                if delivery.update_id is not None
+                else None
+            )
+            self._spawn(delivery, pool.get(delivery.subscription_id), update, post)
         return len(claimed)
 
-    def _spawn(self, delivery: Delivery, sub: Subscription | None, update: Update | None) -> None:
+    def _spawn(
+        self,
+        delivery: Delivery,
+        sub: Subscription | None,
+        update: Update | None,
+        post: Delivery | None = None,
+    ) -> None:
         self._held[delivery.id] = delivery
         self._held_per_platform[delivery.platform] += 1
-        task = asyncio.create_task(self._deliver(delivery, sub, update), name=delivery.id)
+        task = asyncio.create_task(self._deliver(delivery, sub, update, post), name=delivery.id)
         self._tasks.add(task)
 
         def done(task: asyncio.Task[None]) -> None:
@@ -451,7 +471,11 @@ class Dispatcher:
     # ------------------------------------------------------------------ one delivery
 
     async def _deliver(
-        self, delivery: Delivery, sub: Subscription | None, update: Update | None
+        self,
+        delivery: Delivery,
+        sub: Subscription | None,
+        update: Update | None,
+        post: Delivery | None = None,
     ) -> None:
         if sub is None:
             await self._settle(delivery, _Skip("the channel was unsubscribed before it was sent"))
@@ -469,7 +493,8 @@ class Dispatcher:
             while True:
                 async with pacer.slot(channel):
                     # Rendered at the last moment, so the copy is as current as it can be.
-                    plan = await self._plan(delivery, sub, update)
+                    plan = await self._plan(delivery, sub, update, post)
+                    post = None  # a retry of this row looks at the store afresh
                     if not isinstance(plan, _Send | _Edit):
                         await self._settle(delivery, plan)
                         return
@@ -590,8 +615,15 @@ class Dispatcher:
         # After a 429 the paused bucket makes the next acquire() wait; no extra sleep.
         return 0.0 if failure.retry_after is not None else delay
 
-    async def _plan(self, delivery: Delivery, sub: Subscription, update: Update | None) -> _Plan:
-        """Render what this row sends, from the store as it is now."""
+    async def _plan(
+        self,
+        delivery: Delivery,
+        sub: Subscription,
+        update: Update | None,
+        post: Delivery | None = None,
+    ) -> _Plan:
+        """Render what this row sends. `update` and a follow-up's `post` were read with the
+        claim; a POST not yet settled then is read again here."""
         action = delivery.action
         language, zone = sub.language, sub.timezone
         if action is DeliveryAction.POST:
@@ -609,11 +641,21 @@ class Dispatcher:
             return _Send(OutboundMessage.from_json(raw))
         if action in FOLLOW_UPS and delivery.update_id is not None:
             now = self.clock()
-            async with self.store.read() as tx:
-                post = await q.find_post(tx, delivery.update_id, sub.id)
-                current = await tx.get_update(delivery.update_id, now)
+            current = update
+            if post is None or post.state is not DeliveryState.SENT or current is None:
+                async with self.store.read() as tx:
+                    post = await q.find_post(tx, delivery.update_id, sub.id)
+                    current = await tx.get_update(delivery.update_id, now)
             if current is None:
                 return _Skip("the update no longer exists")
+            if not current.retracted and await self._update_state(current.id) == str(
+                UpdateState.RETRACTED
+            ):
+                # Retracted since the claim: an edit must not undo the retraction.
+                async with self.store.read() as tx:
+                    current = await tx.get_update(delivery.update_id, now)
+                if current is None:
+                    return _Skip("the update no longer exists")
             if post is not None and post.state is DeliveryState.PENDING:
                 return _Later(now)  # claimable again once the POST settles
             if post is None or post.state is not DeliveryState.SENT:
@@ -680,7 +722,7 @@ class Dispatcher:
     async def _park_dead(
         self, delivery: Delivery, sub: Subscription, reason: str, *, breaks: bool
     ) -> None:
-        """DEAD with its reason; if `breaks`, the channel is paused and admins are told."""
+        """DEAD with its reason, and what follows for the channel (`bot.channels`)."""
         now = self.clock()
         async with self.store.write() as tx:
             settled = await q.settle(
@@ -694,24 +736,7 @@ class Dispatcher:
             if not settled:
                 log.warning("lost the lease on %s before recording: %s", delivery.id, reason)
                 return
-            tell_admins = True
-            if breaks:
-                current = await tx.get_subscription(sub.id)
-                if current is not None and current.broken_reason is None:
-                    await tx.mark_subscription_broken(sub.id, reason)
-                    cancelled = await tx.cancel_pending(subscription_id=sub.id)
-                    await tx.audit(
-                        now,
-                        ACTOR,
-                        "subscription.broken",
-                        f"subscription:{sub.id}",
-                        None,
-                        {"reason": reason, "delivery": delivery.id, "cancelled": cancelled},
-                    )
-                else:
-                    tell_admins = False  # already broken: the admins heard the first time
-            if tell_admins:
-                await queue_dead_notices(tx, self.settings, delivery, sub, reason, breaks, now)
+            await delivery_refused(tx, self.settings, delivery, sub, reason, breaks=breaks, now=now)
         self.stats.dead += 1
         self._count(delivery.platform, "dead")
         log.warning(
@@ -725,8 +750,8 @@ class Dispatcher:
 
 
 async def _updates(tx: Tx, claimed: list[Delivery], now: datetime) -> dict[int, Update]:
-    """The updates the claimed POSTs render (one read per update, not per row)."""
-    ids = {d.update_id for d in claimed if d.action is DeliveryAction.POST and d.update_id}
+    """The updates the claimed rows render (one read per update, not per row)."""
+    ids = {d.update_id for d in claimed if d.update_id}
     found: dict[int, Update] = {}
     for update_id in ids:
         update = await tx.get_update(update_id, now)

@@ -10,6 +10,7 @@ from datetime import time, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from bot.addresses import Address, find_address
 from bot.admin import Admin, Changes, Draft
@@ -290,6 +291,43 @@ async def test_a_long_backoff_returns_the_row_to_the_queue_until_it_is_due(
 
 
 # ---------------------------------------------------------------------------- follow-ups
+
+
+async def test_a_fan_out_of_follow_ups_reads_the_update_and_its_posts_once_per_round(
+    sqlite_store: Store, clock: FixedClock, fake: FakePlatform, adapter: FakePlatformAdapter
+) -> None:
+    """An edit to 120 channels costs a handful of reads of the update and of its posts (one
+    per claim round), as the post did; not three per channel."""
+    admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
+    channels = [f"c{n}" for n in range(120)]
+    await subscribe(admin, *channels)
+    update = await post(admin)
+    await dispatcher_for(sqlite_store, adapter, clock).drain()
+    await admin.edit(
+        ADMIN, update.id, Changes(texts={"en": UpdateText("Strike continues Tuesday")}),
+        reason="wrong day", correction=True,
+    )  # fmt: skip
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(sqlite_store.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        stats = await dispatcher_for(sqlite_store, adapter, clock).drain()
+    finally:
+        event.remove(sqlite_store.engine.sync_engine, "before_cursor_execute", seen)
+
+    assert stats.sent == 240  # an edit and a correction note for each channel
+    assert all(titles(fake, c)[0] == "Strike continues Tuesday" for c in channels)
+    rounds = sum(1 for s in statements if s.startswith("WITH chosen AS"))
+    reads_of_update = [s for s in statements if s.startswith("SELECT updates.id,")]
+    reads_of_posts = [
+        s for s in statements if s.startswith("SELECT deliveries.id,") and "action = ?" in s
+    ]
+    assert 1 <= rounds < len(channels)  # rounds of up to 128 rows; each round reads once
+    assert len(reads_of_update) <= rounds
+    assert len(reads_of_posts) <= rounds
 
 
 async def test_edits_corrections_and_retractions_reach_every_sent_copy(

@@ -260,6 +260,28 @@ async def find_post(tx: Tx, update_id: int, subscription_id: int) -> Delivery | 
     return None if row is None else delivery_from_row(row)
 
 
+async def find_posts(tx: Tx, pairs: Collection[tuple[int, int]]) -> dict[tuple[int, int], Delivery]:
+    """The POSTs of these (update, subscription) pairs, in one query per update (the
+    follow-ups of one claim round are almost always one update's)."""
+    by_update: dict[int, set[int]] = {}
+    for update_id, sub_id in pairs:
+        by_update.setdefault(update_id, set()).add(sub_id)
+    found: dict[tuple[int, int], Delivery] = {}
+    for update_id, sub_ids in by_update.items():
+        for chunk in _chunks(sorted(sub_ids)):
+            rows = await tx.conn.execute(
+                select(_d).where(
+                    _d.c.update_id == update_id,
+                    _d.c.action == str(DeliveryAction.POST),
+                    _d.c.subscription_id.in_(chunk),
+                )
+            )
+            for row in rows:
+                post = delivery_from_row(row)
+                found[(update_id, post.subscription_id)] = post
+    return found
+
+
 async def deliveries_by_id(tx: Tx, ids: Collection[str]) -> list[Delivery]:
     found: list[Delivery] = []
     for chunk in _chunks(list(ids)):
