@@ -30,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._blocks import render
 from adapters.slack._drafts import forget_drafts
+from adapters.slack._errors import describe, error_code, field, status_of
 from adapters.slack._forms import Forms
 from adapters.slack._inbound import BUDGET, Inbound
 from adapters.slack._people import Directory
@@ -193,7 +194,7 @@ class SlackAdapter:
                 self.mode,
             )
         except SlackApiError as exc:
-            error = _error_code(exc)
+            error = describe(exc)
             if error in WORKSPACE_ERRORS:
                 await self._close_session()
                 raise ConfigError(
@@ -202,9 +203,12 @@ class SlackAdapter:
                 ) from None
             self._last_error = error
             log.warning("Slack auth.test failed (%s); carrying on and retrying on use", error)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self._last_error = type(exc).__name__
+        except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError, ValueError) as exc:
+            self._last_error = describe(exc)
             log.warning("Slack is unreachable (%s); carrying on and retrying on use", exc)
+        except (AttributeError, TypeError) as exc:  # a 200 that is not JSON: see _errors
+            self._last_error = describe(exc)
+            log.warning("Slack auth.test: %s; carrying on and retrying on use", describe(exc))
         if self.mode == "socket":
             await self._connect_socket()
         self._pruner = self._spawn(self._prune())
@@ -216,7 +220,7 @@ class SlackAdapter:
         try:  # asked here once so that a refused token stops start() instead of looping
             url = str((await self.client.apps_connections_open(app_token=token))["url"])
         except SlackApiError as exc:
-            error = _error_code(exc)
+            error = describe(exc)
             if error in WORKSPACE_ERRORS or error == "not_allowed_token_type":
                 await self._close_session()
                 raise ConfigError(
@@ -224,8 +228,10 @@ class SlackAdapter:
                     "with the connections:write scope (xapp-...) and set it again."
                 ) from None
             log.warning("Slack apps.connections.open failed (%s); retrying", error)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            log.warning("Slack is unreachable (%s); Socket Mode keeps retrying", exc)
+        except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError) as exc:
+            log.warning("Slack is unreachable (%s); Socket Mode keeps retrying", describe(exc))
+        except (AttributeError, TypeError, ValueError) as exc:  # not JSON: see _errors
+            log.warning("Slack apps.connections.open: %s; retrying", describe(exc))
         handler = AsyncSocketModeHandler(self.app, token, web_client=self.client)
         if url is not None:
             handler.client.wss_uri = url
@@ -344,7 +350,14 @@ class SlackAdapter:
                 "event_payload": {"delivery": idempotency_key},
             },
         )
-        return str(data["ts"])
+        ts = data.get("ts")
+        if not isinstance(ts, str) or not ts:
+            # Slack said ok but named no message: whether it was posted is unknown.
+            raise TransientDeliveryError(
+                f"Slack chat.postMessage to {channel.channel} answered without a message ts; "
+                "will retry"
+            )
+        return ts
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         rendered = render(message)
@@ -383,6 +396,13 @@ class SlackAdapter:
             raise TransientDeliveryError(
                 f"Slack {method} to {channel.channel} failed ({type(exc).__name__}); will retry"
             ) from None
+        except (AttributeError, TypeError, ValueError) as exc:
+            # A 200 whose body is not JSON (slack-sdk fails validating it; see _errors).
+            self._last_error = describe(exc)
+            raise TransientDeliveryError(
+                f"Slack {method} to {channel.channel} got {describe(exc)}, perhaps from a "
+                "proxy in between; will retry"
+            ) from None
         self._auth_error = None
         self._reachable = True
         data: dict[str, Any] = dict(response.data) if isinstance(response.data, dict) else {}
@@ -391,8 +411,8 @@ class SlackAdapter:
     def _failure(
         self, method: str, channel: ChannelRef, exc: SlackApiError, ts: str
     ) -> PermanentDeliveryError | TransientDeliveryError:
-        status = int(getattr(exc.response, "status_code", 0) or 0)
-        error = _error_code(exc)
+        status = status_of(exc)
+        error = error_code(exc)
         self._last_error = error or str(status)
         where = channel.channel
         if status == 429 or error == "ratelimited":
@@ -404,11 +424,13 @@ class SlackAdapter:
                 retry_after,
                 is_global=True,
             )
-        if status >= 500 or error in TRANSIENT_ERRORS:
-            return TransientDeliveryError(f"Slack {method} failed ({error or status}); will retry")
+        if status >= 500 or error in TRANSIENT_ERRORS or not error:
+            # No error code: not Slack's JSON (a proxy's page, a body cut short), so nothing
+            # says the channel is unusable.
+            return TransientDeliveryError(f"Slack {method} failed ({describe(exc)}); will retry")
         if error in WORKSPACE_ERRORS:
             self._auth_error = error
-            needed = exc.response.get("needed") if error == "missing_scope" else None
+            needed = field(exc, "needed") if error == "missing_scope" else None
             scope = f" (needs {needed})" if needed else ""
             return PermanentDeliveryError(
                 f"{error}: Slack refused the bot token for the whole workspace{scope}. Reinstall "
@@ -437,13 +459,6 @@ class SlackAdapter:
                 "happening, report it with this error code."
             )
         return PermanentDeliveryError(f"{error or status}: {sentence}")
-
-
-def _error_code(exc: SlackApiError) -> str:
-    data = getattr(exc.response, "data", None)
-    if isinstance(data, dict):
-        return str(data.get("error") or "")
-    return ""
 
 
 def _retry_after(exc: SlackApiError) -> float:

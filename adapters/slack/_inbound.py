@@ -23,11 +23,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import _modals as modals
 from adapters.slack._blocks import render_all
+from adapters.slack._errors import CALL_FAILURES, describe
 from adapters.slack._people import Directory
 from adapters.slack._words import word
 from bot import i18n
@@ -296,8 +296,8 @@ class Inbound:
             )
         try:
             await client.views_open(trigger_id=body.get("trigger_id"), view=view)
-        except (SlackClientError, TimeoutError, OSError) as exc:
-            error = exc.response.get("error") if isinstance(exc, SlackApiError) else "timeout"
+        except CALL_FAILURES as exc:
+            error = describe(exc)
             log.warning("views.open failed: %s", error)
             return note_payload(
                 word(lang, f"{form}_title"),
