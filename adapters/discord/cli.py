@@ -104,7 +104,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
                 "config/strike.toml, pass --guild ID, or use --global."
             )
         for guild in guilds:
-            if not guild.isdigit():
+            if not (guild.isascii() and guild.isdigit()):
                 raise ConfigError(f"{guild!r} is not a Discord server id (a long number).")
         campaign = ctx.config.to_campaign()
         runtime = Runtime(ctx.settings, ctx.config, campaign, ctx.store, ctx.admin, ctx.clock)

@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Coroutine, Mapping
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qsl
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._blocks import render
@@ -129,6 +133,7 @@ class SlackAdapter:
             name="strikebot",
             logger=logging.getLogger("strikebot.slack.bolt"),
         )
+        self._verifier = SignatureVerifier(settings.slack_signing_secret or "")
         self.inbound = Inbound(
             commands=commands,
             store=runtime.store,
@@ -324,9 +329,56 @@ class SlackAdapter:
         app.router.add_post(EVENTS_PATH, self.handle_http)
 
     async def handle_http(self, request: web.Request) -> web.Response:
-        bolt_request = await to_bolt_request(request)
+        """Check the signature over the raw bytes first, then parse: nothing unsigned reaches
+        bolt's parser or the store, and a signed body bolt could not read is refused too.
+        (bolt parses the body, `payload=` JSON included, before its own signature check, and
+        a malformed one raised there: a 500 for anyone, signed or not.)"""
+        raw = await request.read()  # over the server's client_max_size: 413 from aiohttp
+        refusal = self._refusal(request, raw)
+        if refusal is not None:
+            return refusal
+        bolt_request = AsyncBoltRequest(
+            body=raw.decode("utf-8"),
+            query=request.query_string,
+            headers=request.headers,  # type: ignore[arg-type]
+        )
         bolt_response = await self.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
+
+    def _refusal(self, request: web.Request, raw: bytes) -> web.Response | None:
+        """401 unless signed with SLACK_SIGNING_SECRET in the last five minutes; 400 unless
+        the body is what Slack sends (a form, `payload=` holding a JSON object, or a JSON
+        object). None: let bolt have it."""
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        try:
+            text = raw.decode("utf-8")  # Slack signs UTF-8; nothing else can be its request
+        except UnicodeDecodeError:
+            text = None
+        signed = (
+            text is not None
+            and timestamp.isascii()
+            and timestamp.isdigit()
+            and len(timestamp) <= 12
+            and signature.isascii()
+            and self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature)
+        )
+        if not signed:
+            return _refused(
+                401,
+                "invalid_signature",
+                "This address takes only requests signed by Slack in the last five minutes "
+                "(X-Slack-Signature, X-Slack-Request-Timestamp). If this is your Slack app, "
+                "check that SLACK_SIGNING_SECRET matches its Signing Secret.",
+            )
+        if _slack_body(raw, request.content_type) is None:
+            return _refused(
+                400,
+                "bad_body",
+                "The body is not what Slack sends: a form, a form whose payload is a JSON "
+                "object, or a JSON object.",
+            )
+        return None
 
     # ------------------------------------------------------------------ outbound
 
@@ -459,6 +511,25 @@ class SlackAdapter:
                 "happening, report it with this error code."
             )
         return PermanentDeliveryError(f"{error or status}: {sentence}")
+
+
+def _refused(status: int, code: str, message: str) -> web.Response:
+    body = {"error": {"code": code, "message": message}}
+    return web.json_response(body, status=status)
+
+
+def _slack_body(raw: bytes, content_type: str) -> dict[str, Any] | None:
+    """The body as bolt will read it, or None when bolt could not (see `parse_body`)."""
+    try:
+        text = raw.decode("utf-8")
+        if content_type == "application/json" or text.startswith("{"):
+            data: object = json.loads(text)
+        else:
+            form = dict(parse_qsl(text, keep_blank_values=True))
+            data = json.loads(form["payload"]) if "payload" in form else form
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested past reason
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _retry_after(exc: SlackApiError) -> float:

@@ -320,4 +320,4 @@ def _wants_form(form: str, words: Sequence[str]) -> bool:
 
 def update_id(value: object) -> int | None:
     text = str(value or "").strip().lstrip("#")
-    return int(text) if text.isdigit() and 0 < int(text) < 2**31 else None
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 2**31 else None

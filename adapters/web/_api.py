@@ -78,7 +78,8 @@ def _int(request: web.Request, name: str, default: int | None, low: int, high: i
     raw = request.query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # isascii: "²".isdigit() is true, but int() refuses it.
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise BadQuery(f"{name}={raw!r} is not valid; give a whole number from {low} to {high}.")
     return int(raw)
 
@@ -89,7 +90,7 @@ def _bad(exc: BadQuery) -> web.Response:
 
 def _path_id(request: web.Request) -> int | None:
     raw = request.match_info["id"]
-    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_ID else None
+    return int(raw) if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_ID else None
 
 
 def _rendered_error(status: int, code: str, message: str) -> Rendered:

@@ -8,6 +8,7 @@ from bot.app import Runtime
 
 from . import _admin, _api, _feeds, _openapi, _pages
 from ._app import (
+    MAX_BODY,
     STATE,
     WebState,
     admin_auth,
@@ -23,7 +24,7 @@ def build_app(runtime: Runtime) -> web.Application:
     """The whole web surface for `runtime`, plus every `runtime.web_mounts` entry."""
     app = web.Application(
         middlewares=[count_requests, security_headers, errors, admin_auth],
-        client_max_size=256 * 1024,
+        client_max_size=MAX_BODY,
     )
     state = WebState(runtime, make_templates())
     state.openapi = _openapi.document_bytes(runtime.campaign)

@@ -7,7 +7,7 @@ the same models, so what the API sends and what it documents cannot drift apart.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -27,7 +27,9 @@ from bot.models import (
 from ._data import RevisionNote
 from ._present import hex_colour
 
-NON_BLANK = r"\S"  # JSON Schema patterns are unanchored: "contains a non-space character"
+# No NUL anywhere (PostgreSQL cannot store it in text), with or without a non-space character.
+NON_BLANK = r"^[^\x00]*\S[^\x00]*$"
+NO_NUL = r"^[^\x00]*$"
 
 
 class _Out(BaseModel):
@@ -189,16 +191,16 @@ class HealthOut(_Out):
 
 class UpdateTextIn(_In):
     headline: str = Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)
-    body: str = Field(default="", max_length=20_000)
-    next_step: str = Field(default="", max_length=NEXT_STEP_MAX)
+    body: str = Field(default="", max_length=20_000, pattern=NO_NUL)
+    next_step: str = Field(default="", max_length=NEXT_STEP_MAX, pattern=NO_NUL)
 
 
 class UpdateTextPatch(_In):
     headline: str | None = Field(
         default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
     )
-    body: str | None = Field(default=None, max_length=20_000)
-    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX)
+    body: str | None = Field(default=None, max_length=20_000, pattern=NO_NUL)
+    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX, pattern=NO_NUL)
 
 
 class PostUpdateIn(_In):
@@ -236,11 +238,11 @@ class RetractIn(_In):
 
 class DemandChangeIn(_In):
     status: DemandStatus | None = None
-    offer: dict[str, str] | None = Field(
+    offer: dict[str, Annotated[str, Field(pattern=NO_NUL)]] | None = Field(
         default=None, description="the employer's new offer, per language"
     )
     source: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
-    note: str = Field(default="", max_length=2_000)
+    note: str = Field(default="", max_length=2_000, pattern=NO_NUL)
 
 
 # -- domain -> wire ------------------------------------------------------------------
