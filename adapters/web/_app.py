@@ -15,7 +15,14 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from bot.app import Runtime
-from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
+from bot.errors import (
+    Conflict,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    StoreUnavailable,
+    StrikebotError,
+)
 
 from ._cache import Rendered, ResponseCache, SharedCheck
 from ._data import Fingerprint, fingerprint
@@ -186,6 +193,7 @@ _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [
     (NotAllowed, 403, "not_allowed"),
     (Conflict, 409, "conflict"),
     (InvalidInput, 422, "invalid"),
+    (StoreUnavailable, 503, "store_unavailable"),
 ]
 
 
