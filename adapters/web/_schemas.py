@@ -177,6 +177,7 @@ class ErrorOut(_Out):
 
 class DatabaseHealth(_Out):
     reachable: bool
+    writable: bool | None = Field(default=None, description="a test write was committed")
     error: str | None = None
 
 

@@ -19,7 +19,6 @@ from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
-    DatabaseError,
     DataError,
     DBAPIError,
     IntegrityError,
@@ -166,9 +165,8 @@ def store_failure(exc: BaseException, url: str) -> StoreUnavailable | None:
 
     Covers a damaged file, a read-only file or file system, a full disk, an I/O error and a
     database server that went away; the sentence never holds SQL or parameters."""
+    # (asyncpg's errors reach SQLAlchemy as plain DBAPIError: the SQLSTATE tells them apart.)
     if not isinstance(exc, DBAPIError) or isinstance(exc, _NOT_THE_STORE):
-        return None
-    if not isinstance(exc, OperationalError | InterfaceError | DatabaseError):
         return None
     driver = _first_line(exc.orig) if exc.orig is not None else ""
     message = driver.lower()
