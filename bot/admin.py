@@ -31,7 +31,7 @@ from bot.models import (
     Urgency,
 )
 from bot.outbox import plan_followups, plan_posts
-from bot.store import Store, Tx
+from bot.store import Store, Tx, outbox_queries
 from bot.store.repo import demand_texts_to_json, texts_to_json
 
 HEADLINE_MAX = 150  # Slack's header block limit; Discord's embed title allows 256
@@ -333,9 +333,11 @@ class Admin:
             )
             after = await self._get(tx, update_id, now)
             await tx.cancel_pending(
-                update_id=update_id,
-                actions=[DeliveryAction.POST, DeliveryAction.EDIT, DeliveryAction.CORRECTION],
+                update_id=update_id, actions=[DeliveryAction.EDIT, DeliveryAction.CORRECTION]
             )
+            # Posts that never left are cancelled; one that was attempted or claimed may be
+            # up already, so it stays for the dispatcher to settle before the retraction.
+            await outbox_queries.withdraw_posts(tx, update_id)
             # Rows for copies whose post was still queued become no-ops in the dispatcher.
             await tx.enqueue(plan_followups(after, DeliveryAction.RETRACT, holders, now), now)
             await tx.audit(

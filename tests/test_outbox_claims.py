@@ -94,7 +94,8 @@ async def test_a_claim_takes_due_rows_once_until_its_lease_lapses(
     sent = await row(store, first[0].id)
     assert sent.state is DeliveryState.SENT
     assert sent.platform_message_id == f"m-{first[0].id}"
-    assert sent.attempts == 1 and sent.sent_at == clock()
+    # Two attempts: "b"'s, and "a"'s, whose outcome nobody recorded (its lease lapsed).
+    assert sent.attempts == 2 and sent.sent_at == clock()
     for other in first[1:]:
         assert await mark_sent(store, "b", other, clock()) == 1
     clock.advance(hours=1)
@@ -173,7 +174,13 @@ async def test_a_followup_is_claimable_once_its_post_is_dead_or_its_lease_lapsed
     async with store.write() as tx:
         await q.settle(tx, worker="b", delivery_id=freed[0].id, state=DeliveryState.CANCELLED,
                        reason="nothing to retract")  # fmt: skip
-    clock.advance(seconds=61)  # "a" crashed: its lease lapses and the last RETRACT is free
+    # "a" crashed mid-send: its POST may be up, so the retraction left it pending. Once the
+    # lease lapses "b" takes the POST over (one attempt of unknown outcome counted), and its
+    # RETRACT waits for it, so the retraction reaches the copy if there is one.
+    clock.advance(seconds=61)
+    (taken,) = await claim(store, "b", clock())
+    assert (taken.action, taken.attempts) == (DeliveryAction.POST, 1)
+    assert await mark_sent(store, "b", taken, clock()) == 1
     assert [d.action for d in await claim(store, "b", clock())] == [DeliveryAction.RETRACT]
 
 
