@@ -40,7 +40,7 @@ COPY config ./config
 USER strikebot
 VOLUME ["/app/data"]
 EXPOSE 8080
-# Healthy while the web server answers and the database is reachable (/healthz -> 200).
+# Healthy while the web server answers and the database can be read and written (/healthz -> 200).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('STRIKEBOT_HTTP_PORT', '8080') + '/healthz', timeout=4)"]
 STOPSIGNAL SIGTERM

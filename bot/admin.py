@@ -42,7 +42,7 @@ from bot.rules import (
     check_texts,
     check_year,
 )
-from bot.store import Store, Tx
+from bot.store import Store, Tx, outbox_queries
 from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 
@@ -302,9 +302,11 @@ class Admin:
             )
             after = await self._get(tx, update_id, now)
             await tx.cancel_pending(
-                update_id=update_id,
-                actions=[DeliveryAction.POST, DeliveryAction.EDIT, DeliveryAction.CORRECTION],
+                update_id=update_id, actions=[DeliveryAction.EDIT, DeliveryAction.CORRECTION]
             )
+            # Posts that never left are cancelled; one that was attempted or claimed may be
+            # up already, so it stays for the dispatcher to settle before the retraction.
+            await outbox_queries.withdraw_posts(tx, update_id)
             # Rows for copies whose post was still queued become no-ops in the dispatcher.
             await tx.enqueue(plan_followups(after, DeliveryAction.RETRACT, holders, now), now)
             await tx.audit(

@@ -15,7 +15,9 @@ Claiming. Due rows are leased in batches (`claimed_by`, `claimed_until`); see
 `bot.store.outbox_queries` for how several dispatchers share one PostgreSQL database
 (`FOR UPDATE SKIP LOCKED`) and why follow-ups wait for their POST. A lease is renewed while
 its row waits for a send slot; a dispatcher that dies holding leases loses them when they
-lapse, or at once when it restarts under the same `worker_id`.
+lapse (another dispatcher, or its restart under a new `default_worker_id()`, then takes
+them over, counting one attempt of unknown outcome), or at once when it restarts under the
+same fixed `worker_id`.
 
 Pacing. Each platform gets a `bot.pacing.Pacer` built from its adapter's `Pacing`: a global
 bucket (Discord: 48/s under the 50/s limit), per-workspace and per-channel buckets, and a cap
@@ -43,6 +45,22 @@ the send and that commit means the row is sent again with the same key after res
   is posted again on retry. A send whose `ts` was recorded is never repeated, and the Slack
   adapter puts the delivery id in the message metadata so such a copy can be traced.
 - Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
+
+Retracting a POST in doubt. A POST whose outcome is unknown (attempted and never recorded as
+sent or failed: its worker was killed mid-send, a send timed out, a lease lapsed and was
+taken over, which counts an attempt) may already be up. A retraction does not cancel it
+(`outbox_queries.withdraw_posts` leaves it pending) and its RETRACT waits for it. The
+dispatcher then sends it once more with the same idempotency key, rendered as the
+retraction, records the message id, and the RETRACT edits that message:
+- Discord: the nonce returns the message created before, which the RETRACT then edits into
+  the retraction; if nothing had been created, the channel gets the retraction notice
+  itself. One message either way. The remaining window: Discord dedupes nonces for a few
+  minutes only, so after a longer outage a first copy that did go out is not found by its
+  nonce; a new retraction notice is posted and the first copy stays as it was.
+- Slack: no idempotency key, so the retraction notice is posted as a new message. If the
+  first post had gone through, it stays as it was, followed by that notice (its message
+  metadata carries the delivery id, to find it by hand). If it had not, the channel sees
+  only the notice. A channel never sees the retracted text without its retraction.
 
 What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
@@ -222,7 +240,7 @@ class Dispatcher:
         failures = 0
         try:
             async with self.store.write() as tx:
-                released = await q.release(tx, worker=self.worker_id)
+                released = await q.release(tx, worker=self.worker_id, in_doubt=True)
             if released:
                 log.info(
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
@@ -629,7 +647,16 @@ class Dispatcher:
         if action is DeliveryAction.POST:
             if update is None:
                 return _Skip("the update no longer exists")
-            if await self._update_state(update.id) != UpdateState.PUBLISHED:
+            state = await self._update_state(update.id)
+            if state == UpdateState.RETRACTED and delivery.attempts > 0:
+                # In doubt: the copy may be up. Same key, rendered as the retraction; the
+                # RETRACT row that waits for this one then edits whatever message it names.
+                async with self.store.read() as tx:
+                    current = await tx.get_update(update.id, self.clock())
+                if current is not None and current.retracted:
+                    message = retraction_message(current, language, self.campaign, timezone=zone)
+                    return _Send(message)
+            if state != UpdateState.PUBLISHED:
                 return _Skip("the update was withdrawn before it reached this channel")
             if update.published_at is not None and update.published_at > self.clock():
                 return _Later(update.published_at)

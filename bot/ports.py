@@ -27,6 +27,7 @@ from bot.errors import (
     NotAllowed,
     NotFound,
     PermanentDeliveryError,
+    StoreUnavailable,
     StrikebotError,
     TransientDeliveryError,
 )
@@ -88,6 +89,7 @@ from bot.rules import (
     OFFER_MAX,
     REASON_MAX,
     SOURCE_MAX,
+    VISIBLE_TEXT_PATTERN,
     check_update_text,
     clean_text,
 )
@@ -103,6 +105,7 @@ __all__ = [
     "OFFER_MAX",
     "REASON_MAX",
     "SOURCE_MAX",
+    "VISIBLE_TEXT_PATTERN",
     "Actor",
     "Adapter",
     "Address",
@@ -151,6 +154,7 @@ __all__ = [
     "Service",
     "Status",
     "Store",
+    "StoreUnavailable",
     "StrikebotError",
     "SubParsers",
     "TransientDeliveryError",

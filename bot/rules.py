@@ -14,7 +14,6 @@ read backwards) are removed; Windows newlines become newlines. Text that would l
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
@@ -34,9 +33,17 @@ YEARS = (1970, 2200)  # dates outside these are typos
 
 # C0 and C1 controls except tab and newline; DEL; bidi embeddings, overrides and isolates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]")
-# Characters that render as nothing or as blank space, beyond Unicode's own categories.
-_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me"})
+# What shows nothing: spaces and controls (as regular-expression escapes), then format
+# characters, zero-width and filler characters. One class serves the core (`looks_empty`)
+# and the HTTP API's schemas (`VISIBLE_TEXT_PATTERN`), so the two never disagree.
+INVISIBLE = (
+    r"\x00-\x20\x7f-\xa0"
+    "\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180e\u2000-\u200f"
+    "\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0"
+)
+_VISIBLE = re.compile(f"[^{INVISIBLE}]")
+# A JSON Schema / pydantic pattern: no NUL, and at least one character that shows.
+VISIBLE_TEXT_PATTERN = rf"^[^\x00]*[^{INVISIBLE}][^\x00]*$"
 
 
 def clean_text(value: object) -> str:
@@ -52,13 +59,8 @@ def clean_line(value: object) -> str:
 
 
 def looks_empty(text: str) -> bool:
-    """True when nothing in `text` would show: blanks, zero-width and filler characters."""
-    return not any(
-        not ch.isspace()
-        and ch not in _BLANK_LOOKING
-        and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES
-        for ch in text
-    )
+    """True when nothing in `text` would show: blanks, controls, zero-width and fillers."""
+    return _VISIBLE.search(text) is None
 
 
 def _limited(text: str, maximum: int, key: str) -> str:
@@ -158,6 +160,7 @@ __all__ = [
     "OFFER_MAX",
     "REASON_MAX",
     "SOURCE_MAX",
+    "VISIBLE_TEXT_PATTERN",
     "check_field",
     "check_language",
     "check_reason",

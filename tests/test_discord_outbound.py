@@ -201,20 +201,108 @@ async def test_per_channel_buckets_are_honoured_without_429s(tmp_path: Path) -> 
         assert fake.rate_limited == []
 
 
-async def test_a_global_429_is_waited_out_by_discordpy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("retry_after", [0.05, 27.0, 33.5, 600.0])
+async def test_a_global_429_of_any_length_is_a_global_pause_and_leaves_nothing_stuck(
+    tmp_path: Path, retry_after: float
+) -> None:
+    """Short, just under the request timeout's reach (25-30 s), past discord.py's 30 s
+    maximum, minutes: each is reported at once as a pause of the whole platform, with
+    Discord's exact Retry-After, and the very next request goes through (discord.py's
+    global lock was never taken, so nothing is left waiting on it).
+
+    Before, discord.py slept the short ones out inside the request (the dispatcher never
+    paused), the 25-30 s ones until the request timeout cancelled the sleep and left the lock
+    shut (every later request hung), and the long ones came back as one channel's limit."""
     async with (
-        FakeDiscord(global_per_second=4) as fake,
+        FakeDiscord() as fake,
+        discord_bot(
+            fake,
+            f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
+            FixedClock(FRIDAY),
+            connect=False,
+            request_timeout=5.0,
+        ) as bot,
+    ):
+        fake.inject(429, is_global=True, retry_after=retry_after)
+
+        with pytest.raises(TransientDeliveryError) as caught:
+            await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d0000000000000000d01")
+
+        assert caught.value.is_global
+        assert caught.value.retry_after == retry_after
+        assert [r.scope for r in fake.rate_limited] == ["global"]  # not retried by discord.py
+        message_id = await bot.adapter.send(
+            CHANNEL, MESSAGE, idempotency_key="d0000000000000000d02"
+        )
+        assert [m.id for m in fake.channel_messages(CHANNEL.channel)] == [message_id]
+
+
+async def test_a_global_429_from_the_fakes_own_limit_is_a_global_pause(tmp_path: Path) -> None:
+    """The fake's real global limiter (not an injection) gives the same answer."""
+    async with (
+        FakeDiscord(global_per_second=2) as fake,
         discord_bot(
             fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY), connect=False
         ) as bot,
     ):
         fake.reset_counters()
-        channels = [ChannelRef(GUILD_ID, f"70000000000000030{n}") for n in range(6)]
-        for n, channel in enumerate(channels):
-            await bot.adapter.send(channel, MESSAGE, idempotency_key=f"d0000000000000000d{n:02d}")
+        channels = [ChannelRef(GUILD_ID, f"70000000000000030{n}") for n in range(4)]
+        with pytest.raises(TransientDeliveryError) as caught:
+            for n, channel in enumerate(channels):
+                await bot.adapter.send(
+                    channel, MESSAGE, idempotency_key=f"d0000000000000000d{n:02d}"
+                )
 
-        assert all(len(fake.channel_messages(c.channel)) == 1 for c in channels)
+        assert caught.value.is_global and caught.value.retry_after is not None
+        assert 0 < caught.value.retry_after <= 1.0
         assert {r.scope for r in fake.rate_limited} == {"global"}
+
+
+async def test_cloudflares_429_without_via_pauses_the_whole_platform(bot: DiscordBot) -> None:
+    bot.fake.inject(429, raw=("text/html", b"<html><h1>Error 1015</h1> You are being rate limited"))
+
+    with pytest.raises(TransientDeliveryError) as caught:
+        await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d0000000000000000d03")
+
+    assert caught.value.is_global
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "body"),
+    [
+        (503, "text/html", b"<html><body><h1>503 Service Unavailable</h1></body></html>"),
+        (520, "text/plain", b"error code: 520"),
+        (403, "text/html", b"<!DOCTYPE html><title>Attention Required! | Cloudflare</title>"),
+        (404, "text/html; charset=utf-8", b"<html>404 Not Found (nginx)</html>"),
+        (400, "text/plain", b"Bad Request"),
+        (400, "application/json", b'{"message": "Invalid Form Bo'),
+        (200, "application/json", b'{"id": "1234'),
+        (200, "text/html", b"<html>Please log in to the hotel Wi-Fi</html>"),
+        (200, "application/json", b'{"message": "ok"}'),
+        (200, "application/json", b"[]"),
+        (502, "text/plain", b"\xff\xfe not utf-8"),
+    ],
+)
+async def test_an_answer_that_is_not_discords_json_is_retried_not_parked(
+    tmp_path: Path, status: int, content_type: str, body: bytes
+) -> None:
+    """A proxy's page, a cut body, a 2xx without a message: not Discord judging the channel,
+    so the send is retried (transient) with a short sentence, and the channel is not
+    parked as broken."""
+    async with (
+        FakeDiscord() as fake,
+        discord_bot(
+            fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY), connect=False
+        ) as bot,
+    ):
+        # 502 is one discord.py retries by itself (sleeping 1, 3, 5... s): fail every try.
+        fake.inject(status, raw=(content_type, body), times=5 if status == 502 else 1)
+
+        with pytest.raises(TransientDeliveryError) as caught:
+            await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d0000000000000000d04")
+
+        assert len(caught.value.reason) < 400  # an excerpt, never the whole page
+        assert "<!DOCTYPE" not in caught.value.reason
 
 
 async def test_a_refused_token_is_transient_not_the_channels_fault(tmp_path: Path) -> None:

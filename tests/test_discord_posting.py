@@ -340,3 +340,35 @@ async def test_a_channel_the_bot_lost_is_parked_and_the_rest_still_get_it(
         sub = await tx.get_subscription(dead.subscription_id)
     assert sub is not None and sub.channel == lost
     assert sub.broken_reason is not None and "403" in sub.broken_reason
+
+
+async def test_a_global_429_pauses_every_discord_send_then_delivery_resumes(
+    bot: DiscordBot,
+) -> None:
+    """Discord's global 429 reaches the dispatcher as a pause of the whole platform (the
+    pacer's global bucket, for Discord's Retry-After), and the same dispatcher delivers
+    everything afterwards: no restart, no copy lost or doubled."""
+    import time
+
+    bot.fake.inject(429, is_global=True, retry_after=0.2, route=None)
+    await bot.ctx.admin.post(
+        CLI_ACTOR,
+        Draft(Status.STRIKE_ON, {"en": UpdateText("Picket at 6:30 AM")}, Urgency.URGENT),
+    )
+    dispatcher = Dispatcher(
+        bot.store,
+        {"discord": bot.adapter},
+        bot.ctx.campaign,
+        bot.clock,
+        settings=DeliverySection(),
+    )
+    before = time.monotonic()
+
+    stats = await dispatcher.drain()
+
+    assert [r.scope for r in bot.fake.rate_limited] == ["global"]
+    assert stats.sent == 3 and stats.retried == 1 and stats.dead == 0
+    pacer = dispatcher._pacer("discord")
+    assert pacer.global_bucket.paused_until >= before + 0.2  # every channel waited
+    for channel in CHANNELS:
+        assert len(bot.fake.channel_messages(channel)) == 1

@@ -1,8 +1,11 @@
 """Exactly once across crashes and across dispatchers.
 
 - A real dispatcher process (tests/fakes/dispatch_worker.py) is SIGKILLed in the middle of
-  a fan-out, with sends on the wire that the platform has already accepted, and restarted:
-  the rest arrive, and nothing arrives twice.
+  a fan-out, with sends on the wire that the platform has already accepted, and restarted
+  as production restarts it: a new process with a new `default_worker_id()`, which takes
+  the dead one's rows over once their leases lapse. The rest arrive, nothing arrives twice.
+- The same crash, then a retraction before the restart: the copy the platform accepted but
+  the store never recorded is retracted too, instead of staying up forever.
 - Two dispatchers on one PostgreSQL database drain the same fan-out: every channel gets its
   copy once, and no copy is even attempted by both.
 """
@@ -37,7 +40,9 @@ async def fan_out(admin: Admin, channels: list[str]) -> int:
     return update.id
 
 
-async def start_worker(url: str, api: str) -> asyncio.subprocess.Process:
+async def start_worker(url: str, api: str, *, lease: float = 60.0) -> asyncio.subprocess.Process:
+    """A dispatcher process with its own default worker id, as `strikebot run` has. A short
+    `lease` makes a killed one's claims lapse soon (the restart then takes them over)."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -46,8 +51,8 @@ async def start_worker(url: str, api: str) -> asyncio.subprocess.Process:
         url,
         "--api",
         api,
-        "--worker-id",
-        "crash-test",
+        "--lease",
+        str(lease),
         "--rate",
         "50",
         cwd=ROOT,
@@ -75,7 +80,7 @@ async def test_a_killed_dispatcher_restarts_and_delivers_the_rest_without_a_dupl
         def hung() -> list[str]:
             return [r.channel for r in fake.requests if r.fault is Fault.HANG_AFTER_POSTING]
 
-        first = await start_worker(url, fake.url)
+        first = await start_worker(url, fake.url, lease=2.0)
         try:
             await fake.wait_until(lambda: len(hung()) == 4, within=60)
         finally:
@@ -125,6 +130,71 @@ async def test_a_killed_dispatcher_restarts_and_delivers_the_rest_without_a_dupl
     assert sorted(c for c in channels if fake.posts_per_nonce()[rows[c].id] == 2) == sorted(
         in_the_window
     )
+
+
+async def test_a_retraction_reaches_a_copy_posted_by_a_dispatcher_killed_before_recording_it(
+    tmp_path: Path,
+) -> None:
+    """The dispatcher dies after the platform created the message but before the send was
+    recorded; an admin retracts the update before the restart. The copy must not stay up,
+    unretracted, while the store says it never reached that channel."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'retract.db'}"
+    async with Store.open(url) as store:
+        update_id = await fan_out(Admin(store, CAMPAIGN, ADMINS, utcnow), ["c00", "c01"])
+
+    async with FakePlatform() as fake:
+        fake.script(WS, "c00", Fault.HANG_AFTER_POSTING)  # posted, never answered
+        fake.script(WS, "c01", Fault.HOLD)  # not posted until released: never, here
+        first = await start_worker(url, fake.url, lease=2.0)
+        try:
+            await fake.wait_until(
+                lambda: (
+                    len(fake.messages_in(WS, "c00")) == 1
+                    and any(r.channel == "c01" for r in fake.requests)
+                ),
+                within=60,
+            )
+        finally:
+            first.kill()
+            await first.wait()
+        (copy,) = fake.messages_in(WS, "c00")
+        assert fake.messages_in(WS, "c01") == []
+
+        async with Store.open(url) as store:
+            await Admin(store, CAMPAIGN, ADMINS, utcnow).retract(
+                ADMIN, update_id, reason="Posted too early"
+            )
+
+        fake.clear_faults()
+        second = await start_worker(url, fake.url)
+        try:
+            await fake.wait_until(
+                lambda: (
+                    fake.messages_in(WS, "c00")[0].current["kind"] == "retraction"
+                    and [len(m.versions) for m in fake.messages_in(WS, "c01")] == [1]
+                ),
+                within=30,
+            )
+        finally:
+            second.send_signal(signal.SIGTERM)
+            _, stderr = await second.communicate()
+        assert second.returncode == 0, stderr.decode()
+
+    assert fake.messages_in(WS, "c00") == [copy]  # the same message, edited in place
+    assert copy.current["retracted"] is True
+    # c01's send was in doubt too (claimed, on the wire): it gets the retraction notice,
+    # never the retracted text.
+    (notice,) = fake.messages_in(WS, "c01")
+    assert notice.message["kind"] == "retraction"  # posted as the retraction, then edited
+    async with Store.open(url) as store, store.read() as tx:
+        rows = await tx.list_deliveries(update_id=update_id, limit=None)
+        subs = {s.id: s.channel for s in await tx.list_subscriptions()}
+    by_channel = {(subs[d.subscription_id], str(d.action)): d for d in rows}
+    assert by_channel[("c00", "post")].state is DeliveryState.SENT
+    assert by_channel[("c00", "post")].platform_message_id == copy.id
+    assert by_channel[("c00", "retract")].state is DeliveryState.SENT
+    assert by_channel[("c01", "post")].state is DeliveryState.SENT
+    assert by_channel[("c01", "retract")].state is DeliveryState.SENT
 
 
 def _messages_per_nonce(fake: FakePlatform) -> dict[str | None, int]:

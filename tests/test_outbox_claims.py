@@ -4,8 +4,10 @@ lease, follow-ups held behind their POST, writes conditioned on the claim, re-qu
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,7 +95,8 @@ async def test_a_claim_takes_due_rows_once_until_its_lease_lapses(
     sent = await row(store, first[0].id)
     assert sent.state is DeliveryState.SENT
     assert sent.platform_message_id == f"m-{first[0].id}"
-    assert sent.attempts == 1 and sent.sent_at == clock()
+    # Two attempts: "b"'s, and "a"'s, whose outcome nobody recorded (its lease lapsed).
+    assert sent.attempts == 2 and sent.sent_at == clock()
     for other in first[1:]:
         assert await mark_sent(store, "b", other, clock()) == 1
     clock.advance(hours=1)
@@ -172,7 +175,13 @@ async def test_a_followup_is_claimable_once_its_post_is_dead_or_its_lease_lapsed
     async with store.write() as tx:
         await q.settle(tx, worker="b", delivery_id=freed[0].id, state=DeliveryState.CANCELLED,
                        reason="nothing to retract")  # fmt: skip
-    clock.advance(seconds=61)  # "a" crashed: its lease lapses and the last RETRACT is free
+    # "a" crashed mid-send: its POST may be up, so the retraction left it pending. Once the
+    # lease lapses "b" takes the POST over (one attempt of unknown outcome counted), and its
+    # RETRACT waits for it, so the retraction reaches the copy if there is one.
+    clock.advance(seconds=61)
+    (taken,) = await claim(store, "b", clock())
+    assert (taken.action, taken.attempts) == (DeliveryAction.POST, 1)
+    assert await mark_sent(store, "b", taken, clock()) == 1
     assert [d.action for d in await claim(store, "b", clock())] == [DeliveryAction.RETRACT]
 
 
@@ -285,6 +294,73 @@ async def test_concurrent_claimers_share_the_rows_without_overlap(
 
     assert not {d.id for d in a} & {d.id for d in b}
     assert len(a) + len(b) == 12
+
+
+CAPACITY = 99  # rows one process holds at most; three of them are needed for 240 rows
+
+
+def _claim_until_empty(url: str, worker: str, now: str, start: Any, out: Any) -> None:
+    """One dispatcher process: its own Store (engine, connections, in-process write lock) on
+    the shared file, claiming small batches until nothing is left or it is full."""
+
+    async def run() -> list[str]:
+        at = datetime.fromisoformat(now)
+        taken: list[str] = []
+        async with Store.open(url, migrate=False) as store:
+            start.wait(60)  # every process, its store open, starts claiming at once
+            # Like a dispatcher, each holds at most so many rows (its capacity), so none
+            # can take them all even when SQLite's busy handler lets it win every race.
+            while len(taken) < CAPACITY and (batch := await claim(store, worker, at, limit=3)):
+                taken += [d.id for d in batch]
+        return taken
+
+    out.put((worker, asyncio.run(run())))
+
+
+async def test_separate_processes_on_one_sqlite_file_never_claim_a_row_twice(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """In one process an asyncio lock queues every writer, so a claim test there proves
+    nothing about two `strikebot` processes on one file: here three real processes, each with
+    its own engine, race for the same rows, and SQLite's BEGIN IMMEDIATE must keep them apart."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    async with Store.open(url) as store:
+        admin = Admin(store, CAMPAIGN, ADMINS, clock)
+        (sub,) = await subscribe(admin, 1)
+        rows = [
+            NewDelivery(
+                f"notice:{n}",
+                sub.id,
+                "discord",
+                DeliveryAction.NOTICE,
+                clock(),
+                payload={"message": {"title": f"notice {n}"}},
+            )
+            for n in range(240)
+        ]
+        async with store.write() as tx:
+            assert await tx.enqueue(rows, clock()) == 240
+
+    context = multiprocessing.get_context("spawn")
+    workers = [f"process-{n}" for n in range(3)]
+    start, out = context.Barrier(len(workers)), context.Queue()
+    processes = [
+        context.Process(target=_claim_until_empty, args=(url, w, clock().isoformat(), start, out))
+        for w in workers
+    ]
+    for process in processes:
+        process.start()
+    results = dict(await asyncio.to_thread(lambda: [out.get(timeout=120) for _ in workers]))
+    for process in processes:
+        await asyncio.to_thread(process.join, 30)
+        assert process.exitcode == 0
+
+    claimed = [i for taken in results.values() for i in taken]
+    assert len(claimed) == 240 and len(set(claimed)) == 240  # every row once, none twice
+    assert all(results.values())  # every process took part
+    async with Store.open(url) as store, store.read() as tx:
+        held = {d.id: d for d in await tx.list_deliveries(limit=None)}
+    assert len(held) == 240
 
 
 @pytest.fixture

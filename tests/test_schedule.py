@@ -271,7 +271,25 @@ async def test_dst_nights_give_one_briefing_per_local_date(
     rows = await briefing_rows(store)
     per_sub = Counter(sub_id for sub_id, _ in rows)
     assert per_sub == {s.id: 5 for s in subs}  # five local dates, five briefings each
-    assert len({key for _, key in rows}) == len(rows)
+    # Exactly one briefing queued per (channel, local date), counted from when each is due
+    # in the channel's zone, not from the dedupe key (unique by construction): a second
+    # 01:30 on fall-back night that slipped past the claim would show here as a 2.
+    async with store.read() as tx:
+        briefings = [
+            d for d in await tx.list_deliveries(limit=None) if d.action is DeliveryAction.BRIEFING
+        ]
+    per_local_date = Counter(
+        (d.subscription_id, d.not_before.astimezone(LA_ZONE).date()) for d in briefings
+    )
+    assert len(per_local_date) == 15 and set(per_local_date.values()) == {1}, per_local_date
+    if month == "november":
+        (doubled,) = [
+            d
+            for d in briefings
+            if d.subscription_id == subs[1].id
+            and d.not_before.astimezone(LA_ZONE).date() == date(2019, 11, 3)
+        ]
+        assert doubled.not_before == utc(2019, 11, 3, 8, 30)  # the first 01:30, in PDT
     expected_fires = 15 + (1 if month == "november" else 0)
     assert len(fires) == expected_fires
     assert runs_metric(scheduler, "queued") == 15

@@ -125,6 +125,31 @@ async def test_server_trouble_is_transient(
     await check_transient_then_passes(bot, slack, error, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("status", "raw"),
+    [
+        (503, ("text/plain", "upstream connect error or disconnect/reset before headers")),
+        (502, ("text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>")),
+        (404, ("text/html", "<html>404 Not Found (nginx)</html>")),
+        (400, ("text/plain", "Bad Request")),
+        (503, ("application/json", '{"ok": false, "err')),
+        (200, ("text/plain", "OK")),
+        (200, ("text/html", "<html>Sign in to the Wi-Fi</html>")),
+        (200, ("application/json", '{"ok": true}')),
+    ],
+)
+async def test_an_answer_that_is_not_slacks_json_is_retried(
+    bot: SlackBot, slack: FakeSlack, status: int, raw: tuple[str, str]
+) -> None:
+    """Nothing in such an answer says the channel is unusable: retried, never parked."""
+    slack.fail("chat.postMessage", status=status, raw=raw)
+    with pytest.raises(TransientDeliveryError) as caught:
+        await bot.adapter.send(where("C0ONE"), NOTICE, idempotency_key="d6")
+    assert raw[1] not in caught.value.reason
+    ts = await bot.adapter.send(where("C0ONE"), NOTICE, idempotency_key="d6")  # it passes
+    assert ts in [m["ts"] for m in slack.messages("C0ONE")]
+
+
 async def test_a_request_that_gets_no_answer_is_transient(
     impatient_bot: SlackBot, slack: FakeSlack
 ) -> None:

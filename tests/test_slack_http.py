@@ -147,6 +147,64 @@ async def test_a_slow_answer_follows_through_the_response_url(
     assert answers[0]["response_type"] == "ephemeral"
 
 
+NOT_SLACKS_JSON = [
+    (503, ("text/plain", "upstream connect error or disconnect/reset before headers")),
+    (502, ("text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>")),
+    (503, ("application/json", '{"ok": false, "err')),
+    (200, ("text/plain", "OK")),
+    (200, ("application/json", '{"ok": true, "user": "U0MEMBER"}')),
+    (200, ("application/json", '{"ok": true}')),
+]
+
+
+@pytest.mark.parametrize(("status", "raw"), NOT_SLACKS_JSON)
+async def test_a_lookup_answered_with_something_other_than_slacks_json_still_answers(
+    bot: SlackBot, slack: FakeSlack, status: int, raw: tuple[str, str], caplog: Any
+) -> None:
+    """users.info behind a proxy that answers a plain-text 503 (or a page, or cut JSON, or a
+    200 that is not the user): the command is still answered, in the channel's language,
+    and the log says what failed without the body."""
+    await post_update(bot)
+    slack.fail("users.info", status=status, raw=raw, times=None)
+
+    response = await bot.command("status", user="U0ROSA")
+
+    assert response.status == 200
+    reply = response.json()
+    assert "On strike" in reply["blocks"][0]["text"]["text"]  # answered, in English
+    warnings = [r.getMessage() for r in caplog.records if r.name == "adapters.slack._people"]
+    assert any("users.info failed" in w for w in warnings)
+    assert not any(raw[1] in w for w in warnings if len(raw[1]) > 4)
+
+
+@pytest.mark.parametrize(("status", "raw"), NOT_SLACKS_JSON)
+async def test_an_admin_group_that_cannot_be_read_grants_nothing_and_says_so(
+    bot: SlackBot, slack: FakeSlack, status: int, raw: tuple[str, str], caplog: Any
+) -> None:
+    slack.fail("usergroups.users.list", status=status, raw=raw, times=None)
+
+    reply = (await bot.command("post", user="U0COMMS")).json()
+
+    assert reply["response_type"] == "ephemeral"
+    assert "[admins.slack]" in reply["text"] and "U0COMMS" in reply["text"]  # not an error
+    assert slack.calls_to("views.open") == []
+    warnings = [r.getMessage() for r in caplog.records if r.name == "adapters.slack._people"]
+    assert any("nobody counts as an admin through group S0COMMS" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("status", "raw"), NOT_SLACKS_JSON[:4])
+async def test_a_form_that_cannot_open_is_said_plainly(
+    bot: SlackBot, slack: FakeSlack, status: int, raw: tuple[str, str]
+) -> None:
+    slack.fail("views.open", status=status, raw=raw)
+
+    reply = (await bot.command("post", user="U0ADMIN")).json()
+
+    assert reply["response_type"] == "ephemeral"
+    assert "went wrong" not in reply["text"]
+    assert raw[1] not in reply["text"]
+
+
 # ---------------------------------------------------------------------------- trust
 
 
@@ -280,8 +338,10 @@ async def test_posting_through_the_form_previews_then_posts_once(
 async def test_a_slow_lookup_on_confirm_still_answers_within_the_budget(
     sqlite_store: Store, clock: FixedClock, slack: FakeSlack
 ) -> None:
-    async with SlackBot(sqlite_store, clock, slack, budget=0.05) as bot:
+    async with SlackBot(sqlite_store, clock, slack) as bot:
         form = await open_form(bot, slack, "post")
+        # Only the confirmation races a short budget; opening the form and the preview have
+        # Slack's usual one (a loaded machine must not turn them into "working on it").
         preview = answer_view(
             await bot.submit(
                 form,
@@ -293,6 +353,7 @@ async def test_a_slow_lookup_on_confirm_still_answers_within_the_budget(
         # looked up in time, yet Slack must still get its answer within the budget.
         bot.adapter.directory._people.clear()
         bot.adapter.directory.timeout = 0.5
+        bot.adapter.forms.budget = 0.05
         slack.hang("users.info")
         working = answer_view(await bot.submit(preview, {}), "update")
         assert "Working on it" in json.dumps(working)

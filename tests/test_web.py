@@ -500,7 +500,7 @@ async def test_healthz_metrics_and_web_mounts(lite: PluginContext, lite_timeline
     assert health.status == 200
     assert body == {
         "ok": True,
-        "database": {"reachable": True, "error": None},
+        "database": {"reachable": True, "writable": True, "error": None},
         "adapters": {
             "discord": {"connected": True, "latency_ms": 42},
             "slack": {"connected": False, "error": "invalid_auth"},

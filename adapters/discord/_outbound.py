@@ -12,7 +12,18 @@ Errors become the two the dispatcher understands:
 - `PermanentDeliveryError`: 403 (the bot lost access), 404 (channel deleted), other 4xx
   that a retry cannot fix (a malformed request).
 - `TransientDeliveryError`: 429 that discord.py gave up on, 5xx, timeouts, connection
-  resets, and 401 (a refused token is an operator problem, not the channel's).
+  resets, and 401 (a refused token is an operator problem, not the channel's). So is any
+  answer that is not Discord's JSON (a proxy's HTML or plain-text page, a body cut short):
+  it was not Discord judging the channel, so the channel is not parked for it.
+
+A global 429 (`X-RateLimit-Global: true`, or `"global": true` in the body) is handled here,
+not by discord.py: discord.py would clear its global-lock event and sleep out Retry-After
+inside the request, and our request timeout cancelling that sleep leaves the event cleared
+for good, so every later request hangs; past its `max_ratelimit_timeout` it raises a
+`RateLimited` that no longer says the limit was global. An aiohttp trace hook stops the
+request as soon as such a response arrives, before discord.py reads it, and the send raises
+`TransientDeliveryError(..., retry_after, is_global=True)`: the dispatcher pauses the whole
+platform for that long and then carries on. discord.py's lock is never touched.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable
@@ -28,6 +40,7 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 from discord.http import HTTPClient, handle_message_parameters
+from discord.utils import _from_json
 
 from bot.ports import PermanentDeliveryError, TransientDeliveryError
 
@@ -59,6 +72,65 @@ class FanoutHTTPClient(HTTPClient):
             return
         self._next_prune = now + self.PRUNE_EVERY
         super()._try_clear_expired_ratelimits()
+
+
+class GlobalRateLimit(Exception):
+    """Discord answered a global 429: every request of this token must wait `retry_after`."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"global rate limit for {retry_after:g}s")
+        self.retry_after = retry_after
+
+
+DEFAULT_GLOBAL_PAUSE = 1.0  # seconds, when a global 429 names no usable Retry-After
+
+
+async def _global_retry_after(response: aiohttp.ClientResponse) -> float | None:
+    """Retry-After of a global 429 (the body's exact value, else the header's whole seconds),
+    or None when `response` is not a global 429 from Discord's API."""
+    if response.status != 429 or not response.headers.get("Via"):
+        return None  # no Via: Cloudflare's ban page, which discord.py reports as it is
+    try:
+        body: Any = _from_json(await response.text(encoding="utf-8"))
+    except ValueError:
+        body = None
+    body = body if isinstance(body, dict) else {}
+    header_global = response.headers.get("X-RateLimit-Global", "").lower() == "true"
+    if not header_global and body.get("global") is not True:
+        return None
+    for raw in (body.get("retry_after"), response.headers.get("Retry-After")):
+        seconds = _seconds(raw)
+        if seconds is not None:
+            return seconds
+    return DEFAULT_GLOBAL_PAUSE
+
+
+def _seconds(raw: object) -> float | None:
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+async def _stop_at_global_429(
+    _session: aiohttp.ClientSession,
+    _context: object,
+    params: aiohttp.TraceRequestEndParams,
+) -> None:
+    """aiohttp calls this when a response's headers arrive; raising here ends the request
+    (aiohttp closes the response) before discord.py's rate-limit code sees it."""
+    retry_after = await _global_retry_after(params.response)
+    if retry_after is not None:
+        raise GlobalRateLimit(retry_after)
+
+
+def global_429_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_request_end.append(_stop_at_global_429)
+    return trace
 
 
 class WindowGuard:
@@ -107,7 +179,12 @@ class RestSender:
                 return self._http
             # A 429 asking for more than 30 s (discord.py's minimum) is raised instead of
             # slept on, so the dispatcher reschedules it and frees the send slot.
-            http = FanoutHTTPClient(asyncio.get_running_loop(), max_ratelimit_timeout=30.0)
+            # A global 429 never reaches discord.py (see the module docstring).
+            http = FanoutHTTPClient(
+                asyncio.get_running_loop(),
+                max_ratelimit_timeout=30.0,
+                http_trace=global_429_trace(),
+            )
             try:
                 async with asyncio.timeout(self.request_timeout):
                     await http.static_login(self._token)
@@ -141,7 +218,15 @@ class RestSender:
             "send",
             lambda http: http.send_message(_snowflake(channel_id), params=params),
         )
-        return str(data["id"])
+        message_id = data.get("id") if isinstance(data, dict) else None
+        if not isinstance(message_id, str | int) or isinstance(message_id, bool):
+            # A 2xx that is not a message (a proxy's page): whether Discord posted is unknown,
+            # and the nonce makes the retry safe.
+            raise TransientDeliveryError(
+                f"Discord answered the send to channel {channel_id} without a message id "
+                f"({_excerpt(data)}); it will be retried (the nonce prevents a duplicate)."
+            )
+        return str(message_id)
 
     async def edit(self, channel_id: str, message_id: str, embeds: list[discord.Embed]) -> None:
         params = handle_message_parameters(
@@ -181,29 +266,26 @@ class RestSender:
                 await self.guard.wait()
                 call: Awaitable[Any] = request(http)
                 return await call
-        except discord.Forbidden as exc:
-            raise PermanentDeliveryError(
-                f"Discord refused to {what} in {where} (403 {_detail(exc)}). {ACCESS_HINT}"
-            ) from None
-        except discord.NotFound as exc:
-            if gone_ok and exc.code == UNKNOWN_MESSAGE:
-                raise _AlreadyGone from None
-            thing = "message" if exc.code == UNKNOWN_MESSAGE else "channel"
-            raise PermanentDeliveryError(
-                f"Discord could not find the {thing} to {what} in {where} (404 {_detail(exc)}). "
-                "If the channel was deleted, unsubscribe it or subscribe its replacement."
+        except GlobalRateLimit as exc:
+            raise TransientDeliveryError(
+                f"Discord rate-limited every request of the bot token (global 429) for "
+                f"{exc.retry_after:g}s; all sends pause, then carry on.",
+                retry_after=exc.retry_after,
+                is_global=True,
             ) from None
         except discord.RateLimited as exc:
             raise TransientDeliveryError(
                 f"Discord rate-limited {where} for {exc.retry_after:.1f}s.",
                 retry_after=exc.retry_after,
             ) from None
-        except discord.DiscordServerError as exc:
-            raise TransientDeliveryError(
-                f"Discord had a server error ({exc.status}) for {where}; it will be retried."
-            ) from None
         except discord.HTTPException as exc:
-            raise _classify(exc, what, where) from None
+            raise _classify(exc, what, where, gone_ok=gone_ok) from None
+        except ValueError as exc:
+            # discord.py could not read the answer: JSON cut short, or not UTF-8.
+            raise TransientDeliveryError(
+                f"Discord's answer for {where} could not be read ({type(exc).__name__}); "
+                "it will be retried (the nonce prevents a duplicate)."
+            ) from None
         except TimeoutError:
             raise TransientDeliveryError(
                 f"Discord did not answer within {self.request_timeout:g}s for {where}; "
@@ -230,37 +312,72 @@ def _snowflake(value: str) -> int:
         ) from None
 
 
+def _excerpt(data: object, limit: int = 120) -> str:
+    """A short, one-line look at an answer for a log or an admin notice: never a whole page
+    (an HTML page's tags are dropped, so what is left is its title and words)."""
+    text = " ".join(re.sub(r"<[^>]*>?", " ", str(data)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _detail(exc: discord.HTTPException) -> str:
-    return f"code {exc.code}: {exc.text}" if exc.code else (exc.text or "no detail")
+    text = _excerpt(exc.text) if exc.text else "no detail"
+    return f"code {exc.code}: {text}" if exc.code else text
+
+
+def _from_discords_api(exc: discord.HTTPException) -> bool:
+    """Discord's API always answers errors in JSON; anything else came from a proxy, a
+    load balancer or Cloudflare, and says nothing about the channel."""
+    content_type = exc.response.headers.get("Content-Type", "")
+    return content_type.split(";")[0].strip().lower() == "application/json"
 
 
 def _classify(
-    exc: discord.HTTPException, what: str, where: str
-) -> PermanentDeliveryError | TransientDeliveryError:
+    exc: discord.HTTPException, what: str, where: str, *, gone_ok: bool = False
+) -> PermanentDeliveryError | TransientDeliveryError | _AlreadyGone:
     status = exc.status
     if status == 429:
         headers = exc.response.headers
         retry_after: float | None = None
         for raw in (headers.get("Retry-After"), headers.get("X-RateLimit-Reset-After")):
-            try:
-                retry_after = float(raw) if raw is not None else None
-            except ValueError:
-                retry_after = None
+            retry_after = _seconds(raw)
             if retry_after is not None:
                 break
-        is_global = headers.get("X-RateLimit-Global", "").lower() == "true"
+        # Without `Via` the 429 is Cloudflare's, for the whole address: every send must wait.
+        is_global = headers.get("X-RateLimit-Global", "").lower() == "true" or not headers.get(
+            "Via"
+        )
         return TransientDeliveryError(
             f"Discord kept rate-limiting {where} (429{', global' if is_global else ''}).",
             retry_after=retry_after,
             is_global=is_global,
+        )
+    if status >= 500:
+        return TransientDeliveryError(
+            f"Discord had a server error ({status}) for {where}; it will be retried."
+        )
+    if not _from_discords_api(exc):
+        return TransientDeliveryError(
+            f"Something other than Discord's API answered {status} for {where} "
+            f"({_excerpt(exc.text) or 'no body'}); it will be retried. If it keeps happening, "
+            "check DISCORD_API_BASE and any proxy in between."
+        )
+    if isinstance(exc, discord.Forbidden):
+        return PermanentDeliveryError(
+            f"Discord refused to {what} in {where} (403 {_detail(exc)}). {ACCESS_HINT}"
+        )
+    if isinstance(exc, discord.NotFound):
+        if gone_ok and exc.code == UNKNOWN_MESSAGE:
+            return _AlreadyGone()
+        thing = "message" if exc.code == UNKNOWN_MESSAGE else "channel"
+        return PermanentDeliveryError(
+            f"Discord could not find the {thing} to {what} in {where} (404 {_detail(exc)}). "
+            "If the channel was deleted, unsubscribe it or subscribe its replacement."
         )
     if status == 401:
         return TransientDeliveryError(
             "Discord refused DISCORD_TOKEN (401). Put the current bot token in DISCORD_TOKEN "
             "and restart."
         )
-    if status >= 500:
-        return TransientDeliveryError(f"Discord had a server error ({status}) for {where}.")
     if status in (408, 409, 425):
         return TransientDeliveryError(f"Discord asked to retry ({status}) for {where}.")
     return PermanentDeliveryError(

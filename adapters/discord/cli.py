@@ -113,7 +113,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
                 "config/strike.toml, pass --guild ID, or use --global."
             )
         for guild in guilds:
-            if not guild.isdigit():
+            if not (guild.isascii() and guild.isdigit()):
                 raise ConfigError(f"{guild!r} is not a Discord server id (a long number).")
         plugin_ctx = plugin_context(
             plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock

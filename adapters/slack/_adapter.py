@@ -14,22 +14,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Coroutine, Mapping
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qsl
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._blocks import render
 from adapters.slack._drafts import forget_drafts
+from adapters.slack._errors import describe, error_code, field, status_of
 from adapters.slack._forms import Forms
 from adapters.slack._inbound import BUDGET, Inbound
 from adapters.slack._people import Directory
@@ -143,6 +148,9 @@ class SlackAdapter:
             name="strikebot",
             logger=logging.getLogger("strikebot.slack.bolt"),
         )
+        self._verifier = SignatureVerifier(
+            settings.signing_secret.get_secret_value() if settings.signing_secret else ""
+        )
         self.inbound = Inbound(
             commands=ctx.commands,
             store=ctx.store,
@@ -208,7 +216,7 @@ class SlackAdapter:
                 self.mode,
             )
         except SlackApiError as exc:
-            error = _error_code(exc)
+            error = describe(exc)
             if error in WORKSPACE_ERRORS:
                 await self._close_session()
                 raise ConfigError(
@@ -217,9 +225,12 @@ class SlackAdapter:
                 ) from None
             self._last_error = error
             log.warning("Slack auth.test failed (%s); carrying on and retrying on use", error)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self._last_error = type(exc).__name__
+        except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError, ValueError) as exc:
+            self._last_error = describe(exc)
             log.warning("Slack is unreachable (%s); carrying on and retrying on use", exc)
+        except (AttributeError, TypeError) as exc:  # a 200 that is not JSON: see _errors
+            self._last_error = describe(exc)
+            log.warning("Slack auth.test: %s; carrying on and retrying on use", describe(exc))
         if self.mode == "socket":
             await self._connect_socket()
         self._pruner = self._spawn(self._prune())
@@ -231,7 +242,7 @@ class SlackAdapter:
         try:  # asked here once so that a refused token stops start() instead of looping
             url = str((await self.client.apps_connections_open(app_token=token))["url"])
         except SlackApiError as exc:
-            error = _error_code(exc)
+            error = describe(exc)
             if error in WORKSPACE_ERRORS or error == "not_allowed_token_type":
                 await self._close_session()
                 raise ConfigError(
@@ -239,8 +250,10 @@ class SlackAdapter:
                     "with the connections:write scope (xapp-...) and set it again."
                 ) from None
             log.warning("Slack apps.connections.open failed (%s); retrying", error)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            log.warning("Slack is unreachable (%s); Socket Mode keeps retrying", exc)
+        except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError) as exc:
+            log.warning("Slack is unreachable (%s); Socket Mode keeps retrying", describe(exc))
+        except (AttributeError, TypeError, ValueError) as exc:  # not JSON: see _errors
+            log.warning("Slack apps.connections.open: %s; retrying", describe(exc))
         handler = AsyncSocketModeHandler(self.app, token, web_client=self.client)
         if url is not None:
             handler.client.wss_uri = url
@@ -333,9 +346,56 @@ class SlackAdapter:
         app.router.add_post(EVENTS_PATH, self.handle_http)
 
     async def handle_http(self, request: web.Request) -> web.Response:
-        bolt_request = await to_bolt_request(request)
+        """Check the signature over the raw bytes first, then parse: nothing unsigned reaches
+        bolt's parser or the store, and a signed body bolt could not read is refused too.
+        (bolt parses the body, `payload=` JSON included, before its own signature check, and
+        a malformed one raised there: a 500 for anyone, signed or not.)"""
+        raw = await request.read()  # over the server's client_max_size: 413 from aiohttp
+        refusal = self._refusal(request, raw)
+        if refusal is not None:
+            return refusal
+        bolt_request = AsyncBoltRequest(
+            body=raw.decode("utf-8"),
+            query=request.query_string,
+            headers=request.headers,  # type: ignore[arg-type]
+        )
         bolt_response = await self.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
+
+    def _refusal(self, request: web.Request, raw: bytes) -> web.Response | None:
+        """401 unless signed with SLACK_SIGNING_SECRET in the last five minutes; 400 unless
+        the body is what Slack sends (a form, `payload=` holding a JSON object, or a JSON
+        object). None: let bolt have it."""
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        try:
+            text = raw.decode("utf-8")  # Slack signs UTF-8; nothing else can be its request
+        except UnicodeDecodeError:
+            text = None
+        signed = (
+            text is not None
+            and timestamp.isascii()
+            and timestamp.isdigit()
+            and len(timestamp) <= 12
+            and signature.isascii()
+            and self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature)
+        )
+        if not signed:
+            return _refused(
+                401,
+                "invalid_signature",
+                "This address takes only requests signed by Slack in the last five minutes "
+                "(X-Slack-Signature, X-Slack-Request-Timestamp). If this is your Slack app, "
+                "check that SLACK_SIGNING_SECRET matches its Signing Secret.",
+            )
+        if _slack_body(raw, request.content_type) is None:
+            return _refused(
+                400,
+                "bad_body",
+                "The body is not what Slack sends: a form, a form whose payload is a JSON "
+                "object, or a JSON object.",
+            )
+        return None
 
     # ------------------------------------------------------------------ outbound
 
@@ -359,7 +419,14 @@ class SlackAdapter:
                 "event_payload": {"delivery": idempotency_key},
             },
         )
-        return str(data["ts"])
+        ts = data.get("ts")
+        if not isinstance(ts, str) or not ts:
+            # Slack said ok but named no message: whether it was posted is unknown.
+            raise TransientDeliveryError(
+                f"Slack chat.postMessage to {channel.channel} answered without a message ts; "
+                "will retry"
+            )
+        return ts
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         rendered = render(message)
@@ -398,6 +465,13 @@ class SlackAdapter:
             raise TransientDeliveryError(
                 f"Slack {method} to {channel.channel} failed ({type(exc).__name__}); will retry"
             ) from None
+        except (AttributeError, TypeError, ValueError) as exc:
+            # A 200 whose body is not JSON (slack-sdk fails validating it; see _errors).
+            self._last_error = describe(exc)
+            raise TransientDeliveryError(
+                f"Slack {method} to {channel.channel} got {describe(exc)}, perhaps from a "
+                "proxy in between; will retry"
+            ) from None
         self._auth_error = None
         self._reachable = True
         data: dict[str, Any] = dict(response.data) if isinstance(response.data, dict) else {}
@@ -406,8 +480,8 @@ class SlackAdapter:
     def _failure(
         self, method: str, channel: ChannelRef, exc: SlackApiError, ts: str
     ) -> PermanentDeliveryError | TransientDeliveryError:
-        status = int(getattr(exc.response, "status_code", 0) or 0)
-        error = _error_code(exc)
+        status = status_of(exc)
+        error = error_code(exc)
         self._last_error = error or str(status)
         where = channel.channel
         if status == 429 or error == "ratelimited":
@@ -419,11 +493,13 @@ class SlackAdapter:
                 retry_after,
                 is_global=True,
             )
-        if status >= 500 or error in TRANSIENT_ERRORS:
-            return TransientDeliveryError(f"Slack {method} failed ({error or status}); will retry")
+        if status >= 500 or error in TRANSIENT_ERRORS or not error:
+            # No error code: not Slack's JSON (a proxy's page, a body cut short), so nothing
+            # says the channel is unusable.
+            return TransientDeliveryError(f"Slack {method} failed ({describe(exc)}); will retry")
         if error in WORKSPACE_ERRORS:
             self._auth_error = error
-            needed = exc.response.get("needed") if error == "missing_scope" else None
+            needed = field(exc, "needed") if error == "missing_scope" else None
             scope = f" (needs {needed})" if needed else ""
             return PermanentDeliveryError(
                 f"{error}: Slack refused the bot token for the whole workspace{scope}. Reinstall "
@@ -454,11 +530,23 @@ class SlackAdapter:
         return PermanentDeliveryError(f"{error or status}: {sentence}")
 
 
-def _error_code(exc: SlackApiError) -> str:
-    data = getattr(exc.response, "data", None)
-    if isinstance(data, dict):
-        return str(data.get("error") or "")
-    return ""
+def _refused(status: int, code: str, message: str) -> web.Response:
+    body = {"error": {"code": code, "message": message}}
+    return web.json_response(body, status=status)
+
+
+def _slack_body(raw: bytes, content_type: str) -> dict[str, Any] | None:
+    """The body as bolt will read it, or None when bolt could not (see `parse_body`)."""
+    try:
+        text = raw.decode("utf-8")
+        if content_type == "application/json" or text.startswith("{"):
+            data: object = json.loads(text)
+        else:
+            form = dict(parse_qsl(text, keep_blank_values=True))
+            data = json.loads(form["payload"]) if "payload" in form else form
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested past reason
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _retry_after(exc: SlackApiError) -> float:

@@ -17,11 +17,11 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import _modals as modals
 from adapters.slack._drafts import save_draft, take_draft
+from adapters.slack._errors import CALL_FAILURES, describe
 from adapters.slack._inbound import Spawn, reply_payload, update_id
 from adapters.slack._words import word
 from bot.ports import (
@@ -349,13 +349,13 @@ class Forms:
             await client.chat_postEphemeral(
                 channel=ctx.channel, user=user, text=payload["text"], blocks=payload["blocks"]
             )
-        except SlackClientError:
+        except CALL_FAILURES:
             try:  # not a member of that channel: the app's direct messages with the admin
                 await client.chat_postMessage(
                     channel=user, text=payload["text"], blocks=payload["blocks"]
                 )
-            except SlackClientError as exc:
-                log.warning("could not tell %s the result of a Slack form: %s", user, exc)
+            except CALL_FAILURES as exc:
+                log.warning("could not tell %s the result of a Slack form: %s", user, describe(exc))
 
 
 def _texts(values: Mapping[str, Any]) -> UpdateText:

@@ -23,11 +23,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import _modals as modals
 from adapters.slack._blocks import render_all
+from adapters.slack._errors import CALL_FAILURES, describe
 from adapters.slack._people import Directory
 from adapters.slack._settings import NAME
 from adapters.slack._words import word
@@ -303,8 +303,8 @@ class Inbound:
             )
         try:
             await client.views_open(trigger_id=body.get("trigger_id"), view=view)
-        except (SlackClientError, TimeoutError, OSError) as exc:
-            error = exc.response.get("error") if isinstance(exc, SlackApiError) else "timeout"
+        except CALL_FAILURES as exc:
+            error = describe(exc)
             log.warning("views.open failed: %s", error)
             return note_payload(
                 word(lang, f"{form}_title"),
@@ -327,4 +327,4 @@ def _wants_form(form: str, words: Sequence[str]) -> bool:
 
 def update_id(value: object) -> int | None:
     text = str(value or "").strip().lstrip("#")
-    return int(text) if text.isdigit() and 0 < int(text) < 2**31 else None
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 2**31 else None

@@ -3,7 +3,8 @@ groups they belong to (usergroups.users.list), cached.
 
 Lookups never hold up a reply for long (a short timeout) and fail conservatively: an unknown
 locale falls back to the channel's language, and a group that cannot be read grants nothing
-(the refusal then says how to be added by user id).
+(the refusal then says how to be added by user id). Whatever comes back, a plain-text 503
+from a proxy included, a failed lookup is a warning in the log, never a failed command.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack._errors import CALL_FAILURES, describe, error_code
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,9 @@ class Directory:
             response = await asyncio.wait_for(
                 self.client.users_info(user=user_id, include_locale=True), self.timeout
             )
-            user = response.get("user") or {}
+            user = response.get("user")
+            if not isinstance(user, dict):
+                raise ValueError("users.info answered without a user object")
             found: Person | None = Person(
                 user_id=user_id,
                 name=str(user.get("name") or ""),
@@ -74,8 +78,8 @@ class Directory:
                 timezone=user.get("tz") or None,
             )
             ttl = PERSON_TTL
-        except (SlackClientError, TimeoutError, OSError) as exc:
-            self._warn_once("users.info", exc)
+        except CALL_FAILURES as exc:
+            self._warn_once("users.info", exc, "answering in the channel's language")
             found, ttl = None, MISSING_TTL
         self._people[user_id] = (self._now() + ttl, found)
         return found
@@ -103,21 +107,28 @@ class Directory:
                 response = await asyncio.wait_for(
                     self.client.usergroups_users_list(usergroup=group), self.timeout
                 )
-                members = frozenset(str(u) for u in response.get("users") or ())
+                users = response.get("users")
+                if not isinstance(users, list):
+                    raise ValueError("usergroups.users.list answered without a list of users")
+                members = frozenset(str(u) for u in users)
                 ttl = GROUP_TTL
-            except (SlackClientError, TimeoutError, OSError) as exc:
-                self._warn_once(f"usergroups.users.list {group}", exc)
+            except CALL_FAILURES as exc:
+                self._warn_once(
+                    f"usergroups.users.list {group}",
+                    exc,
+                    f"nobody counts as an admin through group {group} until it answers",
+                )
                 members, ttl = frozenset(), MISSING_TTL
             self._groups[group] = (self._now() + ttl, members)
             return members
 
-    def _warn_once(self, what: str, exc: BaseException) -> None:
-        reason = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
+    def _warn_once(self, what: str, exc: BaseException, meanwhile: str) -> None:
+        reason = describe(exc)
         key = f"{what}:{reason}"
         if key in self._warned:
             return
         self._warned.add(key)
         hint = ""
-        if reason == "missing_scope":
+        if error_code(exc) == "missing_scope":
             hint = " Add the users:read and usergroups:read scopes (config/slack-manifest.yml)."
-        log.warning("Slack %s failed (%s); carrying on without it.%s", what, reason, hint)
+        log.warning("Slack %s failed (%s); %s.%s", what, reason, meanwhile, hint)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.ports import Actor, Changes, Draft, InvalidInput, NotFound, Update, UpdateText
 
-from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of
+from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
 from ._schemas import (
     AdminUpdateOut,
     DemandChangeIn,
@@ -57,8 +57,21 @@ async def _body(request: web.Request, model: type[M], *, optional: bool = False)
         raise BadRequest(
             400, "bad_json", f"The body is not valid JSON ({exc}). Send a JSON object."
         ) from None
+    except RecursionError:
+        raise BadRequest(
+            400, "bad_json", "The body is nested too deeply to read. Send a flat JSON object."
+        ) from None
     if not isinstance(data, dict):
         raise BadRequest(400, "bad_json", 'The body must be a JSON object, e.g. {"reason": "..."}.')
+    where = _unstorable(data)
+    if where is not None:
+        raise BadRequest(
+            422,
+            "invalid",
+            f"{where}: text may not contain NUL characters (\\u0000) or unpaired surrogates. "
+            "Remove them and send the request again.",
+            [{"field": where, "problem": "unstorable character"}],
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -76,9 +89,30 @@ async def _body(request: web.Request, model: type[M], *, optional: bool = False)
         ) from None
 
 
+def _unstorable(data: object, where: str = "") -> str | None:
+    """Where (a dotted field path) the body holds text no database can store: a NUL, which
+    PostgreSQL refuses, or a lone surrogate, which is not UTF-8. None when all is well."""
+    if isinstance(data, str):
+        return None if storable(data) else where or "(body)"
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{where}.{key}" if where else str(key)
+            if not storable(key):
+                return where or "(body)"
+            found = _unstorable(value, path)
+            if found is not None:
+                return found
+    if isinstance(data, list):
+        for index, value in enumerate(data):
+            found = _unstorable(value, f"{where}.{index}" if where else str(index))
+            if found is not None:
+                return found
+    return None
+
+
 def _update_id(request: web.Request) -> int:
     raw = request.match_info["id"]
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ID:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_ID:
         raise NotFound(f"No update #{raw}. Update ids are whole numbers; see /api/v1/updates.")
     return int(raw)
 

@@ -1,4 +1,4 @@
-"""The public JSON API (`/api/v1/...`), `/healthz` and `/metrics`.
+"""The public JSON API (`/api/v1/...`), `/healthz`, `/livez`, `/readyz` and `/metrics`.
 
 Read-only and unauthenticated: it shows exactly what the public page shows. Texts come in
 the language asked for with `?lang=` (default: the campaign's first), plus every language
@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, i18n
+from bot.ports import DeliveryState, PluginContext, StrikebotError, i18n
 
 from ._app import JSON, cached, json_error, json_response, state_of
 from ._cache import Rendered
@@ -56,6 +56,8 @@ class BadQuery(Exception):
 def add_routes(app: web.Application) -> None:
     r = app.router
     r.add_get("/healthz", healthz)
+    r.add_get("/livez", livez)
+    r.add_get("/readyz", readyz)
     r.add_get("/metrics", metrics)
     r.add_get("/api/v1/status", status)
     r.add_get("/api/v1/updates", updates)
@@ -76,7 +78,8 @@ def _int(request: web.Request, name: str, default: int | None, low: int, high: i
     raw = request.query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # isascii: "²".isdigit() is true, but int() refuses it.
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise BadQuery(f"{name}={raw!r} is not valid; give a whole number from {low} to {high}.")
     return int(raw)
 
@@ -87,7 +90,7 @@ def _bad(exc: BadQuery) -> web.Response:
 
 def _path_id(request: web.Request) -> int | None:
     raw = request.match_info["id"]
-    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_ID else None
+    return int(raw) if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_ID else None
 
 
 def _rendered_error(status: int, code: str, message: str) -> Rendered:
@@ -243,19 +246,75 @@ async def demand(request: web.Request) -> web.StreamResponse:
 # -- operations --------------------------------------------------------------------------------
 
 
-async def healthz(request: web.Request) -> web.StreamResponse:
-    """ok = the database answers; adapters report their own connection state."""
-    ctx = state_of(request).ctx
-    database = DatabaseHealth(reachable=True)
+PROBE_TIMEOUT = 3.0  # seconds for each of the store probes
+PROBE_KEY = "health.write_probe"  # a row in `meta` that every write probe rewrites
+
+
+async def probe_store(ctx: PluginContext) -> DatabaseHealth:
+    """Can the store be read, and written? A real committed write (one row in `meta`), so a
+    read-only file or standby, a damaged or full store shows here and not first in a post."""
+    store = ctx.store
     try:
-        async with asyncio.timeout(3.0):
-            async with ctx.store.read() as tx:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            async with store.read() as tx:
                 await tx.ping()
     except Exception as exc:
-        database = DatabaseHealth(reachable=False, error=f"{type(exc).__name__}: {exc}")
+        return DatabaseHealth(reachable=False, writable=False, error=_why(exc))
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            async with store.write() as tx:
+                await tx.set_meta(PROBE_KEY, ctx.clock().isoformat())
+    except Exception as exc:
+        return DatabaseHealth(reachable=True, writable=False, error=_why(exc))
+    return DatabaseHealth(reachable=True, writable=True)
+
+
+def _why(exc: BaseException) -> str:
+    """One line: the store's own sentence (StoreUnavailable), never SQL or a traceback."""
+    if isinstance(exc, StrikebotError):
+        return exc.message
+    if isinstance(exc, TimeoutError):
+        return (
+            f"The database did not answer within {PROBE_TIMEOUT:g} s: it is overloaded, locked "
+            "by a long transaction, or unreachable."
+        )
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}".rstrip(": ")
+
+
+async def healthz(request: web.Request) -> web.StreamResponse:
+    """ok = the database answers and takes writes; adapters report their own connection
+    state."""
+    ctx = state_of(request).ctx
+    database = await probe_store(ctx)
     adapters = _adapter_states(ctx.health)
-    body = HealthOut(ok=database.reachable, database=database, adapters=adapters)
+    ok = database.reachable and bool(database.writable)
+    body = HealthOut(ok=ok, database=database, adapters=adapters)
     return json_response(body, 200 if body.ok else 503, **{"Cache-Control": "no-store"})
+
+
+async def livez(request: web.Request) -> web.StreamResponse:
+    """The process runs and its event loop answers: 200, always. Restart it when this fails."""
+    return web.json_response({"live": True}, headers={"Cache-Control": "no-store"})
+
+
+async def readyz(request: web.Request) -> web.StreamResponse:
+    """Ready to do its job: the store can be read and written. 503 with the reason
+    otherwise, so a load balancer sends people elsewhere until it is fixed. A chat platform
+    being down does not make this instance unready (the page and API still serve, and
+    deliveries wait in the outbox); its state is shown for information."""
+    ctx = state_of(request).ctx
+    database = await probe_store(ctx)
+    reasons = [] if database.writable else [database.error or "the database cannot be written"]
+    body = {
+        "ready": not reasons,
+        "reasons": reasons,
+        "database": database.model_dump(),
+        "adapters": _adapter_states(ctx.health),
+    }
+    return web.json_response(
+        body, status=200 if not reasons else 503, headers={"Cache-Control": "no-store"}
+    )
 
 
 def _adapter_states(health: Any) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from bot.ports import (
     NotFound,
     PluginContext,
     PluginSettings,
+    StoreUnavailable,
     StrikebotError,
 )
 
@@ -34,6 +35,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 ADMIN_PREFIX = "/api/v1/admin"
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
+MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
 PAGE_MAX_AGE = 30  # seconds a browser or CDN may reuse a public page or feed
 # No scripts, no frames, nothing fetched from elsewhere: the pages need none of it.
 CSP = (
@@ -204,13 +206,34 @@ _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [
     (NotAllowed, 403, "not_allowed"),
     (Conflict, 409, "conflict"),
     (InvalidInput, 422, "invalid"),
+    (StoreUnavailable, 503, "store_unavailable"),
 ]
+
+
+def storable(text: str) -> bool:
+    """False for text no database takes: a NUL (PostgreSQL refuses it in text) or a lone
+    surrogate (not UTF-8)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @web.middleware
 async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Errors as JSON under /api/, as a page elsewhere; every message says what to do."""
     api = request.path.startswith("/api/")
+    if not storable(request.path) or not storable(request.query_string):
+        # Refused before any handler runs: such text would reach the store as a key.
+        return json_error(
+            400,
+            "bad_request",
+            "The address holds a NUL character (%00) or text that is not UTF-8. Remove it "
+            "and try again.",
+        )
     try:
         return await handler(request)
     except web.HTTPNotFound:
@@ -233,6 +256,13 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
                 headers={"Allow": allowed},
             )
         raise
+    except web.HTTPRequestEntityTooLarge:
+        limit = MAX_BODY // 1024
+        return json_error(
+            413,
+            "too_large",
+            f"The body is larger than the {limit} KB this server takes. Send a shorter one.",
+        )
     except web.HTTPException as exc:
         if api and exc.status >= 400:
             code = (exc.reason or "error").lower().replace(" ", "_")

@@ -9,6 +9,7 @@ from bot.ports import PluginContext
 
 from . import _admin, _api, _feeds, _openapi, _pages
 from ._app import (
+    MAX_BODY,
     STATE,
     WebSettings,
     WebState,
@@ -51,7 +52,7 @@ class WebSurface:
 def build_app(ctx: PluginContext, *others: object) -> web.Application:
     """A stand-alone application with the web surface (and any other mountable parts given),
     as `strikebot run` builds it: for tests and benchmarks."""
-    app = web.Application(client_max_size=256 * 1024)
+    app = web.Application(client_max_size=MAX_BODY)
     WebSurface(ctx).mount(app)
     for other in others:
         mount = getattr(other, "mount", None)

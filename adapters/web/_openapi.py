@@ -157,10 +157,10 @@ def document(campaign: Campaign) -> dict[str, Any]:
         "/healthz": {
             "get": {
                 "operationId": "health",
-                "summary": "Whether the database answers, and each chat adapter's connection",
+                "summary": "Whether the database answers and takes writes; each adapter's state",
                 "responses": {
                     "200": _json(_ref(HealthOut), "healthy"),
-                    "503": _json(_ref(HealthOut), "the database cannot be reached"),
+                    "503": _json(_ref(HealthOut), "the database cannot be reached or written"),
                 },
             }
         },

@@ -219,7 +219,7 @@ def _archive_handler(lang: str) -> Handler:
         raw = request.query.get("after", "")
         after: int | None = None
         if raw:
-            if not raw.isdigit() or int(raw) > MAX_ID:
+            if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_ID:
                 return not_found_page(request)
             after = int(raw)
         return await cached(

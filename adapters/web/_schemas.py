@@ -19,6 +19,7 @@ from bot.ports import (
     OFFER_MAX,
     REASON_MAX,
     SOURCE_MAX,
+    VISIBLE_TEXT_PATTERN,
     Campaign,
     Demand,
     DemandEvent,
@@ -33,7 +34,10 @@ from bot.ports import (
 from ._data import RevisionNote
 from ._present import hex_colour
 
-NON_BLANK = r"\S"  # JSON Schema patterns are unanchored: "contains a non-space character"
+# No NUL anywhere (PostgreSQL cannot store it in text); with at least one character that
+# shows, by the core's own rule (`bot.rules`), or not.
+NON_BLANK = VISIBLE_TEXT_PATTERN
+NO_NUL = r"^[^\x00]*$"
 OfferText = Annotated[str, Field(min_length=1, max_length=OFFER_MAX, pattern=NON_BLANK)]
 
 
@@ -182,6 +186,7 @@ class ErrorOut(_Out):
 
 class DatabaseHealth(_Out):
     reachable: bool
+    writable: bool | None = Field(default=None, description="a test write was committed")
     error: str | None = None
 
 
@@ -196,16 +201,16 @@ class HealthOut(_Out):
 
 class UpdateTextIn(_In):
     headline: str = Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)
-    body: str = Field(default="", max_length=BODY_MAX)
-    next_step: str = Field(default="", max_length=NEXT_STEP_MAX)
+    body: str = Field(default="", max_length=BODY_MAX, pattern=NO_NUL)
+    next_step: str = Field(default="", max_length=NEXT_STEP_MAX, pattern=NO_NUL)
 
 
 class UpdateTextPatch(_In):
     headline: str | None = Field(
         default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
     )
-    body: str | None = Field(default=None, max_length=BODY_MAX)
-    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX)
+    body: str | None = Field(default=None, max_length=BODY_MAX, pattern=NO_NUL)
+    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX, pattern=NO_NUL)
 
 
 class PostUpdateIn(_In):
@@ -247,7 +252,7 @@ class DemandChangeIn(_In):
         default=None, description="the employer's new offer, per language"
     )
     source: str = Field(min_length=1, max_length=SOURCE_MAX, pattern=NON_BLANK)
-    note: str = Field(default="", max_length=NOTE_MAX)
+    note: str = Field(default="", max_length=NOTE_MAX, pattern=NO_NUL)
 
 
 # -- domain -> wire ------------------------------------------------------------------

@@ -36,7 +36,7 @@ MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL; larger ones name no
 def update_number(text: str) -> int:
     """argparse `type=` for an update number: a bad one is a usage error, not a traceback."""
     value = text.strip()
-    if not value.isdigit() or not 1 <= int(value) <= MAX_ID:
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_ID:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an update number; give a whole number from 1 to {MAX_ID}, "
             "as listed by `strikebot timeline --all`."

@@ -233,7 +233,7 @@ async def send_now_command(args: argparse.Namespace) -> int:
 async def find_channel(tx: Tx, name: str) -> Subscription:
     """A subscribed channel by id or address."""
     text = name.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         sub = await tx.get_subscription(int(text)) if int(text) <= MAX_ID else None
         active = sub is not None and await tx.find_subscription(
             sub.platform, sub.workspace, sub.channel

@@ -280,7 +280,7 @@ def _address_parts(text: str) -> tuple[str, str, str]:
 async def _resolve(ctx: CliContext, target: str) -> int:
     """The id of the ACTIVE subscription named by number or address."""
     async with ctx.store.read() as tx:
-        if target.strip().isdigit():
+        if target.strip().isascii() and target.strip().isdigit():
             sub = await tx.get_subscription(int(target)) if int(target) <= MAX_ID else None
             active = {s.id for s in await tx.list_subscriptions()}
             if sub is not None and sub.id not in active:

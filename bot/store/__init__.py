@@ -8,15 +8,21 @@
 
 `store.outbox_written` is an `asyncio.Event` set after any committed transaction that
 queued deliveries: the dispatcher waits on it instead of polling.
+
+A store that cannot do its job (a damaged file, a read-only file or file system, a full
+disk, a server gone away) raises `StoreUnavailable` with one sentence saying what is wrong
+and what to do, from `open`, `read` and `write` alike (`engine.store_failure`), so every
+caller, the CLI first, shows that sentence instead of a traceback with SQL in it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.engine import (
@@ -24,6 +30,7 @@ from bot.store.engine import (
     WRITE_OPTION,
     check_reachable,
     create_engine,
+    store_failure,
     upgrade,
 )
 from bot.store.repo import NewDelivery, Tx, new_delivery_id
@@ -62,19 +69,32 @@ class Store:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
-        async with self.engine.connect() as conn, conn.begin():
-            yield Tx(conn)
+        with self._translated():
+            async with self.engine.connect() as conn, conn.begin():
+                yield Tx(conn)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
         """A write transaction, committed on exit. Wakes the dispatcher if it queued rows."""
-        async with contextlib.AsyncExitStack() as stack:
-            if self._write_lock is not None:
-                await stack.enter_async_context(self._write_lock)
-            conn = await stack.enter_async_context(self.engine.connect())
-            conn = await conn.execution_options(**{WRITE_OPTION: True})
-            tx = Tx(conn)
-            async with conn.begin():
-                yield tx
+        with self._translated():
+            async with contextlib.AsyncExitStack() as stack:
+                if self._write_lock is not None:
+                    await stack.enter_async_context(self._write_lock)
+                conn = await stack.enter_async_context(self.engine.connect())
+                conn = await conn.execution_options(**{WRITE_OPTION: True})
+                tx = Tx(conn)
+                async with conn.begin():
+                    yield tx
         if tx.enqueued:
             self.outbox_written.set()
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Store failures become `StoreUnavailable`; anything else passes untouched."""
+        try:
+            yield
+        except DBAPIError as exc:
+            translated = store_failure(exc, self.url)
+            if translated is None:
+                raise
+            raise translated from exc

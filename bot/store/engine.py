@@ -8,6 +8,7 @@ a deferred BEGIN that reads then writes fails with "database is locked" under co
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,15 @@ from alembic.config import Config
 from alembic.util.exc import CommandError
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.errors import StoreUnavailable
@@ -99,16 +108,22 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         cfg.attributes["connection"] = sync_conn
         command.upgrade(cfg, revision)
 
-    async with engine.connect() as conn:
-        conn = await conn.execution_options(**{WRITE_OPTION: True})
-        try:
-            async with conn.begin():
-                await conn.run_sync(run)
-        except CommandError as exc:
-            raise StoreUnavailable(
-                f"The database was written by a newer strikebot ({exc}). "
-                "Upgrade strikebot (git pull; make run) before using this database."
-            ) from None
+    try:
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(**{WRITE_OPTION: True})
+            try:
+                async with conn.begin():
+                    await conn.run_sync(run)
+            except CommandError as exc:
+                raise StoreUnavailable(
+                    f"The database was written by a newer strikebot ({exc}). "
+                    "Upgrade strikebot (git pull; make run) before using this database."
+                ) from None
+    except DBAPIError as exc:
+        translated = store_failure(exc, str(engine.url))
+        if translated is None:
+            raise
+        raise translated from exc
 
 
 async def check_reachable(engine: AsyncEngine, url: str, within: float = 10.0) -> None:
@@ -118,8 +133,121 @@ async def check_reachable(engine: AsyncEngine, url: str, within: float = 10.0) -
             async with engine.connect() as conn:
                 await conn.exec_driver_sql("SELECT 1")
     except (OSError, TimeoutError, Exception) as exc:
+        translated = store_failure(exc, url)
+        if translated is not None and not _cannot_connect(exc):
+            raise translated from exc
         shown = make_url(url).render_as_string(hide_password=True)
         raise StoreUnavailable(
-            f"Cannot open the database at {shown} ({type(exc).__name__}: {exc}). "
+            f"Cannot open the database at {shown} ({type(exc).__name__}: {_first_line(exc)}). "
             "Check STRIKEBOT_DATABASE_URL and that the database server is running."
         ) from exc
+
+
+# -- one sentence for a store that cannot do its job ---------------------------------------
+
+# SQLite's messages (sqlite3 gives no codes before Python 3.11's sqlite_errorname).
+_SQLITE_DAMAGED = ("database disk image is malformed", "file is not a database")
+_SQLITE_READ_ONLY = ("attempt to write a readonly database", "readonly database")
+_SQLITE_FULL = ("database or disk is full",)
+_SQLITE_CANT_OPEN = ("unable to open database file",)
+_SQLITE_IO = ("disk i/o error",)
+# PostgreSQL's SQLSTATEs.
+_PG_FULL = {"53100"}  # disk_full
+_PG_READ_ONLY = {"25006"}  # read_only_sql_transaction (a standby, default_transaction_read_only)
+_PG_DAMAGED = {"XX001", "XX002"}  # data_corrupted, index_corrupted
+# Errors that are the request's own fault, not the store's: never translated.
+_NOT_THE_STORE = (IntegrityError, DataError, ProgrammingError)
+
+
+def store_failure(exc: BaseException, url: str) -> StoreUnavailable | None:
+    """`exc` as one sentence saying what is wrong with the store and what to do, or None when
+    it is not a store failure (a constraint, a bad statement: the caller's business).
+
+    Covers a damaged file, a read-only file or file system, a full disk, an I/O error and a
+    database server that went away; the sentence never holds SQL or parameters."""
+    # (asyncpg's errors reach SQLAlchemy as plain DBAPIError: the SQLSTATE tells them apart.)
+    if not isinstance(exc, DBAPIError) or isinstance(exc, _NOT_THE_STORE):
+        return None
+    driver = _first_line(exc.orig) if exc.orig is not None else ""
+    message = driver.lower()
+    code = str(getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or "")
+    where = _where(url)
+    if any(m in message for m in _SQLITE_DAMAGED) or code in _PG_DAMAGED:
+        return StoreUnavailable(
+            f"The database {where} is damaged ({driver}). Stop strikebot, restore the file "
+            "from your latest backup (or a `strikebot export` file with `strikebot import` "
+            "into a new database), and start it again."
+        )
+    if any(m in message for m in _SQLITE_FULL) or code in _PG_FULL:
+        return StoreUnavailable(
+            f"The disk holding the database {where} is full ({driver}). Free some space "
+            "there, then try again; nothing was saved."
+        )
+    if any(m in message for m in _SQLITE_READ_ONLY) or code in _PG_READ_ONLY:
+        return StoreUnavailable(
+            f"The database {where} can be read but not written ({driver}). {_writable_hint(url)}"
+        )
+    if any(m in message for m in _SQLITE_CANT_OPEN) and _sqlite_not_writable(url):
+        return StoreUnavailable(
+            f"The database {where} cannot be opened for writing ({driver}). {_writable_hint(url)}"
+        )
+    if any(m in message for m in _SQLITE_IO):
+        return StoreUnavailable(
+            f"The disk holding the database {where} failed to read or write ({driver}). "
+            "Check the disk (dmesg, df), then try again."
+        )
+    if isinstance(exc, OperationalError | InterfaceError):
+        return StoreUnavailable(
+            f"The database {where} stopped answering ({driver}). Check that it is running "
+            "and reachable (STRIKEBOT_DATABASE_URL), then try again."
+        )
+    return None
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """A connection that never opened: check_reachable's own sentence says it best."""
+    message = str(getattr(exc, "orig", "") or "").lower()
+    return "connect" in message and "unable to open database file" not in message
+
+
+def _first_line(exc: object) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def _sqlite_path(url: str) -> Path | None:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    database = parsed.database
+    if database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _where(url: str) -> str:
+    path = _sqlite_path(url)
+    if path is not None:
+        return f"file {path}"
+    return f"at {make_url(url).render_as_string(hide_password=True)}"
+
+
+def _sqlite_not_writable(url: str) -> bool:
+    path = _sqlite_path(url)
+    if path is None:
+        return False
+    return not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+
+
+def _writable_hint(url: str) -> str:
+    path = _sqlite_path(url)
+    if path is None:
+        return (
+            "Point STRIKEBOT_DATABASE_URL at the primary server, not a read-only standby, "
+            "and check the user's rights."
+        )
+    return (
+        f"Make {path} and its folder writable by the user running strikebot (SQLite also "
+        f"writes {path.name}-wal and {path.name}-shm beside it; a volume mounted read-only "
+        "or an immutable file cannot be), or point STRIKEBOT_DATABASE_URL at a writable copy."
+    )

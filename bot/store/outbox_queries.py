@@ -11,6 +11,12 @@ too); on SQLite the write transaction is `BEGIN IMMEDIATE`, which admits one wri
 A follow-up (EDIT / CORRECTION / RETRACT) is not claimable while the POST of the same update
 to the same subscription is unsettled: still pending, or held under a live lease by a sender
 (an admin may cancel a POST that is already on its way; the sender's outcome decides).
+
+A POST "in doubt" may already be on the platform: it was attempted (`attempts` > 0) or is
+held by a claim (`claimed_by` set). Taking over a lapsed lease counts one attempt, because
+the worker that let it lapse (killed, frozen) may have sent it without recording that. A
+retraction cancels only POSTs not in doubt (`withdraw_posts`); the dispatcher resolves the
+others (see `bot.dispatcher`, "Exactly once").
 """
 
 from __future__ import annotations
@@ -103,7 +109,12 @@ async def claim(
     stmt = (
         update(_d)
         .where(_d.c.id.in_(select(chosen.c.id)), _d.c.state == PENDING)
-        .values(claimed_by=worker, claimed_until=lease_until)
+        .values(
+            claimed_by=worker,
+            claimed_until=lease_until,
+            # A lease that lapsed unsettled: its holder may have sent it. One attempt.
+            attempts=case((_d.c.claimed_by.is_not(None), _d.c.attempts + 1), else_=_d.c.attempts),
+        )
         .returning(*_d.c)
     )
     rows = [delivery_from_row(r) for r in await tx.conn.execute(stmt)]
@@ -124,10 +135,16 @@ async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datet
     return renewed
 
 
-async def release(tx: Tx, *, worker: str, ids: Collection[str] | None = None) -> int:
-    """Give back rows this worker holds (all of them when `ids` is None), unsent."""
+async def release(
+    tx: Tx, *, worker: str, ids: Collection[str] | None = None, in_doubt: bool = False
+) -> int:
+    """Give back rows this worker holds (all of them when `ids` is None), unsent. With
+    `in_doubt` (a previous run under the same id died holding them) each counts an attempt
+    whose outcome is unknown."""
     conds: list[ColumnElement[bool]] = [_d.c.claimed_by == worker]
-    values = {"claimed_by": None, "claimed_until": None}
+    values: dict[str, Any] = {"claimed_by": None, "claimed_until": None}
+    if in_doubt:
+        values["attempts"] = _d.c.attempts + 1
     if ids is None:
         result = await tx.conn.execute(update(_d).where(*conds).values(**values))
         return int(result.rowcount)
@@ -244,6 +261,24 @@ async def postpone(tx: Tx, *, worker: str, delivery_id: str, not_before: datetim
         .values(not_before=not_before, claimed_by=None, claimed_until=None)
     )
     return bool(result.rowcount)
+
+
+async def withdraw_posts(tx: Tx, update_id: int) -> int:
+    """Cancel the update's POSTs that certainly never reached their channel: pending, never
+    attempted, held by nobody. The rest are in doubt and stay for the dispatcher, which
+    makes sure the retraction reaches a copy that may exist. Returns how many were cancelled."""
+    result = await tx.conn.execute(
+        update(_d)
+        .where(
+            _d.c.update_id == update_id,
+            _d.c.action == str(DeliveryAction.POST),
+            _d.c.state == PENDING,
+            _d.c.attempts == 0,
+            _d.c.claimed_by.is_(None),
+        )
+        .values(state=CANCELLED, last_error="the update was retracted before it was sent")
+    )
+    return int(result.rowcount)
 
 
 async def find_post(tx: Tx, update_id: int, subscription_id: int) -> Delivery | None:

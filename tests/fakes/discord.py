@@ -15,7 +15,10 @@ GUILD_CREATE), RESUME → replay of missed events + RESUMED, unknown session →
 `drop_gateway()` closes every socket (with a close code, or abruptly).
 
 Faults: `inject()` answers matching requests with a status (403/404/429/5xx), holds them
-past the client's timeout ("timeout") or cuts the connection ("reset"). Channels can be
+past the client's timeout ("timeout") or cuts the connection ("reset"). `inject(429,
+is_global=True)` is a global 429 (`X-RateLimit-Global: true`, `"global": true`, `Via`);
+`inject(status, raw=(content_type, body))` answers with a body that is not Discord's JSON
+(a proxy's HTML or plain-text page, JSON cut short). Channels can be
 forbidden (403 Missing Access) or missing (404 Unknown Channel). An interaction answered
 more than `interaction_deadline` seconds after dispatch gets Discord's 10062 Unknown
 interaction.
@@ -137,6 +140,8 @@ class Injection:
     times: int
     retry_after: float
     body: dict[str, Any] | None
+    is_global: bool = False
+    raw: tuple[str, bytes] | None = None  # (Content-Type, body) instead of Discord's JSON
 
 
 @dataclass
@@ -410,9 +415,13 @@ class FakeDiscord:
         times: int = 1,
         retry_after: float = 0.05,
         body: dict[str, Any] | None = None,
+        is_global: bool = False,
+        raw: tuple[str, bytes] | None = None,
     ) -> None:
         """Answer the next `times` matching bot requests with a fault."""
-        self._injections.append(Injection(status, route, channel_id, times, retry_after, body))
+        self._injections.append(
+            Injection(status, route, channel_id, times, retry_after, body, is_global, raw)
+        )
 
     def channel_messages(
         self, channel_id: str, *, include_deleted: bool = False
@@ -633,9 +642,13 @@ class FakeDiscord:
                     request.transport.close()
                 return web.Response(status=500)
             status = int(injection.status)
+            if injection.raw is not None:
+                content_type, raw = injection.raw
+                return web.Response(status=status, body=raw, headers={"Content-Type": content_type})
             if status == 429:
-                self.rate_limited.append(RateLimited(time.monotonic(), "user", key))
-                return self._too_many(injection.retry_after, is_global=False)
+                scope = "global" if injection.is_global else "user"
+                self.rate_limited.append(RateLimited(time.monotonic(), scope, key))
+                return self._too_many(injection.retry_after, is_global=injection.is_global)
             body = injection.body or {
                 403: {"message": "Missing Access", "code": 50001},
                 404: {"message": "Unknown Channel", "code": 10003},

@@ -1,8 +1,10 @@
 """A dispatcher in its own process, for the crash test: runs until SIGTERM (clean stop) or
 SIGKILL (a crash), delivering to a `FakePlatform` at `--api`.
 
-    python -m tests.fakes.dispatch_worker --database-url URL --api http://127.0.0.1:PORT \
-        --worker-id crash-test
+    python -m tests.fakes.dispatch_worker --database-url URL --api http://127.0.0.1:PORT
+
+Like `strikebot run`, each process has its own `default_worker_id()` (pass `--worker-id` only
+to pin one); a killed one's leases lapse after `--lease` seconds and another takes them over.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ async def main(args: argparse.Namespace) -> int:
             utcnow,
             settings=DeliverySection(),
             worker_id=args.worker_id,
+            lease=args.lease,
             idle_recheck=0.2,
         )
         loop = asyncio.get_running_loop()
@@ -46,7 +49,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--api", required=True)
-    parser.add_argument("--worker-id", required=True)
+    parser.add_argument("--worker-id", default=None)
+    parser.add_argument("--lease", type=float, default=60.0)
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--timeout", type=float, default=30.0)
     raise SystemExit(asyncio.run(main(parser.parse_args())))

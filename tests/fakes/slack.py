@@ -11,7 +11,7 @@ What it serves:
   (`invalid_arguments`).
 - Channel states (`channel_not_found`, `not_in_channel`, `is_archived`) and injectable
   failures: rate limits (HTTP 429, `Retry-After`, `{"ok": false, "error": "ratelimited"}`),
-  5xx pages, hung requests, any error code.
+  5xx pages, hung requests, any error code, any raw body (a proxy's plain text, cut JSON).
 - `response_url`s (usable 5 times, like Slack's) and a Socket Mode WebSocket that sends
   envelopes and records the client's acks by `envelope_id`.
 - `pings()`: the mentions Slack *would* turn into notifications in what was posted.
@@ -80,6 +80,7 @@ class Failure:
     times: int | None
     channel: str | None
     hang: bool
+    raw: tuple[str, str] | None = None  # (Content-Type, body): an answer that is not Slack's
 
 
 @dataclass(slots=True)
@@ -218,9 +219,11 @@ class FakeSlack:
         times: int | None = 1,
         channel: str | None = None,
         hang: bool = False,
+        raw: tuple[str, str] | None = None,
     ) -> None:
-        """The next `times` calls (None: all) to `method` fail with `error` / `status`."""
-        self.failures.append(Failure(method, error, status, retry_after, times, channel, hang))
+        """The next `times` calls (None: all) to `method` fail with `error` / `status`, or
+        with `raw` = (Content-Type, body): a proxy's plain-text 503, JSON cut short..."""
+        self.failures.append(Failure(method, error, status, retry_after, times, channel, hang, raw))
 
     def rate_limit(self, method: str, retry_after: int = 30, *, times: int | None = 1) -> None:
         self.fail(method, "ratelimited", status=429, retry_after=retry_after, times=times)
@@ -260,6 +263,13 @@ class FakeSlack:
             headers = {}
             if failure.retry_after is not None:
                 headers["Retry-After"] = str(failure.retry_after)
+            if failure.raw is not None:
+                content_type, text = failure.raw
+                return web.Response(
+                    status=failure.status,
+                    body=text.encode(),
+                    headers={**headers, "Content-Type": content_type},
+                )
             if failure.error is None:
                 return web.Response(
                     status=failure.status,
