@@ -87,7 +87,7 @@ from bot.models import (
     UpdateState,
 )
 from bot.notices import queue_dead_notices
-from bot.outbound import Adapter, ChannelRef, OutboundMessage
+from bot.outbound import Adapter, ChannelRef, OutboundMessage, edits_in_place
 from bot.pacing import Pacer, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
@@ -354,9 +354,18 @@ class Dispatcher:
         self.stats.claimed += len(claimed)
         for delivery in claimed:
             update = updates.get(delivery.update_id) if delivery.update_id is not None else None
-            pool = holders if delivery.action in IN_PLACE else subs
+            pool = holders if self._reaches_unsubscribed(delivery) else subs
             self._spawn(delivery, pool.get(delivery.subscription_id), update)
         return len(claimed)
+
+    def _reaches_unsubscribed(self, delivery: Delivery) -> bool:
+        """An edit or retraction changes a copy in place even in a channel that unsubscribed
+        since; a sign-up's confirmation goes to a person not yet subscribed. A platform that
+        cannot edit sends new messages instead, and those respect unsubscribing."""
+        if delivery.action is DeliveryAction.CONFIRM:
+            return True
+        adapter = self.adapters.get(delivery.platform)
+        return delivery.action in IN_PLACE and edits_in_place(adapter)
 
     def _spawn(self, delivery: Delivery, sub: Subscription | None, update: Update | None) -> None:
         self._held[delivery.id] = delivery
@@ -510,7 +519,13 @@ class Dispatcher:
         except PermanentDeliveryError as exc:
             # A refused send means the channel is unusable; a refused edit may only mean
             # that one message was deleted, so the channel stays subscribed.
-            await self._park_dead(delivery, sub, exc.reason, breaks=isinstance(plan, _Send))
+            await self._park_dead(
+                delivery,
+                sub,
+                exc.reason,
+                breaks=isinstance(plan, _Send),
+                tell_admins=exc.tell_admins,
+            )
             return None
         except TransientDeliveryError as exc:
             return exc
@@ -602,7 +617,7 @@ class Dispatcher:
             if update.published_at is not None and update.published_at > self.clock():
                 return _Later(update.published_at)
             return _Send(update_message(update, language, self.campaign, timezone=zone))
-        if action in (DeliveryAction.BRIEFING, DeliveryAction.NOTICE):
+        if action in (DeliveryAction.BRIEFING, DeliveryAction.NOTICE, DeliveryAction.CONFIRM):
             raw = (delivery.payload or {}).get("message")
             if not isinstance(raw, Mapping):
                 return _Dead("the delivery carries no message to send (payload['message'])")
@@ -620,6 +635,8 @@ class Dispatcher:
                 return _Skip(f"nothing to {action}: the update never reached this channel")
             if not post.platform_message_id:
                 return _Skip(f"nothing to {action}: the post recorded no message id")
+            if not edits_in_place(self.adapters.get(delivery.platform)):
+                return self._plan_new_message(action, current, language, zone)
             if action is DeliveryAction.RETRACT:
                 message = retraction_message(current, language, self.campaign, timezone=zone)
                 return _Edit(post.platform_message_id, message)
@@ -630,6 +647,19 @@ class Dispatcher:
                 return _Skip("the update was retracted; its retraction replaces the correction")
             return _Send(correction_message(current, language, self.campaign, timezone=zone))
         return _Dead(f"cannot deliver a {action} row (update {delivery.update_id})")
+
+    def _plan_new_message(
+        self, action: DeliveryAction, current: Update, language: str, zone: str
+    ) -> _Plan:
+        """A follow-up on a platform whose messages cannot change: a retraction or a
+        correction is a new short message; a silent edit has nothing to send."""
+        if action is DeliveryAction.EDIT:
+            return _Skip("this platform cannot change a sent message; its link shows the edit")
+        if action is DeliveryAction.RETRACT:
+            return _Send(retraction_message(current, language, self.campaign, timezone=zone))
+        if current.retracted:
+            return _Skip("the update was retracted; its retraction replaces the correction")
+        return _Send(correction_message(current, language, self.campaign, timezone=zone))
 
     async def _update_state(self, update_id: int) -> str | None:
         """The update's stored state, re-read at most once a second (one read shared by
@@ -678,9 +708,16 @@ class Dispatcher:
                 log.info("delivery %s cancelled: %s", delivery.id, plan.reason)
 
     async def _park_dead(
-        self, delivery: Delivery, sub: Subscription, reason: str, *, breaks: bool
+        self,
+        delivery: Delivery,
+        sub: Subscription,
+        reason: str,
+        *,
+        breaks: bool,
+        tell_admins: bool = True,
     ) -> None:
-        """DEAD with its reason; if `breaks`, the channel is paused and admins are told."""
+        """DEAD with its reason; if `breaks`, the channel is paused; admins are told unless
+        the adapter said the failure is one person's (`tell_admins=False`)."""
         now = self.clock()
         async with self.store.write() as tx:
             settled = await q.settle(
@@ -694,7 +731,6 @@ class Dispatcher:
             if not settled:
                 log.warning("lost the lease on %s before recording: %s", delivery.id, reason)
                 return
-            tell_admins = True
             if breaks:
                 current = await tx.get_subscription(sub.id)
                 if current is not None and current.broken_reason is None:

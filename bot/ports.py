@@ -18,6 +18,8 @@ from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import CommandContext, Commands, Reply
+from bot.commands._args import parse_quiet_hours
+from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
 from bot.dispatcher import Dispatcher
 from bot.errors import (
@@ -37,6 +39,7 @@ from bot.messages import (
     fit_message,
     local_zone,
     neutralize_mentions,
+    page_url,
     split,
     update_message,
 )
@@ -49,6 +52,7 @@ from bot.models import (
     DemandEvent,
     DemandStatus,
     Platform,
+    QuietHours,
     Status,
     Update,
     UpdateState,
@@ -71,6 +75,7 @@ from bot.outbound import (
 from bot.outbox import wants
 from bot.plugins import (
     AdminRule,
+    Cost,
     Mountable,
     Plugin,
     Plugins,
@@ -78,6 +83,18 @@ from bot.plugins import (
     Section,
     SubParsers,
     installed_plugins,
+)
+from bot.reach import Reach, reach
+from bot.signups import (
+    Choice,
+    Contactable,
+    Offer,
+    Outcome,
+    Pending,
+    SignUps,
+    TooManySignups,
+    choice_text,
+    short_union,
 )
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
@@ -95,12 +112,16 @@ __all__ = [
     "Campaign",
     "Changes",
     "ChannelRef",
+    "Choice",
     "CliContext",
     "Clock",
     "CommandContext",
     "Commands",
     "ConfigError",
     "Conflict",
+    "Contact",
+    "Contactable",
+    "Cost",
     "DeliveryState",
     "Demand",
     "DemandEvent",
@@ -119,23 +140,30 @@ __all__ = [
     "Mountable",
     "NotAllowed",
     "NotFound",
+    "Offer",
     "OutboundMessage",
+    "Outcome",
     "Pacing",
+    "Pending",
     "PermanentDeliveryError",
     "Platform",
     "Plugin",
     "PluginContext",
     "PluginSettings",
     "Plugins",
+    "QuietHours",
+    "Reach",
     "Reply",
     "Reporting",
     "RevisionNote",
     "Section",
     "Service",
+    "SignUps",
     "Status",
     "Store",
     "StrikebotError",
     "SubParsers",
+    "TooManySignups",
     "TransientDeliveryError",
     "Tx",
     "Update",
@@ -143,6 +171,7 @@ __all__ = [
     "UpdateText",
     "Urgency",
     "add_json_flag",
+    "choice_text",
     "configure_logging",
     "example_address",
     "fit",
@@ -150,16 +179,21 @@ __all__ = [
     "i18n",
     "installed_plugins",
     "local_zone",
+    "mask",
     "moment_type",
     "neutralize_mentions",
     "not_found",
     "open_context",
     "out",
+    "page_url",
     "parse_address",
+    "parse_quiet_hours",
     "plugin_context",
     "print_json",
+    "reach",
     "say",
     "shifted_clock",
+    "short_union",
     "split",
     "update_message",
     "utcnow",
