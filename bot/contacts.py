@@ -92,11 +92,11 @@ def read_email(text: object) -> str:
     return str(found.ascii_email or found.normalized).lower()
 
 
-def read_phone(text: object, countries: Sequence[str]) -> str:
+def read_phone(text: object, countries: Sequence[str], *, anywhere: bool = False) -> str:
     """The mobile number in E.164 (`+12135550123`), or `InvalidInput` saying what to write.
 
     `countries` are the ISO codes texts may go to; the first is assumed for a number written
-    without its country code."""
+    without its country code. `anywhere`: any country (to find a record, not to sign up)."""
     value = _clean(text, PHONE_INPUT_MAX)
     region = countries[0] if countries else "US"
     example = phonenumbers.format_number(
@@ -116,7 +116,7 @@ def read_phone(text: object, countries: Sequence[str]) -> str:
         raise bad from None
     if not phonenumbers.is_valid_number(number):
         raise bad
-    if phonenumbers.region_code_for_number(number) not in countries:
+    if not anywhere and phonenumbers.region_code_for_number(number) not in countries:
         allowed = ", ".join(countries)
         raise InvalidInput(
             f"Texts can only go to numbers in: {allowed}. Sign up with your e-mail instead.",

@@ -800,7 +800,8 @@ class SignUps:
         if "@" in text:
             return Contact.EMAIL, read_email(text)
         offer = self.offers.get(Contact.PHONE)
-        return Contact.PHONE, read_phone(text, offer.countries if offer else ("US", "CA"))
+        countries = offer.countries if offer else ("US",)
+        return Contact.PHONE, read_phone(text, countries, anywhere=True)
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from bot.models import (
     Urgency,
 )
 from bot.outbound import Field, OutboundMessage
+from bot.reach import reach
 
 TextsEs = UpdateText | Mapping[str, str] | None
 EXAMPLES = {
@@ -275,6 +276,9 @@ class AdminOrders(CommandsBase):
             title, text = "scheduled_title", say(lang, "scheduled_body", when=when)
         else:
             title, text = "posted_title", say(lang, "posted_body", count=queued)
+            found = await reach(self.store, self.campaign, update, sections=self.cost_sections)
+            if found.people:  # what it costs: e-mails and text segments
+                text += " " + found.sentence(lang)
         return self._done(a, title, text, update)
 
     async def _edit(
