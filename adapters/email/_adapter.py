@@ -80,9 +80,10 @@ PAGE_WORDS = {
 class _Pool:
     """Up to `size` SMTP connections, opened on demand and reused between messages."""
 
-    def __init__(self, server: SmtpServer, size: int, timeout: float) -> None:
+    def __init__(self, server: SmtpServer, size: int, timeout: float, helo: str) -> None:
         self.server = server
         self.timeout = timeout
+        self.helo = helo  # the name we greet with (never a DNS lookup of our own host)
         self._idle: asyncio.LifoQueue[aiosmtplib.SMTP] = asyncio.LifoQueue()
         self._slots = asyncio.Semaphore(size)
         self._all: set[aiosmtplib.SMTP] = set()
@@ -115,6 +116,7 @@ class _Pool:
             use_tls=s.use_tls,
             start_tls=True if s.start_tls else (None if s.use_tls else False),
             timeout=self.timeout,
+            local_hostname=self.helo,
         )
         await client.connect()
         if s.username and s.password:
@@ -148,7 +150,9 @@ class EmailAdapter:
         self.delivery = ctx.delivery_as(EmailDelivery) if ctx.delivery else EmailDelivery()
         self.signups: SignUps = ctx.people
         self.sender = self.settings.sender()
-        self.pool = _Pool(self.settings.server(), self.delivery.email_connections, timeout)
+        self.pool = _Pool(
+            self.settings.server(), self.delivery.email_connections, timeout, self.sender.domain
+        )
         self.signups.offer(Offer(Contact.EMAIL, NAME, quiet_hours=self.section.quiet()))
         self._sent = 0
         self._refused = 0

@@ -69,6 +69,7 @@ class FakeTwilio:
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _closing: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def __aenter__(self) -> FakeTwilio:
         app = web.Application()
@@ -79,6 +80,7 @@ class FakeTwilio:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._runner is not None
+        self._closing.set()
         await self._runner.cleanup()
 
     def to(self, number: str) -> list[Text]:
@@ -107,8 +109,9 @@ class FakeTwilio:
                 )
             if fault is Fault.PLAIN_503:
                 return web.Response(status=503, text="upstream connect error")
-            if fault is Fault.HANG:
-                await asyncio.sleep(3600)
+            if fault is Fault.HANG:  # until the test ends: the client must give up first
+                await self._closing.wait()
+                return web.Response(status=500)
             if fault is Fault.RESET:
                 assert request.transport is not None
                 request.transport.close()
