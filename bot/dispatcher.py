@@ -47,8 +47,11 @@ the send and that commit means the row is sent again with the same key after res
 What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
 the update's current text edited into the posted message, RETRACT → the message edited in
-place into `retraction_message`, CORRECTION → a new short `correction_message` note. BRIEFING
-and NOTICE rows carry their rendered message in `payload["message"]`. A follow-up waits until
+place into `retraction_message`, CORRECTION → a new short `correction_message` note. On a
+platform whose messages cannot change (`edits_in_place = False`: e-mail, SMS) a RETRACT is a
+new message and an EDIT sends nothing, and both reach only channels still subscribed.
+BRIEFING, NOTICE and CONFIRM (a sign-up's confirmation, which reaches a person not yet
+subscribed) rows carry their rendered message in `payload["message"]`. A follow-up waits until
 its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
 the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
 is not sent (the update's state is re-read at most once a second). Embargoes, urgency and

@@ -10,12 +10,14 @@ from datetime import UTC, datetime
 import pytest
 
 from adapters.sms import count, keyword, render_text
+from adapters.sms._settings import SmsSection
 from bot.admin import Draft
 from bot.clock import FixedClock
 from bot.contacts import Contact
 from bot.models import DeliveryState, Status, UpdateText, Urgency
 from bot.outbound import Field, MessageKind, OutboundMessage
 from bot.signups import Choice
+from bot.reach import Spend, reach
 from bot.store import Store
 from tests.fakes.twilio import AUTH_TOKEN, FakeTwilio, Fault, inbound, signed_request
 from tests.family_support import Families, families
@@ -298,3 +300,26 @@ def _sign(url: str, params: dict[str, str]) -> str:
     from twilio.request_validator import RequestValidator
 
     return str(RequestValidator(AUTH_TOKEN).compute_signature(url, params))
+
+
+async def test_the_preview_counts_segments_in_each_readers_language(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    async with FakeTwilio() as twilio, families(sqlite_store, clock, twilio=twilio, sms=SMS) as f:
+        await f.signups.join(Contact.PHONE, ROSA, language="en", via="test")
+        await f.signups.join(Contact.PHONE, "+13105550188", language="es", via="test")
+        headline = "Strike continues Monday at every school in the district"
+        headline_es = "La huelga continúa el lunes en todas las escuelas del distrito"
+        draft = Draft(
+            Status.STRIKE_ON,
+            {"en": UpdateText(headline), "es": UpdateText(headline_es)},
+            Urgency.URGENT,
+        )
+        update = await f.admin.post(ADMIN, draft)
+        found = await reach(sqlite_store, CAMPAIGN, update, sections={"sms": SmsSection(**SMS)})
+        # English stays in GSM-7 (1 segment); the Spanish accents make it UCS-2 (2 segments).
+        assert found.spend("sms") == Spend("sms", 2, 3)
+        assert found.sentence("en") == "It will go to 3 text segments (2 texts)."
+        assert found.sentence("es") == "Se enviará a 3 segmentos (2 mensajes)."
+        await f.drain()
+        assert sorted(count(t.body).count for t in twilio.texts) == [1, 2]

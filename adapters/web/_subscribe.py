@@ -277,7 +277,7 @@ def _form(
     w = WORDS[lang]
     union = ctx.campaign.union
     hours = int(ctx.people.limits.confirm_within.total_seconds() // 3600)
-    words = {k: v.format(union=union, hours=hours) if "{" in v else v for k, v in w.items()}
+    words = {k: v.format_map(_Fill(union=union, hours=hours)) for k, v in w.items()}
     context = _context(request, lang, "/subscribe", w["heading"])
     context["title"] = w["title"].format(union=union)
     context.update(
@@ -342,6 +342,13 @@ def _render(
             "X-Robots-Tag": "noindex",
         },
     )
+
+
+class _Fill(dict[str, object]):
+    """Fills the placeholders it knows and leaves the others as they were."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
 
 
 def _capital(text: str) -> str:
