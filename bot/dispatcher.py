@@ -91,6 +91,7 @@ from bot.models import (
 )
 from bot.notices import queue_dead_notices
 from bot.outbound import Adapter, ChannelRef, OutboundMessage, edits_in_place
+from bot.outbox import release_time
 from bot.pacing import Pacer, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
@@ -639,7 +640,7 @@ class Dispatcher:
             if not post.platform_message_id:
                 return _Skip(f"nothing to {action}: the post recorded no message id")
             if not edits_in_place(self.adapters.get(delivery.platform)):
-                return self._plan_new_message(action, current, language, zone)
+                return self._plan_new_message(action, current, sub, now)
             if action is DeliveryAction.RETRACT:
                 message = retraction_message(current, language, self.campaign, timezone=zone)
                 return _Edit(post.platform_message_id, message)
@@ -652,13 +653,18 @@ class Dispatcher:
         return _Dead(f"cannot deliver a {action} row (update {delivery.update_id})")
 
     def _plan_new_message(
-        self, action: DeliveryAction, current: Update, language: str, zone: str
+        self, action: DeliveryAction, current: Update, sub: Subscription, now: datetime
     ) -> _Plan:
         """A follow-up on a platform whose messages cannot change: a retraction or a
-        correction is a new short message; a silent edit has nothing to send."""
+        correction is a new short message (which, like any new message, waits out the
+        channel's quiet hours unless urgent); a silent edit has nothing to send."""
+        language, zone = sub.language, sub.timezone
         if action is DeliveryAction.EDIT:
             return _Skip("this platform cannot change a sent message; its link shows the edit")
         if action is DeliveryAction.RETRACT:
+            release = release_time(sub, current.urgency, now)
+            if release > now:
+                return _Later(release)
             return _Send(retraction_message(current, language, self.campaign, timezone=zone))
         if current.retracted:
             return _Skip("the update was retracted; its retraction replaces the correction")

@@ -16,8 +16,8 @@ from bot.clock import FixedClock
 from bot.contacts import Contact
 from bot.models import DeliveryState, Status, UpdateText, Urgency
 from bot.outbound import Field, MessageKind, OutboundMessage
-from bot.signups import Choice
 from bot.reach import Spend, reach
+from bot.signups import Choice
 from bot.store import Store
 from tests.fakes.twilio import AUTH_TOKEN, FakeTwilio, Fault, inbound, signed_request
 from tests.family_support import Families, families
@@ -316,10 +316,31 @@ async def test_the_preview_counts_segments_in_each_readers_language(
             Urgency.URGENT,
         )
         update = await f.admin.post(ADMIN, draft)
-        found = await reach(sqlite_store, CAMPAIGN, update, sections={"sms": SmsSection(**SMS)})
+        found = await reach(
+            sqlite_store, CAMPAIGN, update, sections={"sms": SmsSection(sender_name="UTLA")}
+        )
         # English stays in GSM-7 (1 segment); the Spanish accents make it UCS-2 (2 segments).
         assert found.spend("sms") == Spend("sms", 2, 3)
         assert found.sentence("en") == "It will go to 3 text segments (2 texts)."
         assert found.sentence("es") == "Se enviará a 3 segmentos (2 mensajes)."
         await f.drain()
         assert sorted(count(t.body).count for t in twilio.texts) == [1, 2]
+
+
+async def test_a_retraction_text_waits_out_quiet_hours_like_the_update_did(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    async with FakeTwilio() as twilio, families(sqlite_store, clock, twilio=twilio, sms=SMS) as f:
+        await f.signups.join(Contact.PHONE, ROSA, language="en", via="test", choice=Choice.ALL)
+        routine = Draft(Status.STRIKE_ON, {"en": UpdateText("Picket schedule")}, Urgency.ROUTINE)
+        posted = await f.admin.post(ADMIN, routine)  # Friday 10:00 in Los Angeles
+        await f.drain()
+        clock.now = datetime(2019, 1, 19, 6, 30, tzinfo=UTC)  # 22:30
+        await f.admin.retract(ADMIN, posted.id, reason="Wrong schools listed")
+        await f.drain()
+        assert len(twilio.texts) == 1
+        clock.now = datetime(2019, 1, 19, 16, 0, tzinfo=UTC)  # 08:00
+        await f.drain()
+        assert len(twilio.texts) == 2
+        assert twilio.texts[1].body.startswith("UTLA: RETRACTED: Picket schedule\n")
+        assert "Wrong schools listed" in twilio.texts[1].body

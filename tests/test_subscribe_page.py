@@ -67,7 +67,8 @@ async def test_mistakes_are_explained_in_the_readers_language_keeping_what_was_t
         empty = await f.client.post("/subscribe", data={"email": "  "})
         assert empty.status == 422 and "Write your e-mail address" in await empty.text()
         huge = await f.client.post(
-            "/subscribe", data={"email": "a" * 10_000, "receive": "b" * 10_000, "language": "c" * 10_000}
+            "/subscribe",
+            data={"email": "a" * 10_000, "receive": "b" * 10_000, "language": "c" * 10_000},
         )
         assert huge.status == 422
         await f.drain()
@@ -80,6 +81,7 @@ async def test_the_answer_is_the_same_for_a_new_a_known_and_a_limited_address(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
     async with FakeSmtp() as smtp, families(sqlite_store, clock, smtp=smtp) as f:
+
         def clean(page: str) -> str:
             return re.sub(r"\s+", " ", page)
 

@@ -40,7 +40,14 @@ async def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         people = signups_for(store, load_config(STRIKE), utcnow)
         people.offer(Offer(Contact.EMAIL, "email"))
         people.offer(Offer(Contact.PHONE, "sms"))
-        await people.request(Contact.EMAIL, EMAIL, language="es", choice=Choice.ALL, client="a", via="web /es/subscribe")
+        await people.request(
+            Contact.EMAIL,
+            EMAIL,
+            language="es",
+            choice=Choice.ALL,
+            client="a",
+            via="web /es/subscribe",
+        )
         async with store.read() as tx:
             [row] = await tx.list_deliveries(limit=None)
         assert row.payload is not None
@@ -100,8 +107,9 @@ def test_delete_forgets_one_person_or_everyone(
 def test_a_dry_run_says_what_a_post_will_cost_and_posts_nothing(
     url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    spanish = "Comienza la huelga mañana en todas las escuelas del distrito"
     args = ["post", "--dry-run", "--urgency", "urgent", "--headline", "Strike is on",
-            "--es-headline", "Comienza la huelga mañana en todas las escuelas del distrito"]  # fmt: skip
+            "--es-headline", spanish]  # fmt: skip
     code, out, err = run(capsys, url, *args)
     assert code == 0 and err == ""
     assert "Nothing was posted." in out

@@ -29,7 +29,6 @@ WORDS = {
         "why": "You get this because you signed up for {union} strike updates.",
         "unsubscribe": "Unsubscribe",
         "unsubscribe_text": "Unsubscribe with one click: {url}",
-        "ignore": "If you did not ask for this, ignore this e-mail.",
         "list": "{union} strike updates",
         "original": "Withdrawn text",
     },
@@ -38,7 +37,6 @@ WORDS = {
         "why": "Recibes esto porque te suscribiste a las noticias de la huelga de {union}.",
         "unsubscribe": "Cancelar la suscripción",
         "unsubscribe_text": "Cancela la suscripción con un clic: {url}",
-        "ignore": "Si no lo pediste, ignora este correo.",
         "list": "Noticias de la huelga de {union}",
         "original": "Texto retirado",
     },
@@ -95,12 +93,10 @@ def text_part(message: OutboundMessage, envelope: Envelope) -> str:
         lines += [f"{link.label}: {link.url}", ""]
     if message.footer:
         lines += [message.footer, ""]
-    lines.append("-- ")
-    if envelope.unsubscribe_url:
+    if envelope.unsubscribe_url:  # a confirmation's body already says what to do
+        lines.append("-- ")
         lines.append(words["why"].format(union=envelope.union))
         lines.append(words["unsubscribe_text"].format(url=envelope.unsubscribe_url))
-    else:
-        lines.append(words["ignore"])
     return _plain("\n".join(lines)) + "\n"
 
 
@@ -111,7 +107,7 @@ def html_part(message: OutboundMessage, envelope: Envelope, colour: str) -> str:
         for block in message.body.replace("\r\n", "\n").split("\n\n")
         if block.strip()
     ]
-    why = words["why"] if envelope.unsubscribe_url else words["ignore"]
+    why = words["why"] if envelope.unsubscribe_url else ""
     return _HTML.render(
         lang=message.language,
         subject=subject_of(message),

@@ -33,6 +33,7 @@ from ._present import page_prefix
 
 log = logging.getLogger("strikebot.web")
 
+OWN_NAME = {"en": "English", "es": "Español"}  # each language offered in its own words
 FIELD_MAX = 2_000  # longer form values are cut before anything reads them
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
@@ -292,7 +293,7 @@ def _form(
             "language": values.get("language") or lang,
         },
         choices=[{"value": str(c), "label": _capital(choice_text(c, lang))} for c in Choice],
-        languages=[{"value": code, "label": w[code]} for code in ctx.campaign.languages],
+        languages=[{"value": code, "label": OWN_NAME[code]} for code in ctx.campaign.languages],
     )
     return _render(request, "subscribe.html", context, status)
 
