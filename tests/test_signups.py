@@ -194,18 +194,18 @@ async def test_the_same_answer_and_at_most_one_confirmation_per_ten_minutes(
 
 
 async def test_a_confirmed_address_asked_again_gets_a_confirmation_for_new_choices(
-    sqlite_store: Store, clock: FixedClock
+    store: Store, clock: FixedClock
 ) -> None:
-    people = signups_of(sqlite_store, clock)
+    people = signups_of(store, clock)
     await people.request(Contact.EMAIL, EMAIL, choice="urgent", client="a", via="web")
-    await people.confirm(await _token(sqlite_store))
+    await people.confirm(await _token(store))
     clock.advance(minutes=11)
     await people.request(Contact.EMAIL, EMAIL, choice="all", language="es", client="b", via="web")
-    async with sqlite_store.read() as tx:
+    async with store.read() as tx:
         [sub] = await tx.list_subscriptions()
     assert sub.urgencies == frozenset({Urgency.URGENT})  # unchanged until confirmed
-    await people.confirm(await _token(sqlite_store))
-    async with sqlite_store.read() as tx:
+    await people.confirm(await _token(store))
+    async with store.read() as tx:
         [sub] = await tx.list_subscriptions()
     assert sub.urgencies == frozenset(Urgency) and sub.language == "es"
 
@@ -296,20 +296,20 @@ async def test_join_switches_language_and_stop_deletes_the_number(
 
 
 async def test_no_address_in_audit_log_subscriptions_or_logs(
-    sqlite_store: Store, clock: FixedClock, caplog: pytest.LogCaptureFixture
+    store: Store, clock: FixedClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     configure_logging(level=logging.DEBUG, stream=io.StringIO())  # as `strikebot run --debug`
     caplog.set_level(logging.DEBUG)
-    people = signups_of(sqlite_store, clock)
+    people = signups_of(store, clock)
     await people.request(Contact.EMAIL, EMAIL, client="c", via="web")
-    await people.confirm(await _token(sqlite_store))
+    await people.confirm(await _token(store))
     await people.join(Contact.PHONE, PHONE, language="en", via="text JOIN")
     person = await people.find(PHONE)
     assert person is not None
     await people.mark_broken(person.key, "the number cannot receive texts")
     clock.advance(days=31)
     await people.stats()  # purges addresses broken for longer than 30 days
-    async with sqlite_store.read() as tx:
+    async with store.read() as tx:
         audit = json.dumps([[a.target, a.before, a.after] for a in await tx.list_audit()])
         subs = json.dumps([s.address for s in await tx.list_subscriptions(active_only=False)])
         rows = json.dumps([str(d) for d in await tx.list_deliveries(limit=None)])
@@ -318,12 +318,10 @@ async def test_no_address_in_audit_log_subscriptions_or_logs(
         assert EMAIL not in text and PHONE not in text and "2135550123" not in text
 
 
-async def test_export_and_delete_answer_a_persons_request(
-    sqlite_store: Store, clock: FixedClock
-) -> None:
-    people = signups_of(sqlite_store, clock)
+async def test_export_and_delete_answer_a_persons_request(store: Store, clock: FixedClock) -> None:
+    people = signups_of(store, clock)
     await people.request(Contact.EMAIL, EMAIL, language="es", client="c", via="web /es/subscribe")
-    await people.confirm(await _token(sqlite_store))
+    await people.confirm(await _token(store))
     found = await people.export("  MARIA.LOPEZ@example.com ")
     assert found is not None
     assert found["address"] == EMAIL and found["language"] == "es"
