@@ -36,13 +36,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from bot import i18n
 from bot.clock import Clock, utcnow
+from bot.commands._args import parse_quiet_hours
 from bot.config import StrikeConfig
 from bot.contacts import Contact, read_contact, read_email, read_phone
-from bot.errors import InvalidInput, NotFound, StrikebotError
+from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
 from bot.messages import page_url
 from bot.models import (
     ALL_URGENCIES,
@@ -678,6 +681,20 @@ class SignUps:
             confirmed=person.confirmed,
         )
 
+    async def recipient(self, key: str, message: OutboundMessage) -> Contactable:
+        """Who `message` goes to, for an adapter about to send it to the channel `key`.
+        Raises `PermanentDeliveryError` (one person's: no notice to admins) when they
+        unsubscribed meanwhile, or when an unconfirmed sign-up would get anything but its
+        confirmation."""
+        person = await self.contactable(key)
+        if person is None:
+            raise PermanentDeliveryError(
+                "the person unsubscribed before it went", tell_admins=False
+            )
+        if not person.confirmed and message.kind is not MessageKind.CONFIRM:
+            raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
+        return person
+
     async def mark_broken(self, key: str, reason: str) -> None:
         """The address cannot receive (a permanent bounce, a landline): nothing more goes
         to it until the person signs up again. Admins see counts, not a notice each."""
@@ -819,6 +836,18 @@ class SignUps:
         if stale:
             log.info("forgot %d expired sign-ups and broken addresses", len(stale))
         return len(stale)
+
+
+def _check_quiet_hours(value: str) -> str:
+    try:
+        parse_quiet_hours(value)
+    except StrikebotError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+# A plugin section's quiet hours, "21:00-08:00" or "off", checked when the file is read.
+QuietHoursSetting = Annotated[str, AfterValidator(_check_quiet_hours)]
 
 
 def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:

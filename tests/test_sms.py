@@ -344,3 +344,15 @@ async def test_a_retraction_text_waits_out_quiet_hours_like_the_update_did(
         assert len(twilio.texts) == 2
         assert twilio.texts[1].body.startswith("UTLA: RETRACTED: Picket schedule\n")
         assert "Wrong schools listed" in twilio.texts[1].body
+
+
+def test_a_mistake_in_the_sms_section_names_the_key() -> None:
+    from bot.errors import ConfigError
+    from tests.support import campaign_config
+
+    with pytest.raises(ConfigError) as refused:
+        campaign_config(CAMPAIGN, sms={"quiet_hours": "25:00-08:00"})
+    assert "sms.quiet_hours" in refused.value.message
+    with pytest.raises(ConfigError) as refused:
+        campaign_config(CAMPAIGN, sms={"countries": ["USA"]})
+    assert "two-letter country code" in refused.value.message

@@ -192,13 +192,7 @@ class EmailAdapter:
     async def send(
         self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
     ) -> str:
-        person = await self.signups.contactable(channel.channel)
-        if person is None:
-            raise PermanentDeliveryError(
-                "the person unsubscribed before it went", tell_admins=False
-            )
-        if not person.confirmed and message.kind is not MessageKind.CONFIRM:
-            raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
+        person = await self.signups.recipient(channel.channel, message)
         message_id = f"<{idempotency_key}@{self.sender.domain}>"
         colour = "#1f4e8c"
         if message.status is not None:

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, Section, StrikebotError, parse_quiet_hours
+from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
 
 NAME = "email"
 
@@ -123,17 +123,8 @@ class EmailSection(Section):
     """`[email]`: quiet hours for e-mail in campaign time (none by default: an e-mail wakes
     nobody), and a reply-to address for people who answer."""
 
-    quiet_hours: str = "off"
+    quiet_hours: QuietHoursSetting = "off"
     reply_to: str | None = None
-
-    @field_validator("quiet_hours")
-    @classmethod
-    def _check_quiet(cls, value: str) -> str:
-        try:
-            parse_quiet_hours(value)
-        except StrikebotError as exc:
-            raise ValueError(exc.message) from None
-        return value
 
     @field_validator("reply_to")
     @classmethod

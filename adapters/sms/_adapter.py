@@ -38,7 +38,6 @@ from bot.ports import (
     ChannelRef,
     Contact,
     InvalidInput,
-    MessageKind,
     Offer,
     OutboundMessage,
     Outcome,
@@ -180,13 +179,7 @@ class SmsAdapter:
     async def send(
         self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
     ) -> str:
-        person = await self.signups.contactable(channel.channel)
-        if person is None:
-            raise PermanentDeliveryError(
-                "the person unsubscribed before it went", tell_admins=False
-            )
-        if not person.confirmed and message.kind is not MessageKind.CONFIRM:
-            raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
+        person = await self.signups.recipient(channel.channel, message)
         callback = self.public(STATUS_PATH.format(delivery=idempotency_key))
         try:
             sid = await self.client.send(

@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, Section, StrikebotError, parse_quiet_hours
+from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
 
 NAME = "sms"
 TWILIO_API = "https://api.twilio.com"
@@ -73,7 +73,7 @@ class SmsSection(Section):
     """`[sms]`: when texts may go, how long they may be, and which countries they reach."""
 
     # Campaign time. Routine and important updates and briefings wait; urgent ones do not.
-    quiet_hours: str = "21:00-08:00"
+    quiet_hours: QuietHoursSetting = "21:00-08:00"
     # A text is cut to fit this many segments (160 GSM-7 / 70 UCS-2 characters each, 153/67
     # when split), ending with the link to the full update.
     max_segments: int = Field(default=2, ge=1, le=10)
@@ -83,15 +83,6 @@ class SmsSection(Section):
     # How every text starts, saying who sends it (e.g. "UTLA"). Default: the abbreviation
     # in brackets in [campaign] union, else the union's name.
     sender_name: str | None = Field(default=None, min_length=1, max_length=30)
-
-    @field_validator("quiet_hours")
-    @classmethod
-    def _quiet(cls, value: str) -> str:
-        try:
-            parse_quiet_hours(value)
-        except StrikebotError as exc:
-            raise ValueError(exc.message) from None
-        return value
 
     @field_validator("countries")
     @classmethod
