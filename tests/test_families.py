@@ -37,6 +37,18 @@ def urgent(headline: str, headline_es: str, body_es: str = "") -> Draft:
     )
 
 
+async def correct_the_time(f: Families, update_id: int) -> None:
+    """A correction (a visible note, not a silent edit) of the Spanish headline."""
+    await f.admin.edit(
+        ADMIN,
+        update_id,
+        Changes(texts={"es": UpdateText("Piquete a las 7:00")}),
+        reason="La hora correcta es 7:00",
+        correction=True,
+    )
+    await f.drain()
+
+
 async def _sign_up_by_email(f: Families, *, language: str, receive: str) -> None:
     response = await f.client.post(
         "/es/subscribe", data={"email": MARIA, "language": language, "receive": receive}
@@ -92,14 +104,7 @@ async def test_email_full_path(store: Store, clock: FixedClock) -> None:
         )
         await f.drain()
         assert len(smtp.messages) == 2
-        await f.admin.edit(
-            ADMIN,
-            update.id,
-            Changes(texts={"es": UpdateText("Piquete a las 7:00")}),
-            reason="La hora correcta es 7:00",
-            correction=True,
-        )
-        await f.drain()
+        await correct_the_time(f, update.id)
         assert len(smtp.messages) == 3
         assert smtp.messages[2]["Subject"] == "Corrección: Piquete a las 7:00"
         assert "La hora correcta es 7:00" in text_of(smtp.messages[2])
@@ -157,14 +162,7 @@ async def test_sms_full_path(store: Store, clock: FixedClock) -> None:
         # Twilio reports delivery: recorded.
         assert await twilio.callback(text.sid, "delivered", server=f.server) == 204
 
-        await f.admin.edit(
-            ADMIN,
-            update.id,
-            Changes(texts={"es": UpdateText("Piquete a las 7:00")}),
-            reason="La hora correcta es 7:00",
-            correction=True,
-        )
-        await f.drain()
+        await correct_the_time(f, update.id)
         assert twilio.texts[2].body.startswith("UTLA: Corrección: Piquete a las 7:00")
 
         clock.now = MONDAY_7AM
