@@ -22,7 +22,6 @@ from bot import i18n
 from bot.config import StrikeConfig
 from bot.messages import update_message
 from bot.models import Campaign, Update
-from bot.outbox import wants
 from bot.plugins import Plugins, Section, installed_plugins
 from bot.store import Store
 
@@ -129,15 +128,15 @@ async def reach(
     plugins = installed_plugins() if plugins is None else plugins
     sections = sections or {}
     async with store.read() as tx:
-        subs = [s for s in await tx.list_subscriptions() if wants(s, update)]
+        audience = await tx.audience_counts(str(update.urgency))  # as `bot.outbox.wants`
     channels = 0
     groups: Counter[tuple[str, str, str]] = Counter()
-    for sub in subs:
-        plugin = plugins.get(sub.platform)
+    for (platform, language, zone), n in audience.items():
+        plugin = plugins.get(platform)
         if plugin is None or plugin.cost is None:
-            channels += 1
+            channels += n
         else:
-            groups[(sub.platform, sub.language, sub.timezone)] += 1
+            groups[(platform, language, zone)] += n
     messages: Counter[str] = Counter()
     units: Counter[str] = Counter()
     for (platform, language, zone), n in groups.items():

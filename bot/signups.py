@@ -28,6 +28,7 @@ use case, so the rules hold everywhere:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import secrets
@@ -262,6 +263,8 @@ class SignUps:
         self.offers: dict[Contact, Offer] = {}
         self._clients = _Window(timedelta(hours=1))
         self._everyone = _Window(timedelta(hours=1))
+        self._lookups: dict[str, asyncio.Future[Subscriber | None]] = {}
+        self._lookup_task: asyncio.Task[None] | None = None
 
     # -- what is on offer --------------------------------------------------------
 
@@ -667,9 +670,16 @@ class SignUps:
     # -- what providers report -----------------------------------------------------------
 
     async def contactable(self, key: str) -> Contactable | None:
-        """The address behind a subscription's channel, for an adapter about to send."""
-        async with self.store.read() as tx:
-            person = await tx.subscriber_by_key(key)
+        """The address behind a subscription's channel, for an adapter about to send.
+        Lookups made while one is on its way share the next read (one query for a batch of
+        sends, not one per message)."""
+        waiting = self._lookups.get(key)
+        if waiting is None:
+            waiting = asyncio.get_running_loop().create_future()
+            self._lookups[key] = waiting
+            if len(self._lookups) == 1:
+                self._lookup_task = asyncio.create_task(self._look_up())
+        person = await asyncio.shield(waiting)
         if person is None:
             return None
         return Contactable(
@@ -694,6 +704,19 @@ class SignUps:
         if not person.confirmed and message.kind is not MessageKind.CONFIRM:
             raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
         return person
+
+    async def _look_up(self) -> None:
+        await asyncio.sleep(0)  # let the sends started in this turn add their keys
+        batch, self._lookups = self._lookups, {}
+        try:
+            async with self.store.read() as tx:
+                found = await tx.subscribers_by_keys(list(batch))
+        except Exception as exc:
+            for waiting in batch.values():
+                waiting.set_exception(exc)
+            return
+        for key, waiting in batch.items():
+            waiting.set_result(found.get(key))
 
     async def mark_broken(self, key: str, reason: str) -> None:
         """The address cannot receive (a permanent bounce, a landline): nothing more goes

@@ -58,6 +58,10 @@ class SubscriberStore:
     async def subscriber_by_key(self, key: str) -> Subscriber | None:
         return await self._one_subscriber(t.subscribers.c.key == key)
 
+    async def subscribers_by_keys(self, keys: list[str]) -> dict[str, Subscriber]:
+        rows = await self.conn.execute(select(t.subscribers).where(t.subscribers.c.key.in_(keys)))
+        return {r.key: _subscriber(r) for r in rows}
+
     async def subscriber_by_token(self, manage_token: str) -> Subscriber | None:
         return await self._one_subscriber(t.subscribers.c.manage_token == manage_token)
 
@@ -115,6 +119,21 @@ class SubscriberStore:
             (kind, state, lang, choice, bool(is_broken)): int(n)
             for kind, state, lang, choice, is_broken, n in await self.conn.execute(query)
         }
+
+    async def audience_counts(self, urgency: str) -> dict[tuple[str, str, str], int]:
+        """(platform, language, time zone) -> how many working subscriptions receive updates
+        of `urgency`: the preview's count, in one grouped query however many people."""
+        s = t.subscriptions.c
+        query = (
+            select(s.platform, s.language, s.timezone, func.count())
+            .where(
+                s.active.is_(True),
+                s.broken_reason.is_(None),
+                s.urgencies.contains(urgency),  # "important,routine,urgent": no name in another
+            )
+            .group_by(s.platform, s.language, s.timezone)
+        )
+        return {(p, lang, tz): int(n) for p, lang, tz, n in await self.conn.execute(query)}
 
     async def insert_quiet_subscription(self, sub: Subscription, now: datetime) -> int:
         """A subscription that receives nothing yet (inactive): a sign-up's, until confirmed.
