@@ -6,11 +6,14 @@ from dataclasses import replace
 
 from bot.admin import Admin, Draft
 from bot.clock import FixedClock
+from bot.commands import CommandContext, Commands
+from bot.contacts import Contact
 from bot.models import Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.outbox import wants
 from bot.reach import reach
+from bot.signups import Offer, SignUps
 from bot.store import Store
-from tests.support import ADMIN, CAMPAIGN
+from tests.support import ADMIN, ADMINS, CAMPAIGN
 
 
 async def test_reach_counts_whom_the_outbox_queues(
@@ -51,3 +54,21 @@ def _unposted(draft: Draft, clock: FixedClock) -> Update:
         state=UpdateState.PUBLISHED,
         published_at=clock(),
     )
+
+
+async def test_posting_from_chat_says_what_it_costs_when_people_get_it(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    commands = Commands(sqlite_store, CAMPAIGN, admin, clock)
+    people = SignUps(sqlite_store, CAMPAIGN, clock)
+    people.offer(Offer(Contact.PHONE, "sms"))
+    await people.join(Contact.PHONE, "+12135550123", language="es", via="test")
+    reply = await commands.post(
+        CommandContext("discord", ADMIN, "g", "c"),
+        "strike_on",
+        "Strike is on",
+        urgency="urgent",
+        texts_es={"headline": "Comienza la huelga"},
+    )
+    assert reply.ok and "It will go to 1 text segment." in reply.message.body
