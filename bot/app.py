@@ -32,8 +32,10 @@ from bot.errors import StrikebotError
 from bot.metrics import Metrics
 from bot.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
+from bot.reach import cost_sections
 from bot.schedule import BriefingScheduler
 from bot.seed import apply_seed
+from bot.signups import SignUps, signups_for
 from bot.store import Store
 from bot.store.wakeups import watch_other_writers
 
@@ -65,8 +67,12 @@ def build_parts(
     commands: Commands,
     metrics: Metrics,
     health: HealthBoard,
+    signups: SignUps | None = None,
 ) -> list[Part]:
-    """Build every plugin whose settings switch it on; say how to switch on the others."""
+    """Build every plugin whose settings switch it on; say how to switch on the others.
+    Every plugin shares one `SignUps` (e-mail and SMS register what they offer; the web page
+    and texts to the number use it)."""
+    signups = signups or signups_for(store, config, clock)
     parts = []
     for plugin in plugins.values():
         own = settings.plugin(plugin)
@@ -85,6 +91,7 @@ def build_parts(
             metrics=metrics,
             health=health,
             commands=commands,
+            signups=signups,
         )
         parts.append(Part(plugin, context, plugin.create(context)))
     return parts
@@ -118,6 +125,7 @@ async def serve(
             clock,
             metrics=metrics,
             default_briefing_time=time.fromisoformat(config.briefings.default_time),
+            cost_sections=cost_sections(config, plugins),
         )
         parts = build_parts(
             plugins,

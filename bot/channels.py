@@ -33,9 +33,12 @@ async def delivery_refused(
     reason: str,
     *,
     breaks: bool,
+    tell_admins: bool = True,
     now: datetime,
 ) -> None:
-    """Apply the policy above; `breaks`: the refusal says the channel is unusable."""
+    """Apply the policy above; `breaks`: the refusal says the channel is unusable;
+    `tell_admins=False`: the platform says the failure is one person's (a bounced address),
+    which admins see as counts, not as a notice each."""
     if breaks:
         current = await tx.get_subscription(sub.id)
         if current is None or current.broken_reason is not None:
@@ -50,4 +53,5 @@ async def delivery_refused(
             None,
             {"reason": reason, "delivery": delivery.id, "cancelled": cancelled},
         )
-    await queue_dead_notices(tx, settings, delivery, sub, reason, breaks, now)
+    if tell_admins:
+        await queue_dead_notices(tx, settings, delivery, sub, reason, breaks, now)

@@ -123,6 +123,19 @@ class BriefingsSection(_Model):
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
 
 
+class SignupsSection(_Model):
+    """`[signups]`: how many people may sign up for e-mail and text (bot/signups.py)."""
+
+    # Sign-ups from one connection (an IP address) per hour. A parents' meeting on one
+    # school Wi-Fi needs more: raise it for the evening.
+    per_client_per_hour: int = Field(default=20, ge=1, le=100_000)
+    # Confirmations sent per hour across everyone (each costs an e-mail or a text).
+    per_hour: int = Field(default=1000, ge=1, le=1_000_000)
+    # How long a confirmation link (or a YES reply) stays valid; unconfirmed sign-ups are
+    # deleted after it.
+    confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
+
+
 class DemandEntry(_Model):
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     status: DemandStatus = DemandStatus.OPEN
@@ -198,6 +211,7 @@ class StrikeConfig(_Model):
     admins: dict[str, dict[str, Any]] = {}
     delivery: DeliverySection = DeliverySection()
     briefings: BriefingsSection = BriefingsSection()
+    signups: SignupsSection = SignupsSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []

@@ -20,9 +20,11 @@ from bot.clock import Clock
 from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
 from bot.metrics import Metrics
-from bot.models import Campaign
+from bot.models import Campaign, Update
 from bot.outbound import HealthBoard
 from bot.plugins import AdminRule, Plugin, PluginSettings, Section
+from bot.reach import Reach, cost_sections, reach
+from bot.signups import SignUps, signups_for
 from bot.store import Store
 
 T = TypeVar("T")
@@ -44,6 +46,19 @@ class PluginContext:
     clock: Clock
     metrics: Metrics = field(default_factory=Metrics)
     health: HealthBoard = field(default_factory=HealthBoard)
+    signups: SignUps | None = None  # people signing up for e-mail and text (bot.signups)
+
+    async def reach(self, update: Update) -> Reach:
+        """How far `update` would go if posted now: chat channels, e-mails, text segments
+        (for a preview; see `bot.reach`)."""
+        return await reach(self.store, self.campaign, update, sections=self.commands.cost_sections)
+
+    @property
+    def people(self) -> SignUps:
+        """The sign-up use cases shared by every plugin (one instance per process)."""
+        if self.signups is None:
+            raise RuntimeError("this plugin context was built without sign-ups")
+        return self.signups
 
     @property
     def admins(self) -> AdminList:
@@ -80,6 +95,7 @@ def plugin_context(
     metrics: Metrics | None = None,
     health: HealthBoard | None = None,
     commands: Commands | None = None,
+    signups: SignUps | None = None,
 ) -> PluginContext:
     """The context for `plugin` from the loaded settings and campaign file."""
     parts = config.plugin_config(plugin.name)
@@ -93,6 +109,7 @@ def plugin_context(
             clock,
             metrics=metrics,
             default_briefing_time=time.fromisoformat(config.briefings.default_time),
+            cost_sections=cost_sections(config),
         )
     return PluginContext(
         plugin=plugin,
@@ -107,4 +124,5 @@ def plugin_context(
         clock=clock,
         metrics=metrics,
         health=health or HealthBoard(),
+        signups=signups or signups_for(store, config, clock),
     )

@@ -65,8 +65,11 @@ retraction, records the message id, and the RETRACT edits that message:
 What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
 the update's current text edited into the posted message, RETRACT → the message edited in
-place into `retraction_message`, CORRECTION → a new short `correction_message` note. BRIEFING
-and NOTICE rows carry their rendered message in `payload["message"]`. A follow-up waits until
+place into `retraction_message`, CORRECTION → a new short `correction_message` note. On a
+platform whose messages cannot change (`edits_in_place = False`: e-mail, SMS) a RETRACT is a
+new message and an EDIT sends nothing, and both reach only channels still subscribed.
+BRIEFING, NOTICE and CONFIRM (a sign-up's confirmation, which reaches a person not yet
+subscribed) rows carry their rendered message in `payload["message"]`. A follow-up waits until
 its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
 the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
 is not sent (the update's state is re-read at most once a second). Embargoes, urgency and
@@ -105,7 +108,8 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.outbound import Adapter, ChannelRef, OutboundMessage
+from bot.outbound import Adapter, ChannelRef, OutboundMessage, edits_in_place
+from bot.outbox import release_time
 from bot.pacing import Pacer, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
@@ -381,7 +385,7 @@ class Dispatcher:
         self.stats.claimed += len(claimed)
         for delivery in claimed:
             update = updates.get(delivery.update_id) if delivery.update_id is not None else None
-            pool = holders if delivery.action in IN_PLACE else subs
+            pool = holders if self._reaches_unsubscribed(delivery) else subs
             post = (
                 posts.get((delivery.update_id, delivery.subscription_id))
                 if delivery.update_id is not None
@@ -389,6 +393,15 @@ class Dispatcher:
             )
             self._spawn(delivery, pool.get(delivery.subscription_id), update, post)
         return len(claimed)
+
+    def _reaches_unsubscribed(self, delivery: Delivery) -> bool:
+        """An edit or retraction changes a copy in place even in a channel that unsubscribed
+        since; a sign-up's confirmation goes to a person not yet subscribed. A platform that
+        cannot edit sends new messages instead, and those respect unsubscribing."""
+        if delivery.action is DeliveryAction.CONFIRM:
+            return True
+        adapter = self.adapters.get(delivery.platform)
+        return delivery.action in IN_PLACE and edits_in_place(adapter)
 
     def _spawn(
         self,
@@ -553,7 +566,13 @@ class Dispatcher:
         except PermanentDeliveryError as exc:
             # A refused send means the channel is unusable; a refused edit may only mean
             # that one message was deleted, so the channel stays subscribed.
-            await self._park_dead(delivery, sub, exc.reason, breaks=isinstance(plan, _Send))
+            await self._park_dead(
+                delivery,
+                sub,
+                exc.reason,
+                breaks=isinstance(plan, _Send),
+                tell_admins=exc.tell_admins,
+            )
             return None
         except TransientDeliveryError as exc:
             return exc
@@ -661,7 +680,7 @@ class Dispatcher:
             if update.published_at is not None and update.published_at > self.clock():
                 return _Later(update.published_at)
             return _Send(update_message(update, language, self.campaign, timezone=zone))
-        if action in (DeliveryAction.BRIEFING, DeliveryAction.NOTICE):
+        if action in (DeliveryAction.BRIEFING, DeliveryAction.NOTICE, DeliveryAction.CONFIRM):
             raw = (delivery.payload or {}).get("message")
             if not isinstance(raw, Mapping):
                 return _Dead("the delivery carries no message to send (payload['message'])")
@@ -689,6 +708,8 @@ class Dispatcher:
                 return _Skip(f"nothing to {action}: the update never reached this channel")
             if not post.platform_message_id:
                 return _Skip(f"nothing to {action}: the post recorded no message id")
+            if not edits_in_place(self.adapters.get(delivery.platform)):
+                return self._plan_new_message(action, current, sub, now)
             if action is DeliveryAction.RETRACT:
                 message = retraction_message(current, language, self.campaign, timezone=zone)
                 return _Edit(post.platform_message_id, message)
@@ -699,6 +720,24 @@ class Dispatcher:
                 return _Skip("the update was retracted; its retraction replaces the correction")
             return _Send(correction_message(current, language, self.campaign, timezone=zone))
         return _Dead(f"cannot deliver a {action} row (update {delivery.update_id})")
+
+    def _plan_new_message(
+        self, action: DeliveryAction, current: Update, sub: Subscription, now: datetime
+    ) -> _Plan:
+        """A follow-up on a platform whose messages cannot change: a retraction or a
+        correction is a new short message (which, like any new message, waits out the
+        channel's quiet hours unless urgent); a silent edit has nothing to send."""
+        language, zone = sub.language, sub.timezone
+        if action is DeliveryAction.EDIT:
+            return _Skip("this platform cannot change a sent message; its link shows the edit")
+        if action is DeliveryAction.RETRACT:
+            release = release_time(sub, current.urgency, now)
+            if release > now:
+                return _Later(release)
+            return _Send(retraction_message(current, language, self.campaign, timezone=zone))
+        if current.retracted:
+            return _Skip("the update was retracted; its retraction replaces the correction")
+        return _Send(correction_message(current, language, self.campaign, timezone=zone))
 
     async def _update_state(self, update_id: int) -> str | None:
         """The update's stored state, re-read at most once a second (one read shared by
@@ -747,9 +786,16 @@ class Dispatcher:
                 log.info("delivery %s cancelled: %s", delivery.id, plan.reason)
 
     async def _park_dead(
-        self, delivery: Delivery, sub: Subscription, reason: str, *, breaks: bool
+        self,
+        delivery: Delivery,
+        sub: Subscription,
+        reason: str,
+        *,
+        breaks: bool,
+        tell_admins: bool = True,
     ) -> None:
-        """DEAD with its reason, and what follows for the channel (`bot.channels`)."""
+        """DEAD with its reason, and what follows for the channel (`bot.channels`); admins
+        are told unless the adapter said the failure is one person's (`tell_admins=False`)."""
         now = self.clock()
         async with self.store.write() as tx:
             settled = await q.settle(
@@ -763,7 +809,16 @@ class Dispatcher:
             if not settled:
                 log.warning("lost the lease on %s before recording: %s", delivery.id, reason)
                 return
-            await delivery_refused(tx, self.settings, delivery, sub, reason, breaks=breaks, now=now)
+            await delivery_refused(
+                tx,
+                self.settings,
+                delivery,
+                sub,
+                reason,
+                breaks=breaks,
+                tell_admins=tell_admins,
+                now=now,
+            )
         self.stats.dead += 1
         self._count(delivery.platform, "dead")
         log.warning(

@@ -58,11 +58,16 @@ class ImportRefused(StrikebotError):
 
 
 class PermanentDeliveryError(Exception):
-    """A platform refused a send in a way retrying will not fix (403, 404, archived channel)."""
+    """A platform refused a send in a way retrying will not fix (403, 404, archived channel).
 
-    def __init__(self, reason: str) -> None:
+    `tell_admins=False` when one person's address failed (a bounced e-mail, a landline):
+    the channel is paused all the same, but admins read such failures as counts
+    (`strikebot subscribers stats`) instead of one notice per address."""
+
+    def __init__(self, reason: str, *, tell_admins: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.tell_admins = tell_admins
 
 
 class TransientDeliveryError(Exception):

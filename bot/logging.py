@@ -159,4 +159,8 @@ def configure_logging(
     root.setLevel(level)
     # aiohttp's access log is useful at INFO; its per-request debug lines are not.
     logging.getLogger("aiohttp.access").setLevel(logging.INFO)
+    # Database drivers' debug lines print query parameters: people's addresses and numbers
+    # (bot/signups.py). They stay quiet even when everything else is at DEBUG.
+    for driver in ("aiosqlite", "asyncpg", "sqlalchemy.engine"):
+        logging.getLogger(driver).setLevel(logging.WARNING)
     return handler

@@ -64,6 +64,7 @@ class DeliveryAction(StrEnum):
     RETRACT = "retract"
     BRIEFING = "briefing"
     NOTICE = "notice"
+    CONFIRM = "confirm"  # asks a person who signed up to confirm; reaches them unsubscribed
 
 
 class DeliveryState(StrEnum):
@@ -227,6 +228,38 @@ class Subscription:
     @property
     def address(self) -> str:
         return f"{self.platform}:{self.workspace}/{self.channel}"
+
+
+@dataclass(frozen=True, slots=True)
+class Subscriber:
+    """A person who signed up by e-mail or text (`bot.signups`). `key` is opaque and random:
+    it is their subscription's channel and the only way anything else names them. The
+    address is personal data: it is left out of `repr` so no log line can carry it."""
+
+    id: int
+    key: str
+    kind: str  # bot.contacts.Contact
+    address: str = field(repr=False)
+    language: str
+    choice: str  # bot.signups.Choice
+    state: str  # "pending" until confirmed, then "confirmed"
+    manage_token: str = field(repr=False)
+    signed_up_at: datetime
+    signed_up_via: str
+    subscription_id: int | None = None
+    confirmed_at: datetime | None = None
+    confirmed_via: str | None = None
+    confirm_expires: datetime | None = None
+    requested: Mapping[str, str] | None = None
+    last_confirmation_at: datetime | None = None
+    confirmations_today: int = 0
+    confirmations_since: datetime | None = None
+    broken_reason: str | None = None
+    broken_at: datetime | None = None
+
+    @property
+    def confirmed(self) -> bool:
+        return self.state == "confirmed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ class MessageKind(StrEnum):
     BRIEFING = "briefing"
     NOTICE = "notice"  # to admins: a channel broke, an update awaits approval...
     REPLY = "reply"  # an answer to a command
+    CONFIRM = "confirm"  # asks a person who signed up to confirm (e-mail, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,12 @@ class Adapter(Service, Reporting, Protocol):
 
     `idempotency_key` is the delivery id (at most 25 chars): a platform with idempotent
     sends (a message nonce) uses it so a retried send returns the existing message.
+
+    A platform whose sent messages cannot be changed (e-mail, SMS) says so with a class
+    attribute `edits_in_place = False` (see `edits_in_place`): the dispatcher then sends a
+    retraction as a new short message to those who got the original, and a silent edit
+    sends nothing (its link shows the current text; a correction is a new message anyway).
+    Its `edit` and `delete` are then never called.
     """
 
     platform: str
@@ -168,6 +175,12 @@ class Adapter(Service, Reporting, Protocol):
     ) -> None: ...
 
     async def delete(self, channel: ChannelRef, message_id: str) -> None: ...
+
+
+def edits_in_place(adapter: object) -> bool:
+    """Whether `adapter` changes a sent message in place (chat platforms: the default) or can
+    only send new ones (declared with `edits_in_place = False`)."""
+    return bool(getattr(adapter, "edits_in_place", True))
 
 
 @dataclass(slots=True)

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtim
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
+from bot.contacts import Contact
 from bot.errors import ConfigError
-from bot.models import Actor
-from bot.outbound import Limits
+from bot.models import Actor, Campaign
+from bot.outbound import Limits, OutboundMessage
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -121,6 +122,22 @@ class Mountable(Protocol):
     def mount(self, app: web.Application) -> None: ...
 
 
+def one_message(message: OutboundMessage, campaign: Campaign, section: Section | None) -> int:
+    return 1
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What a platform that reaches people one by one spends per message, for the preview
+    ("It will send 1,204 e-mails and 2,310 text segments"). `units` names the unit per
+    language, singular and plural; `measure` counts the units one message takes once the
+    plugin renders it (an SMS plugin counts segments), given the campaign and the plugin's
+    campaign-file section."""
+
+    units: Mapping[str, tuple[str, str]]
+    measure: Callable[[OutboundMessage, Campaign, Section | None], int] = one_message
+
+
 @dataclass(frozen=True, slots=True)
 class Plugin:
     """A platform, declared once. See the module docstring and `docs/adapters.md`.
@@ -129,7 +146,10 @@ class Plugin:
     lookahead (`@(?=everyone)`); a zero-width space goes right after each match in
     everything people wrote, on every platform. `delivers` is False for a plugin whose
     channels cannot be subscribed (the web page). `delivery` declares extra `[delivery]`
-    keys, each named `<name>_...` (pacing settings).
+    keys, each named `<name>_...` (pacing settings). `contact` marks a platform that reaches
+    people at their own address (`bot.contacts.Contact`: e-mail, phone): its channels are
+    the people who signed up through `bot.signups`, never subscribed by an admin, and
+    `cost` says what each message spends.
     """
 
     name: str
@@ -145,6 +165,8 @@ class Plugin:
     delivers: bool = True
     cli: Callable[[SubParsers[argparse.ArgumentParser]], None] | None = None
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
+    contact: Contact | None = None
+    cost: Cost | None = None
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:
@@ -188,8 +210,17 @@ class Plugins(Mapping[str, Plugin]):
 
     @property
     def delivering(self) -> list[str]:
-        """Names of the platforms whose channels can be subscribed."""
-        return [name for name, plugin in self.by_name.items() if plugin.delivers]
+        """Names of the platforms whose channels admins can subscribe (not the ones that
+        reach people who sign up themselves)."""
+        return [
+            name
+            for name, plugin in self.by_name.items()
+            if plugin.delivers and plugin.contact is None
+        ]
+
+    def reaching(self, contact: Contact) -> Plugin | None:
+        """The installed plugin that reaches people at `contact` addresses, if any."""
+        return next((p for p in self.by_name.values() if p.contact is contact), None)
 
     def neutralize(self, text: str) -> str:
         """`text` with every plugin's pings made inert; idempotent."""

@@ -18,6 +18,7 @@ from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import CommandContext, Commands, Reply
+from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
 from bot.dispatcher import Dispatcher
 from bot.errors import (
@@ -38,6 +39,7 @@ from bot.messages import (
     fit_message,
     local_zone,
     neutralize_mentions,
+    page_url,
     split,
     update_message,
 )
@@ -50,6 +52,7 @@ from bot.models import (
     DemandEvent,
     DemandStatus,
     Platform,
+    QuietHours,
     Status,
     Update,
     UpdateState,
@@ -70,8 +73,10 @@ from bot.outbound import (
     Service,
 )
 from bot.outbox import wants
+from bot.parsing import parse_quiet_hours
 from bot.plugins import (
     AdminRule,
+    Cost,
     Mountable,
     Plugin,
     Plugins,
@@ -80,6 +85,7 @@ from bot.plugins import (
     SubParsers,
     installed_plugins,
 )
+from bot.reach import Reach, reach
 from bot.rules import (
     BODY_MAX,
     HEADLINE_MAX,
@@ -92,6 +98,18 @@ from bot.rules import (
     VISIBLE_TEXT_PATTERN,
     check_update_text,
     clean_text,
+)
+from bot.signups import (
+    Choice,
+    Contactable,
+    Offer,
+    Outcome,
+    Pending,
+    QuietHoursSetting,
+    SignUps,
+    TooManySignups,
+    choice_text,
+    short_union,
 )
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
@@ -115,12 +133,16 @@ __all__ = [
     "Campaign",
     "Changes",
     "ChannelRef",
+    "Choice",
     "CliContext",
     "Clock",
     "CommandContext",
     "Commands",
     "ConfigError",
     "Conflict",
+    "Contact",
+    "Contactable",
+    "Cost",
     "DeliveryState",
     "Demand",
     "DemandEvent",
@@ -139,24 +161,32 @@ __all__ = [
     "Mountable",
     "NotAllowed",
     "NotFound",
+    "Offer",
     "OutboundMessage",
+    "Outcome",
     "Pacing",
+    "Pending",
     "PermanentDeliveryError",
     "Platform",
     "Plugin",
     "PluginContext",
     "PluginSettings",
     "Plugins",
+    "QuietHours",
+    "QuietHoursSetting",
+    "Reach",
     "Reply",
     "Reporting",
     "RevisionNote",
     "Section",
     "Service",
+    "SignUps",
     "Status",
     "Store",
     "StoreUnavailable",
     "StrikebotError",
     "SubParsers",
+    "TooManySignups",
     "TransientDeliveryError",
     "Tx",
     "Update",
@@ -165,6 +195,7 @@ __all__ = [
     "Urgency",
     "add_json_flag",
     "check_update_text",
+    "choice_text",
     "clean_text",
     "configure_logging",
     "example_address",
@@ -173,16 +204,21 @@ __all__ = [
     "i18n",
     "installed_plugins",
     "local_zone",
+    "mask",
     "moment_type",
     "neutralize_mentions",
     "not_found",
     "open_context",
     "out",
+    "page_url",
     "parse_address",
+    "parse_quiet_hours",
     "plugin_context",
     "print_json",
+    "reach",
     "say",
     "shifted_clock",
+    "short_union",
     "split",
     "update_message",
     "utcnow",

@@ -118,7 +118,7 @@ async def test_preview_then_post_reaches_every_channel_exactly_once(bot: Discord
 
     shown = bot.fake.replies[iid][1]
     assert "Preview" in shown.embeds[0]["title"]
-    assert "3 subscribed channel(s)" in shown.text
+    assert "It will go to 3 chat channels." in shown.text
     assert shown.embeds[1]["title"] == "Strike continues Tuesday @\u200beveryone"
     async with bot.store.read() as tx:  # nothing is written before Post
         assert await tx.count_updates() == 3  # the three seeded ones

@@ -315,7 +315,7 @@ async def test_posting_through_the_form_previews_then_posts_once(
     )
     shown = json.dumps(preview["blocks"], ensure_ascii=False)
     assert "No deal: we strike Monday" in shown and "Sin acuerdo: huelga el lunes" in shown
-    assert "1 subscribed channel" in shown
+    assert "It will go to 1 chat channel." in shown
     async with bot.store.read() as tx:
         assert await tx.count_updates() == 0  # nothing is posted by a preview
 

@@ -276,11 +276,11 @@ class Handlers:
             return
         lang = self.language(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
-        audience = await self._audience(Urgency(draft.urgency))
+        reach = await self.ctx.reach(self._draft_update(draft))
         token = self.drafts.put(draft)
         note = OutboundMessage(
             title=word(lang, "preview_title"),
-            body=word(lang, "preview_body", count=audience),
+            body=word(lang, "preview_body", reach=reach.sentence(lang)),
             language=lang,
         )
         await interaction.edit_original_response(
@@ -333,8 +333,12 @@ class Handlers:
         )
 
     def _preview(self, draft: PostDraft, language: str) -> OutboundMessage:
+        message = update_message(self._draft_update(draft), language, self.ctx.campaign)
+        return replace(message, url=None, links=(), footer=word(language, "preview_footer"))
+
+    def _draft_update(self, draft: PostDraft) -> Update:
         now = self.ctx.clock()
-        update = Update(
+        return Update(
             id=0,
             status=Status(draft.status),
             urgency=Urgency(draft.urgency),
@@ -348,13 +352,6 @@ class Handlers:
             state=UpdateState.PUBLISHED,
             published_at=now,
         )
-        message = update_message(update, language, self.ctx.campaign)
-        return replace(message, url=None, links=(), footer=word(language, "preview_footer"))
-
-    async def _audience(self, urgency: Urgency) -> int:
-        async with self.ctx.store.read() as tx:
-            subs = await tx.list_subscriptions()
-        return sum(1 for s in subs if s.broken_reason is None and urgency in s.urgencies)
 
     # ------------------------------------------------------------------ editing
 

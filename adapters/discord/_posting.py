@@ -38,8 +38,7 @@ WORDS: dict[str, dict[str, str]] = {
         "urgency": "Urgency",
         "urgency_hint": "Urgent breaks quiet hours; routine waits for morning",
         "preview_title": "Preview: nothing has been sent yet",
-        "preview_body": "This goes to {count} subscribed channel(s). Press Post to send it, "
-        "or Cancel.",
+        "preview_body": "{reach} Press Post to send it, or Cancel.",
         "preview_footer": "Preview · not posted",
         "post": "Post",
         "cancel": "Cancel",
@@ -61,8 +60,7 @@ WORDS: dict[str, dict[str, str]] = {
         "urgency": "Urgencia",
         "urgency_hint": "Urgente ignora las horas de silencio; rutina espera a la mañana",
         "preview_title": "Vista previa: todavía no se envió nada",
-        "preview_body": "Esto irá a {count} canal(es) suscrito(s). Pulsa Publicar para "
-        "enviarlo, o Cancelar.",
+        "preview_body": "{reach} Pulsa Publicar para enviarlo, o Cancelar.",
         "preview_footer": "Vista previa · sin publicar",
         "post": "Publicar",
         "cancel": "Cancelar",

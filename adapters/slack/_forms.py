@@ -39,9 +39,9 @@ from bot.ports import (
     Urgency,
     i18n,
     local_zone,
+    reach,
     say,
     update_message,
-    wants,
 )
 
 log = logging.getLogger(__name__)
@@ -130,15 +130,16 @@ class Forms:
             publish_at=publish_at,
             published_at=publish_at or now,
         )
-        async with self.store.read() as tx:
-            count = sum(1 for s in await tx.list_subscriptions() if wants(s, provisional))
+        found = await reach(
+            self.store, self.campaign, provisional, sections=self.commands.cost_sections
+        )
         if publish_at is not None:
             when = i18n.format_datetime(
                 publish_at.astimezone(local_zone(None, self.campaign)), lang
             )
             intro = word(lang, "preview_intro_scheduled", when=when)
         else:
-            intro = word(lang, "preview_intro_post", count=count)
+            intro = word(lang, "preview_intro_post", reach=found.sentence(lang))
         previews = [update_message(provisional, code, self.campaign) for code in texts]
         await self._confirm(ack, meta, draft, intro, previews, "post", now)
 

@@ -40,9 +40,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "reason": "Reason (members will see it)",
         "correction": "Also post a visible correction note",
         "correction_yes": "Yes, tell the channels",
-        "preview_intro_post": (
-            "This is how members will see it. It will go to {count} subscribed channel(s)."
-        ),
+        "preview_intro_post": ("This is how members will see it. {reach}"),
         "preview_intro_scheduled": "This is how members will see it, from {when}.",
         "preview_intro_edit": "The update after your edit. Reason: {reason}",
         "preview_intro_edit_correction": (
@@ -101,9 +99,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "reason": "Motivo (los miembros lo verán)",
         "correction": "Publicar también una nota de corrección visible",
         "correction_yes": "Sí, avisar a los canales",
-        "preview_intro_post": (
-            "Así lo verán los miembros. Se enviará a {count} canal(es) suscrito(s)."
-        ),
+        "preview_intro_post": ("Así lo verán los miembros. {reach}"),
         "preview_intro_scheduled": "Así lo verán los miembros, a partir del {when}.",
         "preview_intro_edit": "La actualización después de tu edición. Motivo: {reason}",
         "preview_intro_edit_correction": (

@@ -7,7 +7,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext
 
-from . import _admin, _api, _feeds, _openapi, _pages
+from . import _admin, _api, _feeds, _openapi, _pages, _subscribe
 from ._app import (
     MAX_BODY,
     STATE,
@@ -46,6 +46,8 @@ class WebSurface:
         _feeds.add_routes(app, self.ctx.campaign)
         _api.add_routes(app)
         _admin.add_routes(app)
+        _subscribe.add_routes(app, self.ctx.campaign)
+        state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
 
 

@@ -32,6 +32,7 @@ from bot.cli._shared import (
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import ALL_URGENCIES, QuietHours, Subscription, Urgency
 from bot.parsing import parse_timezone, parse_urgency
+from bot.plugins import installed_plugins
 
 _DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
@@ -102,6 +103,10 @@ async def list_handler(args: argparse.Namespace) -> int:
         async with ctx.store.read() as tx:
             active = {s.id for s in await tx.list_subscriptions()}
             subs = await tx.list_subscriptions(active_only=not args.all)
+        # People who signed up by e-mail or text are counted by `subscribers stats`, not
+        # listed here one by one.
+        people = {name for name, p in installed_plugins().items() if p.contact is not None}
+        subs = [s for s in subs if s.platform not in people]
         if args.json:
             print_json([subscription_json(s, active=s.id in active) for s in subs])
             return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from rich.markup import escape
@@ -34,9 +35,10 @@ from bot.cli._shared import (
 )
 from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
-from bot.messages import update_url
+from bot.messages import update_message, update_url
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
 from bot.parsing import parse_status, parse_timezone, parse_urgency
+from bot.reach import cost_sections, reach
 
 SECOND_LANGUAGE = "es"
 
@@ -138,6 +140,12 @@ def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         action="store_true",
         help="stay until the running bot has delivered the update, showing progress",
     )
+    post.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="post nothing: show how it will read and how many channels, e-mails and text "
+        "segments it will go to",
+    )
     add_actor_flag(post)
     add_json_flag(post)
     post.set_defaults(handler=post_handler)
@@ -192,11 +200,10 @@ async def post_handler(args: argparse.Namespace) -> int:
             if args.next_step_at
             else None
         )
-        update = await ctx.admin.post(
-            actor,
-            Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at),
-            publish_at=publish_at,
-        )
+        draft = Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at)
+        if args.dry_run:
+            return await _dry_run(ctx, draft, publish_at, as_json=args.json)
+        update = await ctx.admin.post(actor, draft, publish_at=publish_at)
         outbox = await _outbox(ctx, update.id)
         document: dict[str, Any] = {"update": update_json(update, campaign), "outbox": outbox}
         if not args.wait or update.state is UpdateState.PENDING_APPROVAL:
@@ -213,6 +220,47 @@ async def post_handler(args: argparse.Namespace) -> int:
         document["delivery"] = summary_json(update.id, summary)
         print_json(document)
         return 1 if any_dead(summary) else 0
+
+
+async def _dry_run(
+    ctx: CliContext, draft: Draft, publish_at: datetime | None, *, as_json: bool
+) -> int:
+    """The preview of a post: how it reads in each language, and how far it will go."""
+    campaign = ctx.admin.campaign
+    now = ctx.clock()
+    update = Update(
+        id=0,
+        status=draft.status,
+        urgency=draft.urgency,
+        texts=draft.texts,
+        author="preview",
+        created_at=now,
+        state=UpdateState.PUBLISHED,
+        next_step_at=draft.next_step_at,
+        published_at=publish_at or now,
+    )
+    found = await reach(ctx.store, campaign, update, sections=cost_sections(ctx.config))
+    if as_json:
+        print_json(
+            {
+                "dry_run": True,
+                "channels": found.channels,
+                "people": {
+                    s.platform: {"messages": s.messages, "units": s.units} for s in found.spends
+                },
+                "preview": {
+                    lang: update_message(update, lang, campaign).to_json() for lang in draft.texts
+                },
+            }
+        )
+        return 0
+    for lang in draft.texts:
+        text = update.text(lang)
+        out.print(f"[bold]{escape(text.headline)}[/] ({lang})")
+        if text.body:
+            out.print(escape(text.body))
+    out.print(f"[bold]Nothing was posted.[/] {escape(found.sentence(campaign.default_language))}")
+    return 0
 
 
 async def edit_handler(args: argparse.Namespace) -> int:

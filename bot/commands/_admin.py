@@ -40,6 +40,7 @@ from bot.parsing import (
     parse_when,
     valid_timezone,
 )
+from bot.reach import reach
 from bot.rules import check_reason, check_update_text, clean_text
 
 TextsEs = UpdateText | Mapping[str, str] | None
@@ -275,6 +276,9 @@ class AdminOrders(CommandsBase):
             title, text = "scheduled_title", say(lang, "scheduled_body", when=when)
         else:
             title, text = "posted_title", say(lang, "posted_body", count=queued)
+            found = await reach(self.store, self.campaign, update, sections=self.cost_sections)
+            if found.people:  # what it costs: e-mails and text segments
+                text += " " + found.sentence(lang)
         return self._done(a, title, text, update)
 
     async def _edit(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time as timer
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import time
 from zoneinfo import ZoneInfo
@@ -27,6 +27,7 @@ from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
 from bot.outbound import Field, OutboundMessage
 from bot.parsing import valid_timezone
+from bot.plugins import Section
 from bot.store import Store
 
 # The package's one logger, named for the public module that operators (and tests) filter on.
@@ -85,6 +86,7 @@ class CommandsBase:
         metrics: Metrics | None = None,
         *,
         default_briefing_time: time = time(7, 0),
+        cost_sections: Mapping[str, Section | None] | None = None,
     ) -> None:
         self.store = store
         self.campaign = campaign
@@ -93,6 +95,8 @@ class CommandsBase:
         self.metrics = metrics
         # `briefing=on` means this time ([briefings] default_time in the campaign file).
         self.default_briefing_time = default_briefing_time
+        # What the preview of a post measures texts with (`bot.reach.cost_sections`).
+        self.cost_sections = dict(cost_sections or {})
 
     async def _run(
         self, ctx: CommandContext, command: str, answer: Callable[[Asker], Awaitable[Reply]]

@@ -44,6 +44,7 @@ from bot.store.codecs import (
 )
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
+from bot.store.subscribers import SubscriberStore
 
 OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
 SUBSCRIPTIONS_VERSION = "subscriptions_version"  # meta key: bumped by every channel change
@@ -72,11 +73,11 @@ class NewDelivery:
 # ---------------------------------------------------------------------------- Tx
 
 
-class Tx(PublicReads, DraftStore):
+class Tx(PublicReads, DraftStore, SubscriberStore):
     """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher.
 
     Reads for public views come from `PublicReads` (the embargo rule applied), form drafts
-    from `DraftStore`."""
+    from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`."""
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn

@@ -233,3 +233,49 @@ processed_events = Table(
     Column("event_id", String(128), primary_key=True),
     Column("at", UTCDateTime, nullable=False),
 )
+
+subscribers = Table(
+    "subscribers",
+    metadata,
+    # People who signed up by e-mail or text (bot/signups.py). The only table holding an
+    # address or number: everything else names a person by `key`, an opaque random id that
+    # is also their subscription's channel. A row is deleted when its person unsubscribes.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(24), nullable=False, unique=True),
+    Column("kind", String(8), nullable=False),  # email | phone
+    Column("address", String(320), nullable=False),
+    Column("language", String(8), nullable=False),
+    Column("choice", String(16), nullable=False),  # urgent | all | briefing
+    Column("state", String(16), nullable=False),  # pending | confirmed
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), nullable=True),
+    Column("manage_token", String(64), nullable=False, unique=True),
+    # The consent record: how and when they asked, and how and when they confirmed.
+    Column("signed_up_at", UTCDateTime, nullable=False),
+    Column("signed_up_via", String(64), nullable=False),
+    Column("confirmed_at", UTCDateTime, nullable=True),
+    Column("confirmed_via", String(64), nullable=True),
+    # The confirmation in flight: its token's SHA-256, expiry, and the choices it confirms.
+    Column("confirm_digest", String(64), nullable=True, unique=True),
+    Column("confirm_expires", UTCDateTime, nullable=True),
+    Column("requested", JSON, nullable=True),
+    # How many confirmations went out, for the per-address limits.
+    Column("last_confirmation_at", UTCDateTime, nullable=True),
+    Column("confirmations_today", Integer, nullable=False, default=0),
+    Column("confirmations_since", UTCDateTime, nullable=True),
+    Column("broken_reason", Text, nullable=True),
+    Column("broken_at", UTCDateTime, nullable=True),
+    UniqueConstraint("kind", "address", name="uq_subscribers_address"),
+    Index("ix_subscribers_state_signed_up", "state", "signed_up_at"),
+)
+
+receipts = Table(
+    "receipts",
+    metadata,
+    # What a provider later said about a sent message (Twilio's status callbacks):
+    # delivered, undelivered, failed, with its error code. One row per delivery.
+    Column("delivery_id", String(25), primary_key=True),
+    Column("platform", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("error", String(64), nullable=True),
+    Column("at", UTCDateTime, nullable=False),
+)

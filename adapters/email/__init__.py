@@ -1,0 +1,22 @@
+"""The e-mail plugin: updates, corrections, retractions and briefings to people who signed up
+on the status page, through any SMTP server (aiosmtplib), with one-click unsubscribe.
+
+`EmailAdapter(ctx)` implements `bot.ports.Adapter` (with `edits_in_place = False`) and
+mounts the unsubscribe link's routes. `plugin` is the declaration the core finds through
+the `strikebot.adapters` entry point. See docs/email-sms.md.
+"""
+
+from adapters.email._adapter import EmailAdapter
+from adapters.email._plugin import plugin
+from adapters.email._render import Envelope, build_email
+from adapters.email._settings import NAME, EmailSettings, parse_smtp_url
+
+__all__ = [
+    "NAME",
+    "EmailAdapter",
+    "EmailSettings",
+    "Envelope",
+    "build_email",
+    "parse_smtp_url",
+    "plugin",
+]

@@ -1,0 +1,292 @@
+"""`EmailAdapter`: updates to people who signed up, through an SMTP server (aiosmtplib).
+
+A subscription's channel is a person's opaque key; the address is looked up in the store at
+send time (`SignUps.contactable`) and never leaves this function: not in a log line, not in
+a delivery's error. Each message carries `Message-ID: <delivery id@sender's domain>`, so a
+copy sent twice after a crash is the same message to the mailbox provider.
+
+Errors: a 5xx refusal of the recipient (550 no such mailbox, 553 bad address) marks the
+address broken (nothing more goes there until the person signs up again) and is counted,
+not notified, to admins. 4xx, timeouts, dropped connections, and refusals that are not
+about the recipient (the sender, the login, the content) are retried by the dispatcher.
+
+It also serves the unsubscribe link every e-mail carries: `GET /email/unsubscribe/{token}`
+shows a page whose button POSTs; `POST` to the same address unsubscribes at once
+(RFC 8058 one-click, `List-Unsubscribe=One-Click`, no login), idempotently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+import re
+from collections.abc import AsyncIterator, Mapping
+
+import aiosmtplib
+from aiohttp import web
+
+from bot.ports import (
+    ChannelRef,
+    Contact,
+    MessageKind,
+    Offer,
+    OutboundMessage,
+    Pacing,
+    PermanentDeliveryError,
+    PluginContext,
+    SignUps,
+    TransientDeliveryError,
+    i18n,
+)
+
+from ._render import Envelope, build_email
+from ._settings import NAME, EmailDelivery, EmailSection, EmailSettings, SmtpServer
+
+log = logging.getLogger("strikebot.email")
+
+UNSUBSCRIBE_PATH = "/email/unsubscribe/{token}"
+EMAIL_PATTERN = re.compile(r"[^\s<>@]+@[^\s<>@]+")
+# 552 is "mailbox full" in practice: it passes when the person makes room.
+RETRYABLE_5XX = frozenset({552})
+PAGE_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+PAGE_WORDS = {
+    "en": {
+        "title": "Unsubscribe",
+        "ask": "Stop getting strike updates by e-mail?",
+        "button": "Unsubscribe",
+        "done_title": "You are unsubscribed",
+        "done": "You will get no more e-mails from us, and your address has been deleted. "
+        "You can sign up again at any time on the strike page.",
+        "page": "Back to the strike page",
+    },
+    "es": {
+        "title": "Cancelar la suscripción",
+        "ask": "¿Dejar de recibir las noticias de la huelga por correo?",
+        "button": "Cancelar la suscripción",
+        "done_title": "Se canceló tu suscripción",
+        "done": "No recibirás más correos nuestros y tu dirección fue borrada. Puedes volver a "
+        "suscribirte cuando quieras en la página de la huelga.",
+        "page": "Volver a la página de la huelga",
+    },
+}
+
+
+class _Pool:
+    """Up to `size` SMTP connections, opened on demand and reused between messages."""
+
+    def __init__(self, server: SmtpServer, size: int, timeout: float, helo: str) -> None:
+        self.server = server
+        self.timeout = timeout
+        self.helo = helo  # the name we greet with (never a DNS lookup of our own host)
+        self._idle: asyncio.LifoQueue[aiosmtplib.SMTP] = asyncio.LifoQueue()
+        self._slots = asyncio.Semaphore(size)
+        self._all: set[aiosmtplib.SMTP] = set()
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[aiosmtplib.SMTP]:
+        async with self._slots:
+            client = None
+            while not self._idle.empty():
+                candidate = self._idle.get_nowait()
+                if candidate.is_connected:
+                    client = candidate
+                    break
+                self._all.discard(candidate)
+            if client is None:
+                client = await self._connect()
+            try:
+                yield client
+            except BaseException:
+                await self._close(client)
+                raise
+            else:
+                self._idle.put_nowait(client)
+
+    async def _connect(self) -> aiosmtplib.SMTP:
+        s = self.server
+        client = aiosmtplib.SMTP(
+            hostname=s.host,
+            port=s.port,
+            use_tls=s.use_tls,
+            start_tls=True if s.start_tls else (None if s.use_tls else False),
+            timeout=self.timeout,
+            local_hostname=self.helo,
+        )
+        await client.connect()
+        if s.username and s.password:
+            await client.login(s.username, s.password)
+        self._all.add(client)
+        return client
+
+    async def _close(self, client: aiosmtplib.SMTP) -> None:
+        self._all.discard(client)
+        with contextlib.suppress(Exception):
+            client.close()
+
+    async def close(self) -> None:
+        for client in list(self._all):
+            with contextlib.suppress(Exception):
+                if client.is_connected:
+                    await asyncio.wait_for(client.quit(), 5)
+            await self._close(client)
+
+
+class EmailAdapter:
+    """Delivers to people who signed up by e-mail; serves their unsubscribe links."""
+
+    platform = NAME
+    edits_in_place = False
+
+    def __init__(self, ctx: PluginContext, *, timeout: float = 30.0) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings_as(EmailSettings)
+        self.section = ctx.section_as(EmailSection) if ctx.section else EmailSection()
+        self.delivery = ctx.delivery_as(EmailDelivery) if ctx.delivery else EmailDelivery()
+        self.signups: SignUps = ctx.people
+        self.sender = self.settings.sender()
+        self.pool = _Pool(
+            self.settings.server(), self.delivery.email_connections, timeout, self.sender.domain
+        )
+        self.signups.offer(Offer(Contact.EMAIL, NAME, quiet_hours=self.section.quiet()))
+        self._sent = 0
+        self._refused = 0
+        self._last_error = ""
+
+    @property
+    def pacing(self) -> Pacing:
+        d = self.delivery
+        return Pacing(
+            global_per_second=d.email_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, min(d.email_connections, int(d.email_per_second))),
+            max_in_flight=d.email_connections,
+        )
+
+    async def start(self) -> None:
+        """Nothing to open: connections are made when the first message goes."""
+
+    async def stop(self) -> None:
+        await self.pool.close()
+
+    def health(self) -> Mapping[str, object]:
+        return {
+            "connected": True,
+            "sent": self._sent,
+            "refused": self._refused,
+            "last_error": self._last_error,
+        }
+
+    # -- sending -----------------------------------------------------------------------
+
+    def unsubscribe_url(self, token: str, language: str) -> str:
+        path = UNSUBSCRIBE_PATH.format(token=token)
+        suffix = "?lang=es" if language == "es" else ""
+        return f"{self.ctx.campaign.public_url}{path}{suffix}"
+
+    async def send(
+        self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
+    ) -> str:
+        person = await self.signups.recipient(channel.channel, message)
+        message_id = f"<{idempotency_key}@{self.sender.domain}>"
+        colour = "#1f4e8c"
+        if message.status is not None:
+            colour = f"#{i18n.STATUS_COLOURS[message.status]:06x}"
+        envelope = Envelope(
+            sender=self.sender,
+            to=person.address,
+            message_id=message_id,
+            union=self.ctx.campaign.union,
+            list_id=f"{self.ctx.campaign.slug}.{self.sender.domain}",
+            unsubscribe_url=None
+            if message.kind is MessageKind.CONFIRM
+            else self.unsubscribe_url(person.manage_token, person.language),
+            reply_to=self.section.reply_to,
+        )
+        mail = build_email(message, envelope, now=self.ctx.clock(), colour=colour)
+        try:
+            async with self.pool.connection() as client:
+                await client.send_message(mail)
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            refusal = exc.recipients[0] if exc.recipients else None
+            code = refusal.code if refusal is not None else 550
+            reason = _reason(code, refusal.message if refusal else "", person.address)
+            if 500 <= code < 600 and code not in RETRYABLE_5XX:
+                self._refused += 1
+                await self.signups.mark_broken(person.key, reason)
+                raise PermanentDeliveryError(reason, tell_admins=False) from None
+            raise TransientDeliveryError(reason) from None
+        except aiosmtplib.SMTPResponseException as exc:
+            self._last_error = _reason(exc.code, exc.message, person.address)
+            log.warning("the mail server refused a message: %s", self._last_error)
+            raise TransientDeliveryError(self._last_error) from None
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            self._last_error = f"the mail server failed: {type(exc).__name__}"
+            raise TransientDeliveryError(self._last_error) from None
+        self._sent += 1
+        return message_id
+
+    async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
+        raise PermanentDeliveryError("an e-mail cannot be changed once sent")
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        raise PermanentDeliveryError("an e-mail cannot be taken back once sent")
+
+    # -- the unsubscribe link --------------------------------------------------------------
+
+    def mount(self, app: web.Application) -> None:
+        app.router.add_get(UNSUBSCRIBE_PATH, self._ask)
+        app.router.add_post(UNSUBSCRIBE_PATH, self._unsubscribe)
+
+    async def _ask(self, request: web.Request) -> web.Response:
+        """The visible link: a page whose button unsubscribes (opening it changes nothing)."""
+        lang = _language(request)
+        w = PAGE_WORDS[lang]
+        form = (
+            f'<p>{html.escape(w["ask"])}</p><form method="post"><button type="submit" '
+            f'name="List-Unsubscribe" value="One-Click">{html.escape(w["button"])}</button></form>'
+        )
+        return self._page(lang, w["title"], form)
+
+    async def _unsubscribe(self, request: web.Request) -> web.Response:
+        """RFC 8058 one-click, and the page's button: unsubscribe at once, idempotently."""
+        token = request.match_info["token"]
+        lang = _language(request)
+        await self.signups.unsubscribe(token, via="e-mail one-click")
+        w = PAGE_WORDS[lang]
+        page = self.ctx.campaign.public_url + ("/es/" if lang == "es" else "/")
+        link = f'<a href="{html.escape(page)}">{html.escape(w["page"])}</a>'
+        body = f"<p>{html.escape(w['done'])}</p><p>{link}</p>"
+        return self._page(lang, w["done_title"], body)
+
+    def _page(self, lang: str, title: str, body: str) -> web.Response:
+        union = html.escape(self.ctx.campaign.union)
+        text = (
+            f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)} — {union}</title>"
+            "<style>body{font:18px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;"
+            "padding:0 1em}button{font-size:1.1em;padding:.6em 1.2em}</style></head>"
+            f"<body><main><p>{union}</p><h1>{html.escape(title)}</h1>{body}</main></body></html>"
+        )
+        return web.Response(
+            text=text,
+            content_type="text/html",
+            headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store"},
+        )
+
+
+def _language(request: web.Request) -> str:
+    return "es" if request.query.get("lang") == "es" else "en"
+
+
+def _reason(code: int, message: str, address: str) -> str:
+    """The server's answer without the address (servers often echo it back)."""
+    text = message.replace(address, "<address>")
+    text = EMAIL_PATTERN.sub("<address>", text)
+    return f"the mail server answered {code}: {' '.join(text.split())[:200]}"

@@ -1,0 +1,155 @@
+"""An `OutboundMessage` as an e-mail: one plain-text and one HTML part from the same message,
+in the reader's language, with a visible unsubscribe link and RFC 8058 one-click headers.
+
+Every header value is built from one line of text: line breaks, tabs and other control
+characters in a headline become spaces, so no text anyone wrote can add a header. The
+`email` package refuses such values anyway; this keeps the subject readable instead.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+
+import jinja2
+
+from bot.ports import MessageKind, OutboundMessage, Urgency
+
+SUBJECT_MAX = 150
+
+WORDS = {
+    "en": {
+        "urgent": "URGENT",
+        "why": "You get this because you signed up for {union} strike updates.",
+        "unsubscribe": "Unsubscribe",
+        "unsubscribe_text": "Unsubscribe with one click: {url}",
+        "list": "{union} strike updates",
+        "original": "Withdrawn text",
+    },
+    "es": {
+        "urgent": "URGENTE",
+        "why": "Recibes esto porque te suscribiste a las noticias de la huelga de {union}.",
+        "unsubscribe": "Cancelar la suscripción",
+        "unsubscribe_text": "Cancela la suscripción con un clic: {url}",
+        "list": "Noticias de la huelga de {union}",
+        "original": "Texto retirado",
+    },
+}
+
+_HTML = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+).get_template("message.html")
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """Who sends to whom, and the links around the message."""
+
+    sender: Address
+    to: str
+    message_id: str
+    union: str
+    list_id: str
+    unsubscribe_url: str | None  # None for a sign-up's confirmation (not subscribed yet)
+    reply_to: str | None = None
+
+
+def one_line(text: str, limit: int = SUBJECT_MAX) -> str:
+    """Text fit for a header: control characters and line breaks become single spaces."""
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
+    cleaned = re.sub(r"\s+", " ", cleaned).strip()
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1].rstrip() + "…"
+    return cleaned
+
+
+def subject_of(message: OutboundMessage) -> str:
+    words = WORDS.get(message.language, WORDS["en"])
+    title = one_line(message.title) or one_line(message.body, 80)
+    if message.kind is MessageKind.UPDATE and message.urgency is Urgency.URGENT:
+        title = f"{words['urgent']}: {title}"
+    return one_line(title)
+
+
+def text_part(message: OutboundMessage, envelope: Envelope) -> str:
+    words = WORDS.get(message.language, WORDS["en"])
+    lines = [message.title.strip(), ""]
+    if message.status_label:
+        lines[0:0] = [f"[{message.status_label}]"]
+    if message.body.strip():
+        lines += [message.body.strip(), ""]
+    for field in message.fields:
+        lines += [f"{field.name}: {field.value}", ""]
+    for link in message.links:
+        lines += [f"{link.label}: {link.url}", ""]
+    if message.footer:
+        lines += [message.footer, ""]
+    if envelope.unsubscribe_url:  # a confirmation's body already says what to do
+        lines.append("-- ")
+        lines.append(words["why"].format(union=envelope.union))
+        lines.append(words["unsubscribe_text"].format(url=envelope.unsubscribe_url))
+    return _plain("\n".join(lines)) + "\n"
+
+
+def html_part(message: OutboundMessage, envelope: Envelope, colour: str) -> str:
+    words = WORDS.get(message.language, WORDS["en"])
+    paragraphs = [
+        [_plain(line) for line in block.split("\n")]
+        for block in message.body.replace("\r\n", "\n").split("\n\n")
+        if block.strip()
+    ]
+    why = words["why"] if envelope.unsubscribe_url else ""
+    return _HTML.render(
+        lang=message.language,
+        subject=subject_of(message),
+        m=message,
+        paragraphs=paragraphs,
+        badge=message.status_label,
+        colour=colour,
+        why=why.format(union=envelope.union),
+        unsubscribe=envelope.unsubscribe_url,
+        unsubscribe_label=words["unsubscribe"],
+    )
+
+
+def build_email(
+    message: OutboundMessage, envelope: Envelope, *, now: datetime, colour: str = "#1f4e8c"
+) -> EmailMessage:
+    """The whole e-mail: headers, a text part and an HTML alternative."""
+    words = WORDS.get(message.language, WORDS["en"])
+    mail = EmailMessage()
+    mail["From"] = envelope.sender
+    mail["To"] = envelope.to
+    mail["Subject"] = subject_of(message)
+    mail["Date"] = format_datetime(now)
+    mail["Message-ID"] = envelope.message_id
+    mail["List-Id"] = (
+        f"{one_line(words['list'].format(union=envelope.union), 80)} <{envelope.list_id}>"
+    )
+    if envelope.reply_to:
+        mail["Reply-To"] = envelope.reply_to
+    if envelope.unsubscribe_url:
+        mail["List-Unsubscribe"] = f"<{envelope.unsubscribe_url}>"
+        mail["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    else:
+        mail["Auto-Submitted"] = "auto-generated"
+    mail.set_content(text_part(message, envelope), subtype="plain", charset="utf-8")
+    mail.add_alternative(html_part(message, envelope, colour), subtype="html", charset="utf-8")
+    mail["Content-Language"] = message.language  # after the parts: set_content clears Content-*
+    return mail
+
+
+def _plain(text: str) -> str:
+    """Drop control characters other than line breaks and tabs (a NUL in a body breaks SMTP)."""
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc").replace(
+        "\r", ""
+    )

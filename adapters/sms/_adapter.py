@@ -1,0 +1,327 @@
+"""`SmsAdapter`: texts to people who signed up, through Twilio, and the number's replies.
+
+Sending. The subscription's channel is a person's opaque key; the number is read from the
+store at send time and goes nowhere else (not a log line, not an error). Each text is cut to
+`[sms] max_segments` with the link to the page (`_render.py`); the campaign's quiet hours
+are in the subscription (urgent updates skip them; see `bot.outbox.release_time`). Twilio
+calls back `/sms/status/{delivery id}` with what became of each text: recorded as a
+receipt; a number that cannot receive (30003, 30005, 30006) is marked broken.
+
+Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook). Every request
+must carry a valid `X-Twilio-Signature` (HMAC-SHA1 of the public URL and the sorted
+parameters with the auth token, checked by `twilio.request_validator`): anything unsigned
+or forged gets 403 and changes nothing. A message handled once (`MessageSid`) is not
+handled again when Twilio retries it or someone replays it. Keywords, in English or Spanish
+(accents and case ignored):
+
+    JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself)
+    YES / SÍ                     confirm a sign-up made on the web page
+    STOP, STOPALL, UNSUBSCRIBE,  unsubscribe at once, and the number is deleted
+      CANCEL, END, QUIT, REVOKE,
+      OPTOUT, PARAR, BAJA...
+    HELP / AYUDA / INFO          who is sending and how to stop
+
+The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Mapping
+
+from aiohttp import web
+from twilio.request_validator import RequestValidator
+from twilio.twiml.messaging_response import MessagingResponse
+
+from bot.ports import (
+    ChannelRef,
+    Contact,
+    InvalidInput,
+    Offer,
+    OutboundMessage,
+    Outcome,
+    Pacing,
+    PermanentDeliveryError,
+    PluginContext,
+    SignUps,
+    choice_text,
+)
+
+from ._render import render_text, short_name
+from ._settings import NAME, SmsDelivery, SmsSection, SmsSettings
+from ._twilio import NumberRefused, Sender, TwilioClient
+
+log = logging.getLogger("strikebot.sms")
+
+INBOUND_PATH = "/sms/inbound"
+STATUS_PATH = "/sms/status/{delivery}"
+# Twilio's delivery errors that mean the number cannot receive texts at all.
+UNREACHABLE = frozenset({"30003", "30005", "30006", "21610", "21614"})
+STATUSES = frozenset(
+    {"accepted", "queued", "sending", "sent", "delivered", "undelivered", "failed", "read"}
+)
+
+STOP_WORDS = frozenset(
+    {"stop", "stopall", "unsubscribe", "cancel", "end", "quit", "revoke", "optout"}
+)
+STOP_WORDS_ES = frozenset({"parar", "detener", "cancelar", "baja", "alto"})
+JOIN_WORDS = {"join": "en", "start": "en", "unstop": "en", "unirse": "es", "unirme": "es"}
+YES_WORDS = {"yes": "en", "y": "en", "si": "es", "s": "es"}
+HELP_WORDS = {"help": "en", "info": "en", "ayuda": "es"}
+
+REPLIES = {
+    "en": {
+        "joined": "{who}: you will get {choice} about the strike by text. Msg & data rates may "
+        "apply. Reply HELP for help, STOP to stop. More: {url}",
+        "confirmed": "{who}: confirmed. You will get {choice} about the strike by text. Reply "
+        "STOP to stop. More: {url}",
+        "already": "{who}: you are already signed up for strike texts. Reply STOP to stop.",
+        "nothing_pending": "{who}: there is no sign-up to confirm. Text JOIN to get strike "
+        "updates, or sign up at {url}",
+        "stopped": "{who}: you are unsubscribed and your number was deleted. No more texts. "
+        "Text JOIN to sign up again.",
+        "not_subscribed": "{who}: this number is not signed up. No texts will be sent.",
+        "help": "{who} strike updates: {url} . Reply STOP to stop, JOIN to sign up. Msg & "
+        "data rates may apply.",
+        "bad_number": "{who}: texts only go to mobile numbers in {countries}. Sign up by "
+        "e-mail at {url}",
+    },
+    "es": {
+        "joined": "{who}: recibirás {choice} de la huelga por texto. Pueden aplicar tarifas. "
+        "Responde AYUDA para ayuda, STOP para cancelar. Más: {url}",
+        "confirmed": "{who}: confirmado. Recibirás {choice} de la huelga por texto. Responde "
+        "STOP para cancelar. Más: {url}",
+        "already": "{who}: ya estás suscrito a los textos de la huelga. Responde STOP para "
+        "cancelar.",
+        "nothing_pending": "{who}: no hay ninguna suscripción por confirmar. Envía UNIRSE "
+        "para recibir noticias de la huelga, o suscríbete en {url}",
+        "stopped": "{who}: cancelaste la suscripción y borramos tu número. No recibirás más "
+        "textos. Envía UNIRSE para volver.",
+        "not_subscribed": "{who}: este número no está suscrito. No se enviarán textos.",
+        "help": "{who}, noticias de la huelga: {url} . Responde STOP para cancelar, UNIRSE "
+        "para suscribirte. Pueden aplicar tarifas.",
+        "bad_number": "{who}: solo enviamos textos a celulares de {countries}. Suscríbete por "
+        "correo en {url}",
+    },
+}
+
+
+def keyword(body: str) -> str:
+    """The first word of a text, lower-case, without accents or punctuation: "¡Sí!" -> "si"."""
+    text = unicodedata.normalize("NFKD", body.strip()).casefold()
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    first = text.split()[0] if text.split() else ""
+    return "".join(ch for ch in first if ch.isalnum())
+
+
+class SmsAdapter:
+    """Delivers texts through Twilio; answers the number's inbound texts and callbacks."""
+
+    platform = NAME
+    edits_in_place = False
+
+    def __init__(self, ctx: PluginContext, *, timeout: float = 20.0) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings_as(SmsSettings)
+        self.section = ctx.section_as(SmsSection) if ctx.section else SmsSection()
+        self.delivery = ctx.delivery_as(SmsDelivery) if ctx.delivery else SmsDelivery()
+        self.signups: SignUps = ctx.people
+        assert self.settings.account_sid is not None
+        self.client = TwilioClient(
+            self.settings.api_base, self.settings.account_sid, self.settings.token, timeout=timeout
+        )
+        self.sender = Sender(self.settings.sender, self.settings.messaging_service)
+        self.validator = RequestValidator(self.settings.token)
+        self.who = short_name(ctx.campaign, self.section)
+        self.signups.offer(
+            Offer(
+                Contact.PHONE,
+                NAME,
+                quiet_hours=self.section.quiet(),
+                countries=tuple(self.section.countries),
+                sender_name=self.who,
+            )
+        )
+        self._sent = 0
+        self._refused = 0
+        self._forged = 0
+
+    @property
+    def pacing(self) -> Pacing:
+        d = self.delivery
+        return Pacing(
+            global_per_second=d.sms_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, int(d.sms_per_second)),
+            max_in_flight=d.sms_in_flight,
+        )
+
+    async def start(self) -> None:
+        """Nothing to open: the HTTP session is made with the first text."""
+
+    async def stop(self) -> None:
+        await self.client.close()
+
+    def health(self) -> Mapping[str, object]:
+        return {
+            "connected": True,
+            "sent": self._sent,
+            "refused": self._refused,
+            "refused_unsigned_webhooks": self._forged,
+        }
+
+    # -- sending -----------------------------------------------------------------------
+
+    def render(self, message: OutboundMessage) -> str:
+        return render_text(message, sender=self.who, max_segments=self.section.max_segments)
+
+    async def send(
+        self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
+    ) -> str:
+        person = await self.signups.recipient(channel.channel, message)
+        callback = self.public(STATUS_PATH.format(delivery=idempotency_key))
+        try:
+            sid = await self.client.send(
+                person.address, self.render(message), self.sender, callback
+            )
+        except NumberRefused as exc:
+            self._refused += 1
+            if exc.opted_out:
+                await self.signups.unsubscribe_address(
+                    Contact.PHONE, person.address, via="carrier STOP (Twilio 21610)"
+                )
+            else:
+                await self.signups.mark_broken(person.key, exc.reason)
+            raise PermanentDeliveryError(exc.reason, tell_admins=False) from None
+        self._sent += 1
+        return sid
+
+    async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
+        raise PermanentDeliveryError("a text cannot be changed once sent")
+
+    async def delete(self, channel: ChannelRef, message_id: str) -> None:
+        raise PermanentDeliveryError("a text cannot be taken back once sent")
+
+    def public(self, path: str) -> str:
+        return f"{self.ctx.campaign.public_url}{path}"
+
+    # -- webhooks ----------------------------------------------------------------------------
+
+    def mount(self, app: web.Application) -> None:
+        app.router.add_post(INBOUND_PATH, self._inbound)
+        app.router.add_post(STATUS_PATH, self._status)
+
+    async def _signed_form(self, request: web.Request) -> Mapping[str, str] | None:
+        """The POST parameters if Twilio signed them for our public URL, else None."""
+        signature = request.headers.get("X-Twilio-Signature", "")
+        if request.content_type != "application/x-www-form-urlencoded" or not signature:
+            return None
+        form = await request.post()
+        params = {k: v for k, v in form.items() if isinstance(v, str)}
+        if len(params) != len(form):
+            return None
+        url = self.public(request.rel_url.path_qs)
+        if not self.validator.validate(url, params, signature):
+            return None
+        return params
+
+    async def _inbound(self, request: web.Request) -> web.Response:
+        params = await self._signed_form(request)
+        if params is None:
+            return self._refuse(request)
+        sid, sender, body = (
+            params.get("MessageSid", ""),
+            params.get("From", ""),
+            params.get("Body", ""),
+        )
+        if not sid or not sender:
+            return web.Response(status=400, text="MessageSid and From are required")
+        async with self.ctx.store.write() as tx:
+            first = await tx.first_time_seen(NAME, sid[:128], self.ctx.clock())
+        if not first:
+            return _twiml(None)  # a retry or a replay: answered the first time
+        return _twiml(await self._answer(sender, body))
+
+    async def _answer(self, sender: str, body: str) -> str | None:
+        word = keyword(body[:200])
+        language = "es" if word in STOP_WORDS_ES else "en"
+        for table in (JOIN_WORDS, YES_WORDS, HELP_WORDS):
+            language = table.get(word, language)
+        url = self.ctx.campaign.public_url + ("/es/" if language == "es" else "/")
+        try:
+            number = self.signups.read(Contact.PHONE, sender)
+        except InvalidInput:
+            if word in STOP_WORDS or word in STOP_WORDS_ES:
+                return None
+            return self._say(language, "bad_number", url)
+        if word in STOP_WORDS or word in STOP_WORDS_ES:
+            outcome = await self.signups.unsubscribe_address(
+                Contact.PHONE, number, via=f"text {word.upper()}"
+            )
+            key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
+            return self._say(language, key, url)
+        if word in JOIN_WORDS:
+            outcome = await self.signups.join(
+                Contact.PHONE, number, language=language, via=f"text {word.upper()}"
+            )
+            return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
+        if word in YES_WORDS:
+            outcome = await self.signups.confirm_by_reply(
+                Contact.PHONE, number, via=f"reply {word.upper()}"
+            )
+            person = await self.signups.find(number)
+            if person is not None and outcome is Outcome.CONFIRMED:
+                language = person.language
+                url = self.ctx.campaign.public_url + ("/es/" if language == "es" else "/")
+                return self._say(
+                    language, "confirmed", url, choice=choice_text(person.choice, language)
+                )
+            return self._say(language, str(outcome), url)
+        return self._say(language, "help", url)
+
+    def _say(self, language: str, key: str, url: str, **extra: str) -> str:
+        words = REPLIES["es" if language == "es" else "en"]
+        values = {
+            "who": self.who,
+            "url": url,
+            "countries": ", ".join(self.section.countries),
+            "choice": choice_text("urgent", language),
+            **extra,
+        }
+        return words[key].format(**values)
+
+    async def _status(self, request: web.Request) -> web.Response:
+        params = await self._signed_form(request)
+        if params is None:
+            return self._refuse(request)
+        delivery = request.match_info["delivery"][:25]
+        status = params.get("MessageStatus", params.get("SmsStatus", "")).lower()
+        if status not in STATUSES:
+            return web.Response(status=400, text="MessageStatus is missing or unknown")
+        error = params.get("ErrorCode") or None
+        known = await self.signups.record_receipt(delivery, NAME, status, error and error[:16])
+        if known and status in ("undelivered", "failed") and error in UNREACHABLE:
+            async with self.ctx.store.read() as tx:
+                sub_id = await tx.subscription_of_delivery(delivery)
+                sub = await tx.get_subscription(sub_id) if sub_id is not None else None
+            if sub is not None:
+                await self.signups.mark_broken(
+                    sub.channel, f"the number cannot receive texts (Twilio {error})"
+                )
+        return web.Response(status=204)
+
+    def _refuse(self, request: web.Request) -> web.Response:
+        self._forged += 1
+        log.warning("refused an unsigned or forged Twilio webhook to %s", request.path)
+        return web.Response(
+            status=403,
+            text="This address only accepts requests signed by Twilio (X-Twilio-Signature).",
+        )
+
+
+def _twiml(text: str | None) -> web.Response:
+    reply = MessagingResponse()
+    if text:
+        reply.message(text)
+    return web.Response(text=str(reply), content_type="text/xml")

@@ -1,0 +1,23 @@
+"""The SMS plugin's declaration: what the core needs to know about texts, said once."""
+
+from __future__ import annotations
+
+from adapters.sms._adapter import SmsAdapter
+from adapters.sms._render import segments_of
+from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
+from bot.ports import Contact, Cost, Plugin
+
+plugin = Plugin(
+    name=NAME,
+    title="Text messages (Twilio)",
+    create=SmsAdapter,
+    settings=SmsSettings,
+    section=SmsSection,
+    delivery=SmsDelivery,
+    contact=Contact.PHONE,
+    cost=Cost(
+        units={"en": ("text segment", "text segments"), "es": ("segmento", "segmentos")},
+        measure=segments_of,
+    ),
+    docs="docs/email-sms.md#text-messages",
+)

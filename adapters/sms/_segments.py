@@ -1,0 +1,69 @@
+"""How many SMS segments a text takes, as carriers count them (3GPP TS 23.038).
+
+A text in the GSM 7-bit alphabet fits 160 characters in one segment, 153 per segment when
+it is split (the rest of each segment carries the header that joins them); the extension
+characters `^{}\\[~]|€` and form feed take two. One character outside the alphabet turns the
+whole text into UCS-2: 70 UTF-16 code units alone, 67 per segment when split (an emoji
+takes two units). Spanish `é ñ ü ¿ ¡` are in the alphabet; `á í ó ú` are not, so most
+Spanish texts are UCS-2.
+
+    count("Picket lines at every school.")   -> Segments("GSM-7", 1, 29)
+    count("Huelga en todas las escuelas: sí") -> Segments("UCS-2", 1, 32)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GSM_BASIC = frozenset(
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+    "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+)
+GSM_EXTENDED = frozenset("^{}\\[~]|€\f")
+
+# Characters phones type that have a GSM-7 twin; sending the twin keeps a text in GSM-7
+# (what Twilio calls Smart Encoding). Accented letters are left alone: they are the words.
+SMART = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2026": "...",
+        "\u00a0": " ",
+        "\u200b": "",  # zero-width space (the core's mention guard; nothing pings by SMS)
+        "\u2022": "-",
+        "\t": " ",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Segments:
+    encoding: str  # "GSM-7" or "UCS-2"
+    count: int
+    units: int  # septets (GSM-7) or UTF-16 code units (UCS-2)
+
+
+def is_gsm(text: str) -> bool:
+    return all(ch in GSM_BASIC or ch in GSM_EXTENDED for ch in text)
+
+
+def count(text: str) -> Segments:
+    """The segments `text` takes once sent."""
+    if is_gsm(text):
+        units = sum(2 if ch in GSM_EXTENDED else 1 for ch in text)
+        single, joined, encoding = 160, 153, "GSM-7"
+    else:
+        units = len(text.encode("utf-16-le")) // 2
+        single, joined, encoding = 70, 67, "UCS-2"
+    if units <= single:
+        return Segments(encoding, 1 if units else 0, units)
+    return Segments(encoding, -(-units // joined), units)
+
+
+def smart(text: str) -> str:
+    """`text` with typographic punctuation replaced by its GSM-7 twin."""
+    return text.translate(SMART)

@@ -1,0 +1,193 @@
+"""People who signed up by e-mail or text, and what providers said about their messages.
+
+The `subscribers` table is the one place an address or number is kept (see
+docs/privacy.md); `bot.signups` is its only writer. Adapters read a person's address here
+at send time, by the opaque key that is their subscription's channel. A mixin of `Tx`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, delete, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.models import Subscriber, Subscription
+from bot.store import schema as t
+from bot.store.codecs import subscription_to_values
+
+
+def _subscriber(row: Row[Any]) -> Subscriber:
+    return Subscriber(
+        id=row.id,
+        key=row.key,
+        kind=row.kind,
+        address=row.address,
+        language=row.language,
+        choice=row.choice,
+        state=row.state,
+        manage_token=row.manage_token,
+        signed_up_at=row.signed_up_at,
+        signed_up_via=row.signed_up_via,
+        subscription_id=row.subscription_id,
+        confirmed_at=row.confirmed_at,
+        confirmed_via=row.confirmed_via,
+        confirm_expires=row.confirm_expires,
+        requested=dict(row.requested) if row.requested else None,
+        last_confirmation_at=row.last_confirmation_at,
+        confirmations_today=row.confirmations_today,
+        confirmations_since=row.confirmations_since,
+        broken_reason=row.broken_reason,
+        broken_at=row.broken_at,
+    )
+
+
+class SubscriberStore:
+    conn: AsyncConnection
+
+    async def _one_subscriber(self, *conditions: Any) -> Subscriber | None:
+        row = (await self.conn.execute(select(t.subscribers).where(*conditions))).first()
+        return None if row is None else _subscriber(row)
+
+    async def find_subscriber(self, kind: str, address: str) -> Subscriber | None:
+        s = t.subscribers.c
+        return await self._one_subscriber(s.kind == kind, s.address == address)
+
+    async def subscriber_by_key(self, key: str) -> Subscriber | None:
+        return await self._one_subscriber(t.subscribers.c.key == key)
+
+    async def subscribers_by_keys(self, keys: list[str]) -> dict[str, Subscriber]:
+        rows = await self.conn.execute(select(t.subscribers).where(t.subscribers.c.key.in_(keys)))
+        return {r.key: _subscriber(r) for r in rows}
+
+    async def subscriber_by_token(self, manage_token: str) -> Subscriber | None:
+        return await self._one_subscriber(t.subscribers.c.manage_token == manage_token)
+
+    async def subscriber_by_digest(self, digest: str) -> Subscriber | None:
+        return await self._one_subscriber(t.subscribers.c.confirm_digest == digest)
+
+    async def insert_subscriber(self, values: Mapping[str, Any]) -> int:
+        result = await self.conn.execute(
+            insert(t.subscribers).values(**values).returning(t.subscribers.c.id)
+        )
+        return int(result.scalar_one())
+
+    async def set_subscriber(self, subscriber_id: int, values: Mapping[str, Any]) -> None:
+        await self.conn.execute(
+            update(t.subscribers).where(t.subscribers.c.id == subscriber_id).values(**values)
+        )
+
+    async def delete_subscriber(self, subscriber_id: int) -> None:
+        await self.conn.execute(delete(t.subscribers).where(t.subscribers.c.id == subscriber_id))
+
+    async def expired_subscribers(
+        self, *, pending_before: datetime, broken_before: datetime, limit: int = 500
+    ) -> list[Subscriber]:
+        """Unconfirmed sign-ups whose confirmation lapsed before `pending_before`, and
+        addresses broken since before `broken_before`: kept no longer (docs/privacy.md)."""
+        s = t.subscribers.c
+        rows = await self.conn.execute(
+            select(t.subscribers)
+            .where(
+                or_(
+                    (s.state == "pending") & (s.confirm_expires < pending_before),
+                    s.broken_at < broken_before,
+                )
+            )
+            .order_by(s.id)
+            .limit(limit)
+        )
+        return [_subscriber(r) for r in rows]
+
+    async def all_subscribers(self, *, after_id: int = 0, limit: int = 1000) -> list[Subscriber]:
+        s = t.subscribers.c
+        rows = await self.conn.execute(
+            select(t.subscribers).where(s.id > after_id).order_by(s.id).limit(limit)
+        )
+        return [_subscriber(r) for r in rows]
+
+    async def subscriber_counts(self) -> dict[tuple[str, str, str, str, bool], int]:
+        """(kind, state, language, choice, broken) -> how many people."""
+        s = t.subscribers.c
+        broken = s.broken_reason.is_not(None)
+        query = select(s.kind, s.state, s.language, s.choice, broken, func.count()).group_by(
+            s.kind, s.state, s.language, s.choice, broken
+        )
+        return {
+            (kind, state, lang, choice, bool(is_broken)): int(n)
+            for kind, state, lang, choice, is_broken, n in await self.conn.execute(query)
+        }
+
+    async def audience_counts(self, urgency: str) -> dict[tuple[str, str, str], int]:
+        """(platform, language, time zone) -> how many working subscriptions receive updates
+        of `urgency`: the preview's count, in one grouped query however many people."""
+        s = t.subscriptions.c
+        query = (
+            select(s.platform, s.language, s.timezone, func.count())
+            .where(
+                s.active.is_(True),
+                s.broken_reason.is_(None),
+                s.urgencies.contains(urgency),  # "important,routine,urgent": no name in another
+            )
+            .group_by(s.platform, s.language, s.timezone)
+        )
+        return {(p, lang, tz): int(n) for p, lang, tz, n in await self.conn.execute(query)}
+
+    async def insert_quiet_subscription(self, sub: Subscription, now: datetime) -> int:
+        """A subscription that receives nothing yet (inactive): a sign-up's, until confirmed.
+        Only its confirmation (DeliveryAction.CONFIRM) reaches it."""
+        values = subscription_to_values(sub) | {"active": False}
+        result = await self.conn.execute(
+            insert(t.subscriptions)
+            .values(**values, created_at=sub.created_at or now)
+            .returning(t.subscriptions.c.id)
+        )
+        return int(result.scalar_one())
+
+    # -- receipts --------------------------------------------------------------
+
+    async def record_receipt(
+        self, delivery_id: str, platform: str, status: str, error: str | None, now: datetime
+    ) -> bool:
+        """Record a provider's word on a sent message. A final status (delivered, failed,
+        undelivered) is never overwritten by a late intermediate one (sent, queued).
+        Returns False when the delivery does not exist (a forged or stale callback)."""
+        known = await self.conn.scalar(
+            select(t.deliveries.c.id).where(
+                t.deliveries.c.id == delivery_id, t.deliveries.c.platform == platform
+            )
+        )
+        if known is None:
+            return False
+        current = await self.conn.scalar(
+            select(t.receipts.c.status).where(t.receipts.c.delivery_id == delivery_id)
+        )
+        if current is None:
+            await self.conn.execute(
+                insert(t.receipts).values(
+                    delivery_id=delivery_id, platform=platform, status=status, error=error, at=now
+                )
+            )
+        elif current not in FINAL_RECEIPTS or status in FINAL_RECEIPTS:
+            await self.conn.execute(
+                update(t.receipts)
+                .where(t.receipts.c.delivery_id == delivery_id)
+                .values(status=status, error=error, at=now)
+            )
+        return True
+
+    async def receipt_counts(self) -> dict[tuple[str, str], int]:
+        """(platform, status) -> how many messages."""
+        r = t.receipts.c
+        query = select(r.platform, r.status, func.count()).group_by(r.platform, r.status)
+        return {(p, s): int(n) for p, s, n in await self.conn.execute(query)}
+
+    async def subscription_of_delivery(self, delivery_id: str) -> int | None:
+        return await self.conn.scalar(
+            select(t.deliveries.c.subscription_id).where(t.deliveries.c.id == delivery_id)
+        )
+
+
+FINAL_RECEIPTS = frozenset({"delivered", "undelivered", "failed", "read"})

@@ -1,0 +1,204 @@
+"""A fake Twilio on 127.0.0.1: the Messages REST API, and webhooks signed as Twilio signs them.
+
+    POST /2010-04-01/Accounts/{AccountSid}/Messages.json   (HTTP Basic: SID, auth token)
+         To, Body, From | MessagingServiceSid, StatusCallback  -> 201 {"sid": "SM...", ...}
+
+It behaves like Twilio at its worst where the adapter must cope:
+- a wrong login gets 401 {"code": 20003}; a body over 1600 characters 400 {"code": 21617};
+  a `To` that is not E.164 400 {"code": 21211};
+- numbers scripted as opted out (the person texted STOP to the carrier) get 400
+  {"code": 21610}; landlines 400 {"code": 21614};
+- faults for the next requests, in order: 429 with Retry-After (Twilio's 20429), 500 with a
+  JSON body, 502 with an HTML page, 503 with plain text, a hang (never answers), a reset.
+
+`callback(sid, status, error, server=...)` posts the status callback Twilio would post for
+a sent message, signed for the public URL it was given, to the bot's local address (as a
+reverse proxy would pass it on). `signed_post` does the same for an inbound text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp import web
+from twilio.request_validator import RequestValidator
+
+from tests.fakes._server import serve
+
+ACCOUNT_SID = "AC" + "0123456789abcdef" * 2
+AUTH_TOKEN = "fake-twilio-auth-token-0123456789"
+FROM = "+12135550100"
+
+
+class Fault(StrEnum):
+    RATE_LIMITED = "429"
+    JSON_500 = "500-json"
+    HTML_502 = "502-html"
+    PLAIN_503 = "503-plain"
+    HANG = "hang"
+    RESET = "reset"
+
+
+@dataclass(slots=True)
+class Text:
+    sid: str
+    to: str
+    body: str
+    sender: str
+    status_callback: str
+    status: str = "queued"
+
+
+@dataclass(slots=True)
+class FakeTwilio:
+    retry_after: float = 2.0
+    texts: list[Text] = field(default_factory=list)
+    requests: int = 0
+    opted_out: set[str] = field(default_factory=set)
+    landlines: set[str] = field(default_factory=set)
+    faults: deque[Fault] = field(default_factory=deque)
+    url: str = ""
+    _runner: web.AppRunner | None = None
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _closing: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def __aenter__(self) -> FakeTwilio:
+        app = web.Application()
+        app.router.add_post("/2010-04-01/Accounts/{sid}/Messages.json", self._create)
+        self._runner, port = await serve(app)
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._runner is not None
+        self._closing.set()
+        await self._runner.cleanup()
+
+    def to(self, number: str) -> list[Text]:
+        return [t for t in self.texts if t.to == number]
+
+    def fail(self, *faults: Fault) -> None:
+        self.faults.extend(faults)
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        if self.faults:
+            fault = self.faults.popleft()
+            if fault is Fault.RATE_LIMITED:
+                return _json(
+                    429,
+                    {"code": 20429, "message": "Too Many Requests", "status": 429},
+                    {"Retry-After": f"{self.retry_after:g}"},
+                )
+            if fault is Fault.JSON_500:
+                return _json(500, {"code": 20500, "message": "Internal Server Error"})
+            if fault is Fault.HTML_502:
+                return web.Response(
+                    status=502,
+                    text="<html><body><h1>502 Bad Gateway</h1></body></html>",
+                    content_type="text/html",
+                )
+            if fault is Fault.PLAIN_503:
+                return web.Response(status=503, text="upstream connect error")
+            if fault is Fault.HANG:  # until the test ends: the client must give up first
+                await self._closing.wait()
+                return web.Response(status=500)
+            if fault is Fault.RESET:
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response(status=500)
+        if request.match_info["sid"] != ACCOUNT_SID or not _authorized(request):
+            return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
+        form = await request.post()
+        to, body = str(form.get("To", "")), str(form.get("Body", ""))
+        sender = str(form.get("From") or form.get("MessagingServiceSid") or "")
+        if not re.fullmatch(r"\+[1-9]\d{6,14}", to):
+            return _json(400, {"code": 21211, "message": "The 'To' number is not valid."})
+        if not sender:
+            return _json(400, {"code": 21603, "message": "A 'From' phone number is required."})
+        if len(body) > 1600:
+            return _json(400, {"code": 21617, "message": "The concatenated message body "
+                               "exceeds the 1600 character limit."})  # fmt: skip
+        if to in self.opted_out:
+            return _json(400, {"code": 21610, "message": "Attempt to send to unsubscribed "
+                               "recipient"})  # fmt: skip
+        if to in self.landlines:
+            return _json(400, {"code": 21614, "message": "'To' number is not a valid mobile "
+                               "number"})  # fmt: skip
+        sid = f"SM{next(self._ids):032x}"
+        self.texts.append(Text(sid, to, body, sender, str(form.get("StatusCallback", ""))))
+        return _json(201, {"sid": sid, "status": "queued", "to": to, "body": body})
+
+    async def callback(
+        self, sid: str, status: str, error: str | None = None, *, server: str
+    ) -> int:
+        """Post the status callback for text `sid` to the bot at `server` (its local base
+        URL), signed for the public URL the text named. Returns the HTTP status."""
+        text = next(t for t in self.texts if t.sid == sid)
+        params = {"MessageSid": sid, "MessageStatus": status, "AccountSid": ACCOUNT_SID}
+        if error:
+            params["ErrorCode"] = error
+        return await signed_post(server, text.status_callback, params)
+
+
+async def signed_post(
+    server: str, public_url: str, params: dict[str, str], *, token: str = AUTH_TOKEN,
+    signature: str | None = None,
+) -> int:  # fmt: skip
+    """POST `params` as Twilio would to `public_url`, delivered to `server` (the bot's local
+    base URL), with `X-Twilio-Signature` computed with `token` (or the given `signature`)."""
+    status, _ = await signed_request(server, public_url, params, token=token, signature=signature)
+    return status
+
+
+async def signed_request(
+    server: str, public_url: str, params: dict[str, str], *, token: str = AUTH_TOKEN,
+    signature: str | None = None,
+) -> tuple[int, str]:  # fmt: skip
+    """Like `signed_post`, returning (status, body text)."""
+    sig = signature
+    if sig is None:
+        sig = RequestValidator(token).compute_signature(public_url, params)
+    parts = urlsplit(public_url)
+    local = server.rstrip("/") + parts.path + (f"?{parts.query}" if parts.query else "")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(local, data=params, headers={"X-Twilio-Signature": sig}) as response,
+    ):
+        return response.status, await response.text()
+
+
+def inbound(sender: str, body: str, sid: str, *, to: str = FROM) -> dict[str, str]:
+    """The parameters of an incoming text, as Twilio sends them to the number's webhook."""
+    return {
+        "MessageSid": sid,
+        "AccountSid": ACCOUNT_SID,
+        "From": sender,
+        "To": to,
+        "Body": body,
+        "NumMedia": "0",
+    }
+
+
+def _authorized(request: web.Request) -> bool:
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme != "Basic":
+        return False
+    try:
+        user, _, password = base64.b64decode(given).decode().partition(":")
+    except ValueError:
+        return False
+    return user == ACCOUNT_SID and password == AUTH_TOKEN
+
+
+def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(body, status=status, headers=headers)
