@@ -24,6 +24,7 @@ from bot.models import Campaign
 from bot.outbound import HealthBoard
 from bot.plugins import AdminRule, Plugin, PluginSettings, Section
 from bot.store import Store
+from bot.webhooks import AddressPolicy, Webhooks, parse_networks
 
 T = TypeVar("T")
 
@@ -44,11 +45,17 @@ class PluginContext:
     clock: Clock
     metrics: Metrics = field(default_factory=Metrics)
     health: HealthBoard = field(default_factory=HealthBoard)
+    webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
 
     @property
     def admins(self) -> AdminList:
         """Who is an admin, on every platform (an actor from this one is checked here)."""
         return self.admin.admins
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """The webhook endpoint use cases (`[webhooks]` in the campaign file applied)."""
+        return Webhooks(self.store, self.campaign, self.admins, self.clock, self.webhook_policy)
 
     def settings_as(self, kind: type[T]) -> T:
         return _as(self.settings, kind, "settings")
@@ -107,4 +114,9 @@ def plugin_context(
         clock=clock,
         metrics=metrics,
         health=health or HealthBoard(),
+        webhook_policy=AddressPolicy(
+            allow_private=config.webhooks.allow_private,
+            allowed_networks=parse_networks(config.webhooks.allowed_networks),
+            disable_after_hours=config.webhooks.disable_after_hours,
+        ),
     )

@@ -48,7 +48,10 @@ What is sent. Each row is rendered at send time by `bot.messages`: POST → `upd
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
 the update's current text edited into the posted message, RETRACT → the message edited in
 place into `retraction_message`, CORRECTION → a new short `correction_message` note. BRIEFING
-and NOTICE rows carry their rendered message in `payload["message"]`. A follow-up waits until
+and NOTICE rows carry their rendered message in `payload["message"]`. Rows for channels that
+take events (webhook endpoints) carry a document in `payload["event"]`, sent with the
+adapter's `send_event` instead of a message (EVENT rows, and POST / follow-ups planned for
+such channels, which wait for their POST like any follow-up). A follow-up waits until
 its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
 the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
 is not sent (the update's state is re-read at most once a second). Embargoes, urgency and
@@ -87,8 +90,8 @@ from bot.models import (
     UpdateState,
 )
 from bot.notices import queue_dead_notices
-from bot.outbound import Adapter, ChannelRef, OutboundMessage
-from bot.pacing import Pacer, backoff_delay
+from bot.outbound import Adapter, ChannelRef, EventSink, OutboundMessage
+from bot.pacing import Pacer, Paused, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 
@@ -125,6 +128,11 @@ class _Edit:
 
 
 @dataclass(frozen=True, slots=True)
+class _SendEvent:
+    event: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class _Skip:
     reason: str
 
@@ -139,7 +147,7 @@ class _Dead:
     reason: str
 
 
-_Plan = _Send | _Edit | _Skip | _Later | _Dead
+_Plan = _Send | _Edit | _SendEvent | _Skip | _Later | _Dead
 
 
 def default_worker_id() -> str:
@@ -467,19 +475,26 @@ class Dispatcher:
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
         async with self._locks.hold(key):
             while True:
-                async with pacer.slot(channel):
-                    # Rendered at the last moment, so the copy is as current as it can be.
-                    plan = await self._plan(delivery, sub, update)
-                    if not isinstance(plan, _Send | _Edit):
-                        await self._settle(delivery, plan)
-                        return
-                    task = asyncio.current_task()
-                    assert task is not None
-                    self._sending.add(task)  # from here on, stop() waits for the outcome
-                    try:
-                        failure = await self._attempt(adapter, channel, delivery, sub, plan)
-                    finally:
-                        self._sending.discard(task)
+                try:
+                    async with pacer.slot(channel, max_pause=self.inline_retry_limit):
+                        # Rendered at the last moment, so the copy is as current as it can be.
+                        plan = await self._plan(delivery, sub, update)
+                        if not isinstance(plan, _Send | _Edit | _SendEvent):
+                            await self._settle(delivery, plan)
+                            return
+                        task = asyncio.current_task()
+                        assert task is not None
+                        self._sending.add(task)  # from here on, stop() waits for the outcome
+                        try:
+                            failure = await self._attempt(adapter, channel, delivery, sub, plan)
+                        finally:
+                            self._sending.discard(task)
+                except Paused as paused:
+                    # A pause longer than a row may wait here (a long Retry-After): back to
+                    # the queue until it ends, rather than holding the lease all along.
+                    later = self.clock() + timedelta(seconds=paused.seconds)
+                    await self._settle(delivery, _Later(later))
+                    return
                 if failure is None:
                     return
                 attempts += 1
@@ -495,12 +510,18 @@ class Dispatcher:
         channel: ChannelRef,
         delivery: Delivery,
         sub: Subscription,
-        plan: _Send | _Edit,
+        plan: _Send | _Edit | _SendEvent,
     ) -> TransientDeliveryError | None:
         """One try. Returns None when the row is settled (sent or dead), else the failure."""
         try:
             async with asyncio.timeout(self.send_timeout):
-                if isinstance(plan, _Send):
+                if isinstance(plan, _SendEvent):
+                    if not isinstance(adapter, EventSink):
+                        raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
+                    message_id = await adapter.send_event(
+                        channel, plan.event, idempotency_key=delivery.id
+                    )
+                elif isinstance(plan, _Send):
                     message_id = await adapter.send(
                         channel, plan.message, idempotency_key=delivery.id
                     )
@@ -510,7 +531,7 @@ class Dispatcher:
         except PermanentDeliveryError as exc:
             # A refused send means the channel is unusable; a refused edit may only mean
             # that one message was deleted, so the channel stays subscribed.
-            await self._park_dead(delivery, sub, exc.reason, breaks=isinstance(plan, _Send))
+            await self._park_dead(delivery, sub, exc.reason, breaks=not isinstance(plan, _Edit))
             return None
         except TransientDeliveryError as exc:
             return exc
@@ -591,7 +612,21 @@ class Dispatcher:
         return 0.0 if failure.retry_after is not None else delay
 
     async def _plan(self, delivery: Delivery, sub: Subscription, update: Update | None) -> _Plan:
-        """Render what this row sends, from the store as it is now."""
+        """Render what this row sends, from the store as it is now; a row carrying an event
+        sends that instead, once the same checks found something to send."""
+        event = (delivery.payload or {}).get("event")
+        if delivery.action is DeliveryAction.EVENT:
+            if not isinstance(event, Mapping):
+                return _Dead("the delivery carries no event to send (payload['event'])")
+            return _SendEvent(event)
+        plan = await self._plan_message(delivery, sub, update)
+        if isinstance(event, Mapping) and isinstance(plan, _Send | _Edit):
+            return _SendEvent(event)
+        return plan
+
+    async def _plan_message(
+        self, delivery: Delivery, sub: Subscription, update: Update | None
+    ) -> _Plan:
         action = delivery.action
         language, zone = sub.language, sub.timezone
         if action is DeliveryAction.POST:

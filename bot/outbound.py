@@ -170,6 +170,17 @@ class Adapter(Service, Reporting, Protocol):
     async def delete(self, channel: ChannelRef, message_id: str) -> None: ...
 
 
+@runtime_checkable
+class EventSink(Protocol):
+    """What a plugin declaring `events=True` implements besides `Adapter`: deliver one event
+    document (`bot.events`). `idempotency_key` is the delivery id, the same on every retry
+    (a webhook's `webhook-id`). Returns an id for the record (e.g. the receiver's status)."""
+
+    async def send_event(
+        self, channel: ChannelRef, event: Mapping[str, Any], *, idempotency_key: str
+    ) -> str: ...
+
+
 @dataclass(slots=True)
 class HealthBoard:
     """Plugin parts that report their state register here; /healthz reads it."""

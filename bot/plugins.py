@@ -129,7 +129,10 @@ class Plugin:
     lookahead (`@(?=everyone)`); a zero-width space goes right after each match in
     everything people wrote, on every platform. `delivers` is False for a plugin whose
     channels cannot be subscribed (the web page). `delivery` declares extra `[delivery]`
-    keys, each named `<name>_...` (pacing settings).
+    keys, each named `<name>_...` (pacing settings). `events` is True for a plugin whose
+    channels take documents for machines (`bot.events`: webhook endpoints) instead of messages
+    for people: its subscriptions get an event per change (and demand changes too), delivered
+    through `bot.outbound.EventSink.send_event`.
     """
 
     name: str
@@ -143,6 +146,7 @@ class Plugin:
     mentions: tuple[str, ...] = ()
     address_example: str = ""
     delivers: bool = True
+    events: bool = False
     cli: Callable[[SubParsers[argparse.ArgumentParser]], None] | None = None
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
 
@@ -190,6 +194,11 @@ class Plugins(Mapping[str, Plugin]):
     def delivering(self) -> list[str]:
         """Names of the platforms whose channels can be subscribed."""
         return [name for name, plugin in self.by_name.items() if plugin.delivers]
+
+    @property
+    def taking_events(self) -> frozenset[str]:
+        """Names of the platforms whose channels take events rather than messages."""
+        return frozenset(name for name, plugin in self.by_name.items() if plugin.events)
 
     def neutralize(self, text: str) -> str:
         """`text` with every plugin's pings made inert; idempotent."""

@@ -10,7 +10,7 @@ plugin's own CLI commands use. `docs/adapters.md` walks through writing a plugin
 
 from __future__ import annotations
 
-from bot import i18n
+from bot import events, i18n
 from bot.addresses import Address, example_address, parse_address
 from bot.admin import HEADLINE_MAX, NEXT_STEP_MAX, REASON_MAX, Admin, Changes, Draft
 from bot.auth import AdminList
@@ -54,10 +54,12 @@ from bot.models import (
     UpdateState,
     UpdateText,
     Urgency,
+    WebhookEndpoint,
 )
 from bot.outbound import (
     Adapter,
     ChannelRef,
+    EventSink,
     Field,
     HealthBoard,
     Limits,
@@ -81,6 +83,7 @@ from bot.plugins import (
 )
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
+from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
 
 __all__ = [
     "HEADLINE_MAX",
@@ -89,6 +92,7 @@ __all__ = [
     "Actor",
     "Adapter",
     "Address",
+    "AddressPolicy",
     "Admin",
     "AdminList",
     "AdminRule",
@@ -101,12 +105,14 @@ __all__ = [
     "Commands",
     "ConfigError",
     "Conflict",
+    "Created",
     "DeliveryState",
     "Demand",
     "DemandEvent",
     "DemandStatus",
     "Dispatcher",
     "Draft",
+    "EventSink",
     "Field",
     "Fingerprint",
     "FixedClock",
@@ -142,8 +148,12 @@ __all__ = [
     "UpdateState",
     "UpdateText",
     "Urgency",
+    "WebhookEndpoint",
+    "Webhooks",
     "add_json_flag",
+    "check_url",
     "configure_logging",
+    "events",
     "example_address",
     "fit",
     "fit_message",

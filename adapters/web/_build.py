@@ -7,7 +7,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext
 
-from . import _admin, _api, _feeds, _openapi, _pages
+from . import _admin, _api, _feeds, _openapi, _pages, _webhooks
 from ._app import (
     STATE,
     WebSettings,
@@ -45,6 +45,7 @@ class WebSurface:
         _feeds.add_routes(app, self.ctx.campaign)
         _api.add_routes(app)
         _admin.add_routes(app)
+        _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
 
 
