@@ -136,7 +136,7 @@ async def check_destination(url: str, policy: AddressPolicy) -> list[str]:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         addresses = await resolve(host, port)
-    except OSError:
+    except (OSError, UnicodeError, ValueError):  # no such name, or not a name at all
         raise InvalidInput(
             f"The host {host!r} cannot be found. Check the spelling of the URL.",
             translations={"es": f"No se encuentra el servidor {host!r}. Revisa la URL."},

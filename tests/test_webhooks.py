@@ -388,9 +388,7 @@ async def test_an_endpoint_failing_for_days_is_disabled_and_the_admins_are_told(
     receiver.always = None
     await rig.admin.post(ADMIN, draft("Third"))
     await rig.deliver()
-    assert [e["data"]["update"]["texts"]["en"]["headline"] for e in receiver.accepted] == [
-        "Third"
-    ]
+    assert [e["data"]["update"]["texts"]["en"]["headline"] for e in receiver.accepted] == ["Third"]
 
 
 async def test_410_gone_disables_at_once(rig: Rig, receiver: Receiver) -> None:

@@ -31,7 +31,12 @@ class WebhookIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(min_length=1, max_length=2000, description="the receiver, https://...")
+    url: str = Field(
+        min_length=1,
+        max_length=2000,
+        pattern="^https?://",
+        description="the receiver, https://...; its host must resolve to a public address",
+    )
     description: str = Field(default="", max_length=200, description="what it is, for the list")
     language: str | None = Field(
         default=None, description="language of its briefings (default: the campaign's first)"
