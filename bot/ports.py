@@ -17,7 +17,7 @@ from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
-from bot.commands import CommandContext, Commands, Reply
+from bot.commands import LOCALIZED_NAMES, CommandContext, Commands, Reply, command_named
 from bot.context import PluginContext, plugin_context
 from bot.dispatcher import Dispatcher
 from bot.errors import (
@@ -87,6 +87,7 @@ from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
 
 __all__ = [
     "HEADLINE_MAX",
+    "LOCALIZED_NAMES",
     "NEXT_STEP_MAX",
     "REASON_MAX",
     "Actor",
@@ -152,6 +153,7 @@ __all__ = [
     "Webhooks",
     "add_json_flag",
     "check_url",
+    "command_named",
     "configure_logging",
     "events",
     "example_address",
