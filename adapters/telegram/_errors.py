@@ -8,6 +8,7 @@ python-telegram-bot raises `RetryAfter` for a 429 (with `parameters.retry_after`
 
 from __future__ import annotations
 
+import warnings
 from datetime import timedelta
 
 from telegram.error import (
@@ -20,6 +21,7 @@ from telegram.error import (
     TelegramError,
     TimedOut,
 )
+from telegram.warnings import PTBDeprecationWarning
 
 from bot.ports import PermanentDeliveryError, TransientDeliveryError
 
@@ -28,7 +30,9 @@ GONE_MESSAGE = ("message to edit not found", "message to delete not found", "mes
 
 
 def retry_seconds(exc: RetryAfter) -> float:
-    value = exc.retry_after
+    with warnings.catch_warnings():  # an int now, a timedelta in a later major version
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = exc.retry_after
     if isinstance(value, timedelta):
         return max(value.total_seconds(), 0.0)
     return max(float(value), 0.0)

@@ -177,6 +177,9 @@ class Inbound:
         private = chat.type == ChatType.PRIVATE
         user = update.effective_user
         lang = self.language(update)
+        if name in ("strike", "huelga"):  # the other platforms' form: /strike status
+            head, _, rest = rest.partition(" ")
+            name, rest = head.lower() or "help", rest.strip()
         if name == "start":
             name = "help"
         if private and user is not None and name in ("cancel", "skip"):

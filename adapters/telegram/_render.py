@@ -71,7 +71,7 @@ def _telegram_words(message: OutboundMessage) -> OutboundMessage:
 def _html(message: OutboundMessage) -> str:
     lines: list[str] = []
     title = f"<b>{esc(message.title)}</b>" if message.title else ""
-    if message.status_label:
+    if message.status_label and message.status_label not in message.title:
         title += (
             f" · <i>{esc(message.status_label)}</i>"
             if title

@@ -37,7 +37,7 @@ from aiohttp import web
 
 from tests.fakes._server import serve
 
-TOKEN = "123456:TEST-telegram-token"  # noqa: S105 (a fake's token)
+TOKEN = "123456:TEST-telegram-token"
 BOT_ID = 123456
 BOT_USERNAME = "utla_strike_bot"
 TEXT_MAX = 4096
@@ -144,6 +144,7 @@ class FakeTelegram:
         self._sent_by_chat: dict[int, deque[float]] = {}
         self._sent_all: deque[float] = deque()
         self._release = asyncio.Event()
+        self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._port = 0
         self._session: aiohttp.ClientSession | None = None
@@ -233,6 +234,13 @@ class FakeTelegram:
             found += re.findall(r"tg://user\?id=\d+", message.get("html", ""))
         return found
 
+    async def until(self, check: Any, patience: float = 15.0) -> None:
+        """Wait until `check()` holds; it is looked at after every API call and update."""
+        async with asyncio.timeout(patience):
+            while not check():
+                self._changed.clear()
+                await self._changed.wait()
+
     def sent(self, method: str) -> list[dict[str, Any]]:
         return [c.args for c in self.calls if c.method == method and c.status == 200]
 
@@ -268,6 +276,7 @@ class FakeTelegram:
         update = {"update_id": update_id, **payload}
         self._updates.append(update)
         self._arrived.set()
+        self._changed.set()
         if self.webhook is not None:
             asyncio.get_running_loop().create_task(self._deliver_webhook(update))
         return update_id
@@ -284,6 +293,7 @@ class FakeTelegram:
             headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook["secret_token"]
         async with self._session.post(self.webhook["url"], json=update, headers=headers) as r:
             self.webhook_answers.append(r.status)
+            self._changed.set()
             return r.status
 
     def _message(
@@ -331,6 +341,7 @@ class FakeTelegram:
         return self._answer(method, args, result)
 
     def _answer(self, method: str, args: dict[str, Any], outcome: Any) -> web.Response:
+        self._changed.set()
         if isinstance(outcome, ApiError):
             self.calls.append(Call(method, args, outcome.status))
             body: dict[str, Any] = {
