@@ -461,3 +461,23 @@ async def test_a_queued_test_event_is_signed_and_delivered(rig: Rig, receiver: R
     [request] = receiver.requests
     assert request.webhook_id == delivery and request.verified
     assert receiver.accepted[0]["type"] == "webhook.test"
+
+
+async def test_a_receiver_added_with_a_briefing_time_gets_the_briefing_as_an_event(
+    rig: Rig, receiver: Receiver, clock: FixedClock
+) -> None:
+    from datetime import time as clock_time
+
+    from bot.briefing_runs import send_now
+
+    created = await add(rig, receiver, language="es", briefing_time=clock_time(7, 0))
+    await rig.admin.post(ADMIN, draft())
+    await rig.deliver()
+    delivery = await send_now(rig.store, rig.ctx.campaign, created.endpoint.subscription, clock())
+    await rig.deliver()
+    briefing = [r for r in receiver.requests if r.webhook_id == delivery]
+    assert len(briefing) == 1 and briefing[0].verified
+    event = briefing[0].event
+    assert event is not None and event["type"] == "briefing.sent"
+    assert event["data"]["language"] == "es"
+    assert event["data"]["message"]["title"].startswith("Resumen de la mañana")
