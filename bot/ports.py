@@ -84,6 +84,7 @@ from bot.plugins import (
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
 from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
+from bot.webhooks import summary as webhook_summary
 
 __all__ = [
     "HEADLINE_MAX",
@@ -176,4 +177,5 @@ __all__ = [
     "update_message",
     "utcnow",
     "wants",
+    "webhook_summary",
 ]

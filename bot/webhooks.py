@@ -25,7 +25,8 @@ import secrets
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, time
+from datetime import time
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from bot import events
@@ -341,6 +342,34 @@ class Webhooks:
         return rows[0].id
 
 
+def summary(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    """An endpoint for listings (CLI, admin API): never its secret. `state` is ok, failing
+    (since `failing_since`), disabled (`disabled_reason`) or removed."""
+    sub = endpoint.subscription
+    state = "ok"
+    if not endpoint.active:
+        state = "removed"
+    elif endpoint.disabled_reason is not None:
+        state = "disabled"
+    elif endpoint.failing_since is not None:
+        state = "failing"
+    return {
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "language": sub.language,
+        "briefing_time": None if sub.briefing_time is None else sub.briefing_time.strftime("%H:%M"),
+        "timezone": sub.timezone,
+        "state": state,
+        "disabled_reason": endpoint.disabled_reason,
+        "failing_since": endpoint.failing_since,
+        "last_error": endpoint.last_error,
+        "last_success_at": endpoint.last_success_at,
+        "created_at": endpoint.created_at,
+        "created_by": endpoint.created_by,
+    }
+
+
 def _audit(endpoint: WebhookEndpoint) -> dict[str, object]:
     """What the audit log records of an endpoint: never its secret."""
     return {
@@ -350,10 +379,3 @@ def _audit(endpoint: WebhookEndpoint) -> dict[str, object]:
         "briefing_time": endpoint.subscription.briefing_time,
         "disabled": endpoint.disabled_reason,
     }
-
-
-def failing_for(endpoint: WebhookEndpoint, now: datetime) -> float:
-    """Hours the endpoint has been failing (0 when it is not)."""
-    if endpoint.failing_since is None:
-        return 0.0
-    return max((now - endpoint.failing_since).total_seconds() / 3600, 0.0)

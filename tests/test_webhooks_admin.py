@@ -102,8 +102,10 @@ async def test_strikebot_webhooks_commands(
         monkeypatch.delenv(name, raising=False)
     config = tmp_path / "strike.toml"
     shipped = (ROOT / "config" / "strike.toml").read_text(encoding="utf-8")
+    assert "\nallowed_networks = []\n" in shipped  # the [webhooks] section's
     config.write_text(
-        shipped + '\n[webhooks]\nallowed_networks = ["127.0.0.0/8"]\n', encoding="utf-8"
+        shipped.replace("\nallowed_networks = []\n", '\nallowed_networks = ["127.0.0.0/8"]\n'),
+        encoding="utf-8",
     )
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
 

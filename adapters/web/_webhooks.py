@@ -17,7 +17,7 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.ports import NotFound, WebhookEndpoint, events
+from bot.ports import NotFound, WebhookEndpoint, events, webhook_summary
 
 from ._admin import HTTP_ACTOR, _body, _Empty
 from ._app import ADMIN_PREFIX, json_response, state_of
@@ -91,29 +91,7 @@ def add_routes(app: web.Application) -> None:
 
 
 def webhook_out(endpoint: WebhookEndpoint) -> WebhookOut:
-    sub = endpoint.subscription
-    state: Literal["ok", "failing", "disabled", "removed"] = "ok"
-    if not endpoint.active:
-        state = "removed"
-    elif endpoint.disabled_reason is not None:
-        state = "disabled"
-    elif endpoint.failing_since is not None:
-        state = "failing"
-    return WebhookOut(
-        id=endpoint.id,
-        url=endpoint.url,
-        description=endpoint.description,
-        language=sub.language,
-        briefing_time=None if sub.briefing_time is None else sub.briefing_time.strftime("%H:%M"),
-        timezone=sub.timezone,
-        state=state,
-        disabled_reason=endpoint.disabled_reason,
-        failing_since=endpoint.failing_since,
-        last_error=endpoint.last_error,
-        last_success_at=endpoint.last_success_at,
-        created_at=endpoint.created_at,
-        created_by=endpoint.created_by,
-    )
+    return WebhookOut(**webhook_summary(endpoint))
 
 
 def _id(request: web.Request) -> int:

@@ -24,7 +24,6 @@ from bot.ports import (
     Actor,
     CliContext,
     InvalidInput,
-    WebhookEndpoint,
     Webhooks,
     add_json_flag,
     events,
@@ -33,6 +32,7 @@ from bot.ports import (
     out,
     plugin_context,
     print_json,
+    webhook_summary,
 )
 
 CLI_ACTOR = Actor(platform="cli", user_id="cli", display_name="command line")
@@ -92,34 +92,6 @@ def _webhooks(ctx: CliContext) -> Webhooks:
     ).webhooks
 
 
-def endpoint_json(endpoint: WebhookEndpoint) -> dict[str, object]:
-    """An endpoint for listings and the API: never its secret."""
-    sub = endpoint.subscription
-    return {
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "description": endpoint.description,
-        "language": sub.language,
-        "briefing_time": None if sub.briefing_time is None else sub.briefing_time.strftime("%H:%M"),
-        "timezone": sub.timezone,
-        "state": _state(endpoint),
-        "disabled_reason": endpoint.disabled_reason,
-        "failing_since": endpoint.failing_since,
-        "last_error": endpoint.last_error,
-        "last_success_at": endpoint.last_success_at,
-        "created_at": endpoint.created_at,
-        "created_by": endpoint.created_by,
-    }
-
-
-def _state(endpoint: WebhookEndpoint) -> str:
-    if not endpoint.active:
-        return "removed"
-    if endpoint.disabled_reason is not None:
-        return "disabled"
-    return "failing" if endpoint.failing_since is not None else "ok"
-
-
 async def handle_add(args: argparse.Namespace) -> int:
     async with open_context(args) as ctx:
         created = await _webhooks(ctx).add(
@@ -131,7 +103,7 @@ async def handle_add(args: argparse.Namespace) -> int:
             timezone=args.timezone,
         )
     if args.json:
-        print_json({**endpoint_json(created.endpoint), "secret": created.secret})
+        print_json({**webhook_summary(created.endpoint), "secret": created.secret})
         return 0
     out.print(f"Added webhook #{created.endpoint.id}: {created.endpoint.url}")
     out.print("Its signing secret (shown this once; give it to the receiver, keep it secret):")
@@ -143,13 +115,13 @@ async def handle_list(args: argparse.Namespace) -> int:
     async with open_context(args) as ctx:
         endpoints = await _webhooks(ctx).list()
     if args.json:
-        print_json([endpoint_json(e) for e in endpoints])
+        print_json([webhook_summary(e) for e in endpoints])
         return 0
     if not endpoints:
         out.print("No webhooks. Add one with `strikebot webhooks add https://...`.")
         return 0
     for endpoint in endpoints:
-        state = _state(endpoint)
+        state = webhook_summary(endpoint)["state"]
         if state == "disabled":
             state += f": {endpoint.disabled_reason}"
         elif state == "failing" and endpoint.failing_since is not None:
@@ -160,28 +132,28 @@ async def handle_list(args: argparse.Namespace) -> int:
 
 
 async def handle_remove(args: argparse.Namespace) -> int:
-    async with open_context(args) as ctx:
-        webhooks = _webhooks(ctx)
-        endpoint = await webhooks.remove(CLI_ACTOR, (await webhooks.find(args.target)).id)
-    if args.json:
-        print_json(endpoint_json(endpoint))
-    else:
-        out.print(f"Removed webhook #{endpoint.id}: {endpoint.url}", markup=False)
-    return 0
+    return await _change(args, "remove", "Removed webhook #{id}: {url}")
 
 
 async def handle_enable(args: argparse.Namespace) -> int:
+    return await _change(
+        args,
+        "enable",
+        "Webhook #{id} is on again. Events that were given up on come back with "
+        "`strikebot deliveries retry`.",
+    )
+
+
+async def _change(args: argparse.Namespace, action: str, done: str) -> int:
     async with open_context(args) as ctx:
         webhooks = _webhooks(ctx)
-        endpoint = await webhooks.enable(CLI_ACTOR, (await webhooks.find(args.target)).id)
+        target = (await webhooks.find(args.target)).id
+        endpoint = await getattr(webhooks, action)(CLI_ACTOR, target)
+    shown = webhook_summary(endpoint)
     if args.json:
-        print_json(endpoint_json(endpoint))
+        print_json(shown)
     else:
-        out.print(
-            f"Webhook #{endpoint.id} is on again. Events that were given up on come back with "
-            "`strikebot deliveries retry`.",
-            markup=False,
-        )
+        out.print(done.format(**shown), markup=False)
     return 0
 
 
