@@ -509,3 +509,19 @@ async def test_a_second_instance_does_not_answer_the_same_update_again(
     finally:
         for runner in runners:
             await runner.cleanup()
+
+
+async def test_a_refused_set_webhook_does_not_stop_the_bot_from_delivering(
+    sqlite_store: Store, clock: FixedClock, tg: FakeTelegram
+) -> None:
+    tg.fail("setWebhook", 502, "<html>Bad Gateway</html>", content_type="text/html")
+    url = f"http://127.0.0.1:{free_port()}/telegram/webhook"
+    async with TelegramRig(sqlite_store, clock, tg, webhook_url=url) as rig:
+        assert tg.webhook is None  # not set yet: it is retried in the background
+        assert "Bad Gateway" in str(rig.adapter.health()["last_error"])
+        sent = await rig.adapter.send(
+            ChannelRef(str(GROUP), str(GROUP)),
+            OutboundMessage(title="Update", kind=MessageKind.UPDATE),
+            idempotency_key="k",
+        )
+        assert tg.messages(GROUP)[-1]["message_id"] == int(sent)

@@ -202,6 +202,31 @@ class TelegramAdapter:
         await self.application.start()
         self._started = True
         await self._register_menus()
+        self._spawn(self._prune())
+        try:
+            await self._receive()
+        except TelegramError as exc:  # a hiccup: deliveries go on, and this is retried
+            self._last_error = str(exc)
+            log.warning("Telegram refused to start sending updates (%s); retrying", exc)
+            self._spawn(self._receive_later())
+            return
+        log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
+
+    async def _receive_later(self) -> None:
+        delay = 2.0
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._receive()
+            except TelegramError as exc:
+                self._last_error = str(exc)
+                delay = min(delay * 2, 120.0)
+                continue
+            log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
+            return
+
+    async def _receive(self) -> None:
+        """setWebhook (webhook mode) or start long polling."""
         if self.mode == "webhook":
             assert self.settings.webhook_url is not None
             await self.bot.set_webhook(
@@ -209,15 +234,13 @@ class TelegramAdapter:
                 secret_token=self.secret,
                 allowed_updates=list(ALLOWED_UPDATES),
             )
-        else:
-            assert self.application.updater is not None
-            await self.application.updater.start_polling(
-                timeout=self.poll_timeout,
-                allowed_updates=list(ALLOWED_UPDATES),
-                error_callback=self._poll_error,
-            )
-        self._spawn(self._prune())
-        log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
+            return
+        assert self.application.updater is not None
+        await self.application.updater.start_polling(
+            timeout=self.poll_timeout,
+            allowed_updates=list(ALLOWED_UPDATES),
+            error_callback=self._poll_error,
+        )
 
     def _poll_error(self, exc: TelegramError) -> None:
         self._last_error = str(exc)
