@@ -1,16 +1,19 @@
 """Admin use cases: post, edit, retract, approve, demands and subscriptions.
 
 Each is one write transaction holding the change, its outbox rows and its audit entry,
-so a crash at any moment either keeps all three or none.
+so a crash at any moment either keeps all three or none. Channels on platforms that take
+events (`bot.events`: webhook endpoints) get an event document per change instead of a
+message, demand changes included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from bot import events
 from bot.auth import AdminList
 from bot.clock import Clock, utcnow
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
@@ -29,8 +32,9 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.outbox import plan_followups, plan_posts
+from bot.outbox import plan_events, plan_followups, plan_posts, split_by_audience
 from bot.parsing import parse_timezone
+from bot.plugins import installed_plugins
 from bot.rules import (
     LABEL_MAX,
     NOTE_MAX,
@@ -42,7 +46,7 @@ from bot.rules import (
     check_texts,
     check_year,
 )
-from bot.store import Store, Tx, outbox_queries
+from bot.store import NewDelivery, Store, Tx, outbox_queries
 from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 
@@ -90,11 +94,17 @@ class Admin:
         campaign: Campaign,
         admins: AdminList,
         clock: Clock = utcnow,
+        *,
+        event_platforms: Collection[str] | None = None,
     ) -> None:
         self.store = store
         self.campaign = campaign
         self.admins = admins
         self.clock = clock
+        # Platforms whose channels take event documents (default: the installed plugins').
+        self.event_platforms = frozenset(
+            installed_plugins().taking_events if event_platforms is None else event_platforms
+        )
 
     # -- updates ---------------------------------------------------------------
 
@@ -146,7 +156,7 @@ class Admin:
             )
             update = await self._get(tx, update_id, now)
             if not needs_approval and seed_key is None:
-                await tx.enqueue(plan_posts(update, await tx.list_subscriptions(), now), now)
+                await tx.enqueue(await self._plan_posts(tx, update, now), now)
             action = "update.submit" if needs_approval else "update.post"
             if seed_key is not None:
                 action = "update.seed"
@@ -188,7 +198,7 @@ class Admin:
                 },
             )
             after = await self._get(tx, update_id, now)
-            await tx.enqueue(plan_posts(after, await tx.list_subscriptions(), now), now)
+            await tx.enqueue(await self._plan_posts(tx, after, now), now)
             await tx.audit(
                 now,
                 actor.id,
@@ -258,11 +268,21 @@ class Admin:
             )
             await tx.set_update(update_id, values)
             after = await self._get(tx, update_id, now)
-            if after.state is UpdateState.PUBLISHED:
-                subs = await self._holders(tx, update_id)
-                rows = plan_followups(after, DeliveryAction.EDIT, subs, now)
-                if correction:
-                    rows += plan_followups(after, DeliveryAction.CORRECTION, subs, now)
+            if after.state in (UpdateState.PUBLISHED, UpdateState.SCHEDULED):
+                people, machines = self._audiences(await self._holders(tx, update_id))
+                rows = []
+                if after.state is UpdateState.PUBLISHED:  # a post under embargo renders late
+                    rows += plan_followups(after, DeliveryAction.EDIT, people, now)
+                    if correction:
+                        rows += plan_followups(after, DeliveryAction.CORRECTION, people, now)
+                # An event is a snapshot: one under embargo is followed by the edit.
+                kind = (
+                    events.EventType.UPDATE_CORRECTED
+                    if correction
+                    else events.EventType.UPDATE_EDITED
+                )
+                event = events.update_event(kind, after, self.campaign, now, reason=reason)
+                rows += plan_followups(after, DeliveryAction.EDIT, machines, now, event=event)
                 await tx.enqueue(rows, now)
             await tx.audit(
                 now,
@@ -308,7 +328,13 @@ class Admin:
             # up already, so it stays for the dispatcher to settle before the retraction.
             await outbox_queries.withdraw_posts(tx, update_id)
             # Rows for copies whose post was still queued become no-ops in the dispatcher.
-            await tx.enqueue(plan_followups(after, DeliveryAction.RETRACT, holders, now), now)
+            people, machines = self._audiences(holders)
+            event = events.update_event(
+                events.EventType.UPDATE_RETRACTED, after, self.campaign, now, reason=reason
+            )
+            rows = plan_followups(after, DeliveryAction.RETRACT, people, now)
+            rows += plan_followups(after, DeliveryAction.RETRACT, machines, now, event=event)
+            await tx.enqueue(rows, now)
             await tx.audit(
                 now,
                 actor.id,
@@ -364,19 +390,20 @@ class Admin:
                     "updated_at": now,
                 },
             )
-            await tx.insert_demand_event(
-                key,
-                DemandEvent(
-                    at=now,
-                    status=new_status,
-                    offer={k: v.strip() for k, v in (offer or {}).items()},
-                    source=source,
-                    recorded_by=actor.id,
-                    note=note,
-                ),
+            change = DemandEvent(
+                at=now,
+                status=new_status,
+                offer={k: v.strip() for k, v in (offer or {}).items()},
+                source=source,
+                recorded_by=actor.id,
+                note=note,
             )
+            change_id = await tx.insert_demand_event(key, change)
             after = await tx.get_demand(key)
             assert after is not None
+            _, machines = self._audiences(await tx.list_subscriptions())
+            event = events.demand_event(after, change, self.campaign, now)
+            await tx.enqueue(plan_events(event, machines, now, key=f"demand:{change_id}"), now)
             await tx.audit(
                 now,
                 actor.id,
@@ -446,6 +473,16 @@ class Admin:
                 translations={"es": f"No existe la actualización #{update_id}."},
             )
         return update
+
+    async def _plan_posts(self, tx: Tx, update: Update, now: datetime) -> list[NewDelivery]:
+        """POST rows for every subscribed channel: a message for people, an event for
+        machines."""
+        people, machines = self._audiences(await tx.list_subscriptions())
+        event = events.update_event(events.EventType.UPDATE_PUBLISHED, update, self.campaign, now)
+        return plan_posts(update, people, now) + plan_posts(update, machines, now, event=event)
+
+    def _audiences(self, subs: list[Subscription]) -> tuple[list[Subscription], list[Subscription]]:
+        return split_by_audience(subs, self.event_platforms)
 
     async def _holders(self, tx: Tx, update_id: int) -> list[Subscription]:
         ids = set(await tx.posted_subscriptions(update_id))

@@ -6,6 +6,7 @@ here: tokens come only from the environment (`Settings`).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -118,6 +119,27 @@ class DeliverySection(_Model):
     admin_channels: list[str] = []  # "platform:workspace/channel"
 
 
+class WebhooksSection(_Model):
+    """`[webhooks]`: where event receivers may be, and when a failing one is switched off."""
+
+    # Receivers on private, loopback or link-local addresses are refused unless allowed here.
+    allow_private: bool = False
+    allowed_networks: list[str] = []  # e.g. ["10.1.0.0/16"]: allowed even though private
+    disable_after_hours: float = Field(default=48.0, gt=0, le=24 * 30)
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for network in value:
+            try:
+                ipaddress.ip_network(network.strip(), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{network!r} is not a network; write it as 10.1.0.0/16 or 127.0.0.1/32"
+                ) from None
+        return value
+
+
 class BriefingsSection(_Model):
     default_time: HHMM = "07:00"
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
@@ -212,6 +234,7 @@ class StrikeConfig(_Model):
     delivery: DeliverySection = DeliverySection()
     briefings: BriefingsSection = BriefingsSection()
     signups: SignupsSection = SignupsSection()
+    webhooks: WebhooksSection = WebhooksSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []

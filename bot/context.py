@@ -26,6 +26,7 @@ from bot.plugins import AdminRule, Plugin, PluginSettings, Section
 from bot.reach import Reach, cost_sections, reach
 from bot.signups import SignUps, signups_for
 from bot.store import Store
+from bot.webhooks import AddressPolicy, Webhooks, parse_networks
 
 T = TypeVar("T")
 
@@ -60,10 +61,17 @@ class PluginContext:
             raise RuntimeError("this plugin context was built without sign-ups")
         return self.signups
 
+    webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
+
     @property
     def admins(self) -> AdminList:
         """Who is an admin, on every platform (an actor from this one is checked here)."""
         return self.admin.admins
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """The webhook endpoint use cases (`[webhooks]` in the campaign file applied)."""
+        return Webhooks(self.store, self.campaign, self.admins, self.clock, self.webhook_policy)
 
     def settings_as(self, kind: type[T]) -> T:
         return _as(self.settings, kind, "settings")
@@ -125,4 +133,9 @@ def plugin_context(
         metrics=metrics,
         health=health or HealthBoard(),
         signups=signups or signups_for(store, config, clock),
+        webhook_policy=AddressPolicy(
+            allow_private=config.webhooks.allow_private,
+            allowed_networks=parse_networks(config.webhooks.allowed_networks),
+            disable_after_hours=config.webhooks.disable_after_hours,
+        ),
     )

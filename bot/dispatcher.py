@@ -69,7 +69,10 @@ place into `retraction_message`, CORRECTION → a new short `correction_message`
 platform whose messages cannot change (`edits_in_place = False`: e-mail, SMS) a RETRACT is a
 new message and an EDIT sends nothing, and both reach only channels still subscribed.
 BRIEFING, NOTICE and CONFIRM (a sign-up's confirmation, which reaches a person not yet
-subscribed) rows carry their rendered message in `payload["message"]`. A follow-up waits until
+subscribed) rows carry their rendered message in `payload["message"]`. Rows for channels
+that take events (webhook endpoints) carry a document in `payload["event"]`, sent with the
+adapter's `send_event` instead of a message (EVENT rows, and POST / follow-ups planned for
+such channels, which wait for their POST like any follow-up). A follow-up waits until
 its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
 the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
 is not sent (the update's state is re-read at most once a second). Embargoes, urgency and
@@ -108,9 +111,9 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.outbound import Adapter, ChannelRef, OutboundMessage, edits_in_place
+from bot.outbound import Adapter, ChannelRef, EventSink, OutboundMessage, edits_in_place
 from bot.outbox import release_time
-from bot.pacing import Pacer, backoff_delay
+from bot.pacing import Pacer, Paused, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 
@@ -146,6 +149,11 @@ class _Edit:
 
 
 @dataclass(frozen=True, slots=True)
+class _SendEvent:
+    event: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class _Skip:
     reason: str
 
@@ -160,7 +168,7 @@ class _Dead:
     reason: str
 
 
-_Plan = _Send | _Edit | _Skip | _Later | _Dead
+_Plan = _Send | _Edit | _SendEvent | _Skip | _Later | _Dead
 
 
 def default_worker_id() -> str:
@@ -522,20 +530,27 @@ class Dispatcher:
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
         async with self._locks.hold(key):
             while True:
-                async with pacer.slot(channel):
-                    # Rendered at the last moment, so the copy is as current as it can be.
-                    plan = await self._plan(delivery, sub, update, post)
-                    post = None  # a retry of this row looks at the store afresh
-                    if not isinstance(plan, _Send | _Edit):
-                        await self._settle(delivery, plan)
-                        return
-                    task = asyncio.current_task()
-                    assert task is not None
-                    self._sending.add(task)  # from here on, stop() waits for the outcome
-                    try:
-                        failure = await self._attempt(adapter, channel, delivery, sub, plan)
-                    finally:
-                        self._sending.discard(task)
+                try:
+                    async with pacer.slot(channel, max_pause=self.inline_retry_limit):
+                        # Rendered at the last moment, so the copy is as current as it can be.
+                        plan = await self._plan(delivery, sub, update, post)
+                        post = None  # a retry of this row looks at the store afresh
+                        if not isinstance(plan, _Send | _Edit | _SendEvent):
+                            await self._settle(delivery, plan)
+                            return
+                        task = asyncio.current_task()
+                        assert task is not None
+                        self._sending.add(task)  # from here on, stop() waits for the outcome
+                        try:
+                            failure = await self._attempt(adapter, channel, delivery, sub, plan)
+                        finally:
+                            self._sending.discard(task)
+                except Paused as paused:
+                    # A pause longer than a row may wait here (a long Retry-After): back to
+                    # the queue until it ends, rather than holding the lease all along.
+                    later = self.clock() + timedelta(seconds=paused.seconds)
+                    await self._settle(delivery, _Later(later))
+                    return
                 if failure is None:
                     return
                 attempts += 1
@@ -551,12 +566,18 @@ class Dispatcher:
         channel: ChannelRef,
         delivery: Delivery,
         sub: Subscription,
-        plan: _Send | _Edit,
+        plan: _Send | _Edit | _SendEvent,
     ) -> TransientDeliveryError | None:
         """One try. Returns None when the row is settled (sent or dead), else the failure."""
         try:
             async with asyncio.timeout(self.send_timeout):
-                if isinstance(plan, _Send):
+                if isinstance(plan, _SendEvent):
+                    if not isinstance(adapter, EventSink):
+                        raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
+                    message_id = await adapter.send_event(
+                        channel, plan.event, idempotency_key=delivery.id
+                    )
+                elif isinstance(plan, _Send):
                     message_id = await adapter.send(
                         channel, plan.message, idempotency_key=delivery.id
                     )
@@ -570,7 +591,7 @@ class Dispatcher:
                 delivery,
                 sub,
                 exc.reason,
-                breaks=isinstance(plan, _Send),
+                breaks=not isinstance(plan, _Edit),
                 tell_admins=exc.tell_admins,
             )
             return None
@@ -653,6 +674,25 @@ class Dispatcher:
         return 0.0 if failure.retry_after is not None else delay
 
     async def _plan(
+        self,
+        delivery: Delivery,
+        sub: Subscription,
+        update: Update | None,
+        post: Delivery | None = None,
+    ) -> _Plan:
+        """Render what this row sends; a row carrying an event sends that instead, once the
+        same checks found something to send."""
+        event = (delivery.payload or {}).get("event")
+        if delivery.action is DeliveryAction.EVENT:
+            if not isinstance(event, Mapping):
+                return _Dead("the delivery carries no event to send (payload['event'])")
+            return _SendEvent(event)
+        plan = await self._plan_message(delivery, sub, update, post)
+        if isinstance(event, Mapping) and isinstance(plan, _Send | _Edit):
+            return _SendEvent(event)
+        return plan
+
+    async def _plan_message(
         self,
         delivery: Delivery,
         sub: Subscription,

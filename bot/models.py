@@ -65,6 +65,7 @@ class DeliveryAction(StrEnum):
     BRIEFING = "briefing"
     NOTICE = "notice"
     CONFIRM = "confirm"  # asks a person who signed up to confirm; reaches them unsubscribed
+    EVENT = "event"  # a document for machines (`bot.events`), not tied to one update
 
 
 class DeliveryState(StrEnum):
@@ -306,3 +307,25 @@ class Actor:
     def id(self) -> str:
         name = f" ({self.display_name})" if self.display_name else ""
         return f"{self.platform}:{self.user_id}{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookEndpoint:
+    """A receiver of events (`bot.events`): a subscription on the webhook platform, with its
+    URL and the secret that signs what it is sent. `id` is the subscription's id."""
+
+    id: int
+    url: str
+    secret: str
+    subscription: Subscription
+    created_at: datetime
+    created_by: str
+    description: str = ""
+    active: bool = True
+    failing_since: datetime | None = None
+    last_success_at: datetime | None = None
+    last_error: str | None = None
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return self.subscription.broken_reason

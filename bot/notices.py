@@ -30,6 +30,7 @@ _NOTICE_WORDS = {
         "correction": "The correction of update #{n}",
         "briefing": "A morning briefing",
         "notice": "An admin notice",
+        "event": "An event",
     },
     "es": {
         "broken_title": "Canal en pausa: {address}",
@@ -45,6 +46,7 @@ _NOTICE_WORDS = {
         "correction": "La corrección de la actualización #{n}",
         "briefing": "Un resumen matutino",
         "notice": "Un aviso para administración",
+        "event": "Un evento",
     },
 }
 

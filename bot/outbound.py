@@ -183,6 +183,17 @@ def edits_in_place(adapter: object) -> bool:
     return bool(getattr(adapter, "edits_in_place", True))
 
 
+@runtime_checkable
+class EventSink(Protocol):
+    """What a plugin declaring `events=True` implements besides `Adapter`: deliver one event
+    document (`bot.events`). `idempotency_key` is the delivery id, the same on every retry
+    (a webhook's `webhook-id`). Returns an id for the record (e.g. the receiver's status)."""
+
+    async def send_event(
+        self, channel: ChannelRef, event: Mapping[str, Any], *, idempotency_key: str
+    ) -> str: ...
+
+
 @dataclass(slots=True)
 class HealthBoard:
     """Plugin parts that report their state register here; /healthz reads it."""

@@ -1,13 +1,16 @@
 """Which outbox rows an admin action creates, and when each may go out: pure functions.
 
 Urgent updates go out at once; routine and important ones wait out a channel's quiet hours.
-An embargoed update's rows are due at its publish time.
+An embargoed update's rows are due at its publish time. Rows for channels that take events
+(`bot.events`, webhook endpoints) carry their document in `payload["event"]`: the same
+actions, so an event waits for its update's POST like any follow-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.models import DeliveryAction, Subscription, Update, Urgency
@@ -42,8 +45,30 @@ def wants(sub: Subscription, update: Update) -> bool:
     return sub.broken_reason is None and update.urgency in sub.urgencies
 
 
-def plan_posts(update: Update, subs: Iterable[Subscription], now: datetime) -> list[NewDelivery]:
-    """One POST row per interested channel, due at the embargo time or now."""
+def split_by_audience(
+    subs: Iterable[Subscription], event_platforms: Collection[str]
+) -> tuple[list[Subscription], list[Subscription]]:
+    """(channels that take messages for people, channels that take events for machines)."""
+    people: list[Subscription] = []
+    machines: list[Subscription] = []
+    for sub in subs:
+        (machines if sub.platform in event_platforms else people).append(sub)
+    return people, machines
+
+
+def _payload(event: Mapping[str, Any] | None) -> Mapping[str, object] | None:
+    return None if event is None else {"event": dict(event)}
+
+
+def plan_posts(
+    update: Update,
+    subs: Iterable[Subscription],
+    now: datetime,
+    *,
+    event: Mapping[str, Any] | None = None,
+) -> list[NewDelivery]:
+    """One POST row per interested channel, due at the embargo time or now (carrying
+    `event` for channels that take events)."""
     due = max(update.published_at or now, now)
     return [
         NewDelivery(
@@ -54,6 +79,7 @@ def plan_posts(update: Update, subs: Iterable[Subscription], now: datetime) -> l
             not_before=release_time(sub, update.urgency, due),
             update_id=update.id,
             revision=update.revision,
+            payload=_payload(event),
         )
         for sub in subs
         if wants(sub, update)
@@ -65,6 +91,8 @@ def plan_followups(
     action: DeliveryAction,
     subs: Iterable[Subscription],
     now: datetime,
+    *,
+    event: Mapping[str, Any] | None = None,
 ) -> list[NewDelivery]:
     """EDIT / CORRECTION / RETRACT rows for the channels that hold (or will hold) a copy.
 
@@ -85,6 +113,26 @@ def plan_followups(
                 not_before=due,
                 update_id=update.id,
                 revision=update.revision,
+                payload=_payload(event),
             )
         )
     return rows
+
+
+def plan_events(
+    event: Mapping[str, Any], subs: Iterable[Subscription], now: datetime, *, key: str
+) -> list[NewDelivery]:
+    """One EVENT row per working channel that takes events (a change with no update: a
+    demand changed, a test). `key` names the change, so planning it twice queues it once."""
+    return [
+        NewDelivery(
+            dedupe_key=f"event:{key}:s{sub.id}",
+            subscription_id=sub.id,
+            platform=sub.platform,
+            action=DeliveryAction.EVENT,
+            not_before=now,
+            payload=_payload(event),
+        )
+        for sub in subs
+        if sub.broken_reason is None
+    ]

@@ -56,6 +56,15 @@ class Bucket:
         return self._tat <= now and self.paused_until <= now
 
 
+class Paused(Exception):
+    """The channel (or the whole platform) is paused for longer than the caller will wait:
+    the caller should put its request back in the queue for `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"paused for {seconds:.1f} s")
+        self.seconds = seconds
+
+
 class Pacer:
     """One platform's limits: every send awaits `acquire(channel)` first."""
 
@@ -101,16 +110,19 @@ class Pacer:
         await self._take([*self._local_buckets(channel), self.global_bucket])
 
     @contextlib.asynccontextmanager
-    async def slot(self, channel: ChannelRef) -> AsyncIterator[None]:
+    async def slot(
+        self, channel: ChannelRef, *, max_pause: float = math.inf
+    ) -> AsyncIterator[None]:
         """`acquire(channel)` and a place among the requests in flight, for one request.
 
         The global slot is taken once a place is free: taken before, the requests queued
         for a place while the platform answered slowly would all start together the moment
-        it caught up, in a burst over the platform-wide rate."""
+        it caught up, in a burst over the platform-wide rate. A pause (a 429's Retry-After)
+        longer than `max_pause` raises `Paused` instead of holding the caller that long."""
         local = self._local_buckets(channel)
-        await self._take(local)
+        await self._take(local, max_pause=max_pause)
         async with self.in_flight:
-            await self._take([self.global_bucket], also=local)
+            await self._take([self.global_bucket], also=local, max_pause=max_pause)
             yield
 
     def _local_buckets(self, channel: ChannelRef) -> list[Bucket]:
@@ -118,9 +130,15 @@ class Pacer:
         channel_bucket = self.channel_bucket(channel)
         return [channel_bucket] if workspace is None else [channel_bucket, workspace]
 
-    async def _take(self, buckets: list[Bucket], also: Sequence[Bucket] = ()) -> None:
+    async def _take(
+        self, buckets: list[Bucket], also: Sequence[Bucket] = (), *, max_pause: float = math.inf
+    ) -> None:
         """A slot in each of `buckets`, once none of them nor `also` is paused."""
         while True:
+            now = self._now()
+            longest = max((b.paused_until - now for b in [*buckets, *also]), default=0.0)
+            if longest > max_pause:
+                raise Paused(longest)
             for bucket in buckets:
                 delay = bucket.reserve(self._now())
                 if delay > 0:

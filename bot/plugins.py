@@ -149,7 +149,10 @@ class Plugin:
     keys, each named `<name>_...` (pacing settings). `contact` marks a platform that reaches
     people at their own address (`bot.contacts.Contact`: e-mail, phone): its channels are
     the people who signed up through `bot.signups`, never subscribed by an admin, and
-    `cost` says what each message spends.
+    `cost` says what each message spends. `events` is True for a plugin whose channels take
+    documents for machines (`bot.events`: webhook endpoints) instead of messages for people:
+    its subscriptions get an event per change (and demand changes too), delivered through
+    `bot.outbound.EventSink.send_event`.
     """
 
     name: str
@@ -163,6 +166,7 @@ class Plugin:
     mentions: tuple[str, ...] = ()
     address_example: str = ""
     delivers: bool = True
+    events: bool = False
     cli: Callable[[SubParsers[argparse.ArgumentParser]], None] | None = None
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
     contact: Contact | None = None
@@ -221,6 +225,11 @@ class Plugins(Mapping[str, Plugin]):
     def reaching(self, contact: Contact) -> Plugin | None:
         """The installed plugin that reaches people at `contact` addresses, if any."""
         return next((p for p in self.by_name.values() if p.contact is contact), None)
+
+    @property
+    def taking_events(self) -> frozenset[str]:
+        """Names of the platforms whose channels take events rather than messages."""
+        return frozenset(name for name, plugin in self.by_name.items() if plugin.events)
 
     def neutralize(self, text: str) -> str:
         """`text` with every plugin's pings made inert; idempotent."""

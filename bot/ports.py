@@ -10,14 +10,14 @@ plugin's own CLI commands use. `docs/adapters.md` walks through writing a plugin
 
 from __future__ import annotations
 
-from bot import i18n
+from bot import events, i18n
 from bot.addresses import Address, example_address, parse_address
 from bot.admin import Admin, Changes, Draft
 from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
-from bot.commands import CommandContext, Commands, Reply
+from bot.commands import LOCALIZED_NAMES, CommandContext, Commands, Reply, command_named
 from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
 from bot.dispatcher import Dispatcher
@@ -58,10 +58,12 @@ from bot.models import (
     UpdateState,
     UpdateText,
     Urgency,
+    WebhookEndpoint,
 )
 from bot.outbound import (
     Adapter,
     ChannelRef,
+    EventSink,
     Field,
     HealthBoard,
     Limits,
@@ -113,11 +115,14 @@ from bot.signups import (
 )
 from bot.store import Store, Tx
 from bot.store.public import Fingerprint, RevisionNote
+from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
+from bot.webhooks import summary as webhook_summary
 
 __all__ = [
     "BODY_MAX",
     "HEADLINE_MAX",
     "LABEL_MAX",
+    "LOCALIZED_NAMES",
     "NEXT_STEP_MAX",
     "NOTE_MAX",
     "OFFER_MAX",
@@ -127,6 +132,7 @@ __all__ = [
     "Actor",
     "Adapter",
     "Address",
+    "AddressPolicy",
     "Admin",
     "AdminList",
     "AdminRule",
@@ -143,12 +149,14 @@ __all__ = [
     "Contact",
     "Contactable",
     "Cost",
+    "Created",
     "DeliveryState",
     "Demand",
     "DemandEvent",
     "DemandStatus",
     "Dispatcher",
     "Draft",
+    "EventSink",
     "Field",
     "Fingerprint",
     "FixedClock",
@@ -193,11 +201,16 @@ __all__ = [
     "UpdateState",
     "UpdateText",
     "Urgency",
+    "WebhookEndpoint",
+    "Webhooks",
     "add_json_flag",
     "check_update_text",
+    "check_url",
     "choice_text",
     "clean_text",
+    "command_named",
     "configure_logging",
+    "events",
     "example_address",
     "fit",
     "fit_message",
@@ -223,4 +236,5 @@ __all__ = [
     "update_message",
     "utcnow",
     "wants",
+    "webhook_summary",
 ]

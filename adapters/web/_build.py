@@ -7,7 +7,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext
 
-from . import _admin, _api, _feeds, _openapi, _pages, _subscribe
+from . import _admin, _api, _feeds, _openapi, _pages, _subscribe, _webhooks
 from ._app import (
     MAX_BODY,
     STATE,
@@ -48,6 +48,7 @@ class WebSurface:
         _admin.add_routes(app)
         _subscribe.add_routes(app, self.ctx.campaign)
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
+        _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
 
 

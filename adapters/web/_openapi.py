@@ -12,6 +12,7 @@ from pydantic.json_schema import models_json_schema
 
 from bot.ports import OFFER_MAX, Campaign
 
+from . import _webhooks
 from ._app import JSON, state_of
 from ._schemas import (
     NON_BLANK,
@@ -76,8 +77,10 @@ def _drop_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def document(campaign: Campaign) -> dict[str, Any]:
+    outputs = _OUTPUTS + _webhooks.OUTPUTS + _webhooks.EVENTS
     _, defs = models_json_schema(
-        [(m, "serialization") for m in _OUTPUTS] + [(m, "validation") for m in _INPUTS],
+        [(m, "serialization") for m in outputs]
+        + [(m, "validation") for m in _INPUTS + _webhooks.INPUTS],
         ref_template=REF,
     )
     schemas: dict[str, Any] = defs["$defs"]
@@ -298,6 +301,14 @@ def document(campaign: Campaign) -> dict[str, Any]:
             }
         },
     }
+    paths |= _webhooks.openapi_paths(
+        _ref,
+        {
+            "errors": admin_errors,
+            "not_found": _error("no webhook with this id"),
+            "conflict": _error,
+        },
+    )
     return {
         "openapi": "3.1.0",
         "info": {
@@ -312,6 +323,8 @@ def document(campaign: Campaign) -> dict[str, Any]:
         },
         "servers": [{"url": "/"}],
         "paths": paths,
+        # What strikebot sends to webhook receivers (signed per Standard Webhooks).
+        "webhooks": _webhooks.openapi_webhooks(_ref),
         "components": {
             "schemas": schemas,
             "securitySchemes": {

@@ -17,9 +17,16 @@ people type is `bot.parsing`; the rules their text must meet, `bot.rules`.
 from __future__ import annotations
 
 from bot.commands._context import CommandContext, Reply
-from bot.commands._text import COMMAND_NAMES, TypedForm
+from bot.commands._text import COMMAND_NAMES, LOCALIZED_NAMES, TypedForm, command_named
 
-__all__ = ["COMMAND_NAMES", "CommandContext", "Commands", "Reply"]
+__all__ = [
+    "COMMAND_NAMES",
+    "LOCALIZED_NAMES",
+    "CommandContext",
+    "Commands",
+    "Reply",
+    "command_named",
+]
 
 
 class Commands(TypedForm):

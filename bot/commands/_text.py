@@ -33,6 +33,21 @@ _ALIASES: dict[str, str] = {
 COMMAND_NAMES = ("status", "demands", "demand", "timeline", "next", "help", "subscribe",
                  "unsubscribe", "post", "edit", "retract", "approve")  # fmt: skip
 _PREFIXES = {"strike", "huelga"}
+# What each command is called in each language, for platforms that list commands by name
+# (Telegram's menus). Every name here is one `handle` understands.
+LOCALIZED_NAMES: dict[str, dict[str, str]] = {
+    "en": {name: name for name in COMMAND_NAMES},
+    "es": {"status": "estado", "demands": "demandas", "demand": "demanda",
+           "timeline": "cronologia", "next": "siguiente", "help": "ayuda",
+           "subscribe": "suscribir", "unsubscribe": "desuscribir", "post": "publicar",
+           "edit": "editar", "retract": "retirar", "approve": "aprobar"},
+}  # fmt: skip
+
+
+def command_named(word: str) -> str | None:
+    """The command a typed word names (English, Spanish or a short form), or None."""
+    return _ALIASES.get(word.strip().lower().lstrip("/"))
+
 
 # Named options of the typed form (`key=value`), alias -> parameter.
 _SUBSCRIBE_OPTIONS = {

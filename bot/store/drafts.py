@@ -33,6 +33,16 @@ class DraftStore:
         )
         return token
 
+    async def keep_draft(
+        self, kind: str, token: str, payload: Mapping[str, Any], now: datetime
+    ) -> None:
+        """Keep `payload` under a token the caller chose (a chat's form in progress),
+        replacing what was kept there."""
+        await self.conn.execute(delete(t.drafts).where(t.drafts.c.token == token))
+        await self.conn.execute(
+            insert(t.drafts).values(token=token, kind=kind, payload=dict(payload), saved_at=now)
+        )
+
     async def take_draft(self, kind: str, token: str) -> dict[str, Any] | None:
         """The draft, removed; None if it was already taken, expired or never existed."""
         if not token or len(token) > 32:

@@ -45,6 +45,7 @@ from bot.store.codecs import (
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
 from bot.store.subscribers import SubscriberStore
+from bot.store.webhooks import WebhookStore
 
 OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
 SUBSCRIPTIONS_VERSION = "subscriptions_version"  # meta key: bumped by every channel change
@@ -73,11 +74,12 @@ class NewDelivery:
 # ---------------------------------------------------------------------------- Tx
 
 
-class Tx(PublicReads, DraftStore, SubscriberStore):
+class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
     """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher.
 
     Reads for public views come from `PublicReads` (the embargo rule applied), form drafts
-    from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`."""
+    from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`, webhook
+    endpoints from `WebhookStore`."""
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
@@ -233,9 +235,10 @@ class Tx(PublicReads, DraftStore, SubscriberStore):
     async def set_demand(self, key: str, values: Mapping[str, Any]) -> None:
         await self.conn.execute(update(t.demands).where(t.demands.c.key == key).values(**values))
 
-    async def insert_demand_event(self, key: str, event: DemandEvent) -> None:
-        await self.conn.execute(
-            insert(t.demand_events).values(
+    async def insert_demand_event(self, key: str, event: DemandEvent) -> int:
+        result = await self.conn.execute(
+            insert(t.demand_events)
+            .values(
                 demand_key=key,
                 at=event.at,
                 status=str(event.status),
@@ -244,7 +247,9 @@ class Tx(PublicReads, DraftStore, SubscriberStore):
                 recorded_by=event.recorded_by,
                 note=event.note,
             )
+            .returning(t.demand_events.c.id)
         )
+        return int(result.scalar_one())
 
     async def demand_events_since(self, since: datetime) -> list[tuple[str, DemandEvent]]:
         rows = await self.conn.execute(

@@ -199,6 +199,21 @@ deliveries = Table(
     Index("ix_deliveries_update", "update_id", "subscription_id"),
 )
 
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    # Where a webhook subscription's events go, and the secret that signs them (shown once).
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), primary_key=True),
+    Column("url", String(2000), nullable=False),
+    Column("secret", String(128), nullable=False),
+    Column("description", String(200), nullable=False, default=""),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("created_by", String(200), nullable=False),
+    Column("failing_since", UTCDateTime, nullable=True),
+    Column("last_success_at", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+)
+
 briefing_runs = Table(
     "briefing_runs",
     metadata,

@@ -1,0 +1,31 @@
+"""The Telegram plugin: members' commands (`/status`, `/estado`...), admin forms with a
+preview, and delivery to groups, forum topics and channels, through python-telegram-bot.
+
+    adapter = TelegramAdapter(ctx)   # reads TELEGRAM_* from its PluginSettings
+    adapter.mount(app)               # webhook mode: POST /telegram/webhook
+    await adapter.start() ... await adapter.stop()
+
+`plugin` is the declaration the core finds through the `strikebot.adapters` entry point.
+See docs/telegram.md.
+"""
+
+from adapters.telegram._adapter import TelegramAdapter, bot_api_base, connection_mode, menu
+from adapters.telegram._plugin import plugin
+from adapters.telegram._render import inert, render, reply_text, visible_length
+from adapters.telegram._settings import LIMITS, NAME, WEBHOOK_PATH, TelegramSettings
+
+__all__ = [
+    "LIMITS",
+    "NAME",
+    "WEBHOOK_PATH",
+    "TelegramAdapter",
+    "TelegramSettings",
+    "bot_api_base",
+    "connection_mode",
+    "inert",
+    "menu",
+    "plugin",
+    "render",
+    "reply_text",
+    "visible_length",
+]
