@@ -80,7 +80,8 @@ from bot.plugins import (
     installed_plugins,
 )
 from bot.store import Store, Tx
-from bot.store.public import Fingerprint, RevisionNote
+from bot.store.content import SharedCheck, watch_public_version
+from bot.store.public import RevisionNote
 
 __all__ = [
     "HEADLINE_MAX",
@@ -108,7 +109,6 @@ __all__ = [
     "Dispatcher",
     "Draft",
     "Field",
-    "Fingerprint",
     "FixedClock",
     "HealthBoard",
     "InvalidInput",
@@ -132,6 +132,7 @@ __all__ = [
     "RevisionNote",
     "Section",
     "Service",
+    "SharedCheck",
     "Status",
     "Store",
     "StrikebotError",
@@ -164,4 +165,5 @@ __all__ = [
     "update_message",
     "utcnow",
     "wants",
+    "watch_public_version",
 ]

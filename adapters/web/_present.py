@@ -61,7 +61,11 @@ TEXT: dict[str, dict[str, str]] = {
         "language_nav": "Language",
         "with": "Contract campaign with {employer}",
         "none": "—",
-        "showing": "Showing the {n} most recent of {total} updates.",
+        "showing": "Showing the {n} most recent updates.",
+        "stale": "This page may be out of date: the latest news could not be loaded just now. "
+        "It shows what was known on {when}. Try again in a few minutes.",
+        "unavailable_title": "Temporarily unavailable",
+        "unavailable": "The latest news cannot be loaded just now. Try again in a few minutes.",
     },
     "es": {
         "skip": "Saltar al contenido",
@@ -111,7 +115,12 @@ TEXT: dict[str, dict[str, str]] = {
         "language_nav": "Idioma",
         "with": "Campaña por el contrato con {employer}",
         "none": "—",
-        "showing": "Se muestran las {n} más recientes de {total} actualizaciones.",
+        "showing": "Se muestran las {n} actualizaciones más recientes.",
+        "stale": "Es posible que esta página no esté al día: no se pudieron cargar las últimas "
+        "noticias. Muestra lo que se sabía el {when}. Vuelve a intentarlo en unos minutos.",
+        "unavailable_title": "No disponible por el momento",
+        "unavailable": "No se pueden cargar las últimas noticias en este momento. Vuelve a "
+        "intentarlo en unos minutos.",
     },
 }
 
@@ -386,6 +395,15 @@ def entry_view(
         edits=tuple(reversed(edits)),
         old_versions=tuple(reversed(old)),
     )
+
+
+def last_change(update: Update) -> datetime:
+    """The latest moment anything shown of `update` changed (posted, edited, retracted)."""
+    moments = [update.effective_at]
+    moments += [r.created_at for r in update.revisions]
+    if update.retracted_at:
+        moments.append(update.retracted_at)
+    return max(moments)
 
 
 def demand_view(demand: Demand, campaign: Campaign, language: str) -> DemandView:

@@ -7,7 +7,9 @@
             ...
 
 `store.outbox_written` is an `asyncio.Event` set after any committed transaction that
-queued deliveries: the dispatcher waits on it instead of polling.
+queued deliveries: the dispatcher waits on it instead of polling. `store.public` knows the
+public content version (`bot.store.content`): a transaction that changed something the
+public page shows bumps it before committing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store.content import PublicVersion
 from bot.store.engine import (
     DEFAULT_DATABASE_URL,
     WRITE_OPTION,
@@ -36,6 +39,7 @@ class Store:
         self.engine = engine
         self.url = url
         self.outbox_written = asyncio.Event()
+        self.public = PublicVersion(self._read_public_version)
         # SQLite has one writer at a time: queueing writers here is cheaper and fairer than
         # each connection spinning on the busy timeout. Other processes still meet
         # BEGIN IMMEDIATE and the busy timeout.
@@ -60,6 +64,10 @@ class Store:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    async def _read_public_version(self) -> int:
+        async with self.read() as tx:
+            return await tx.public_version()
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
         async with self.engine.connect() as conn, conn.begin():
@@ -67,7 +75,8 @@ class Store:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
-        """A write transaction, committed on exit. Wakes the dispatcher if it queued rows."""
+        """A write transaction, committed on exit. Wakes the dispatcher if it queued rows;
+        bumps the public content version with it if it changed what the public sees."""
         async with contextlib.AsyncExitStack() as stack:
             if self._write_lock is not None:
                 await stack.enter_async_context(self._write_lock)
@@ -76,5 +85,8 @@ class Store:
             tx = Tx(conn)
             async with conn.begin():
                 yield tx
+                bumped = await tx.bump_public_version() if tx.public_touched else None
         if tx.enqueued:
             self.outbox_written.set()
+        if bumped is not None:
+            self.public.advance(bumped)
