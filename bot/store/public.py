@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -16,6 +16,7 @@ from bot.store.codecs import revision_from_row, update_from_row
 from bot.store.visibility import visible
 
 CALENDAR_LIMIT = 1000  # events in one calendar feed
+CALENDAR_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # no next step is older (admin refuses it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,8 @@ class PublicReads:
         u = t.updates.c
         query = (
             select(t.updates)
-            .where(visible(now), u.next_step_at.is_not(None))
+            # A range (not IS NOT NULL) lets the planner walk the index in order.
+            .where(visible(now), u.next_step_at >= CALENDAR_EPOCH)
             .order_by(u.next_step_at.desc(), u.id.desc())
             .limit(limit)
         )

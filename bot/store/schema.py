@@ -109,6 +109,7 @@ updates = Table(
     Column("retracted_by", String(200), nullable=True),
     Column("retraction_reason", Text, nullable=True),
     Index("ix_updates_state_published", "state", "published_at"),
+    Index("ix_updates_published_at", "published_at"),
     Index("ix_updates_next_step_at", "next_step_at"),
 )
 

@@ -26,6 +26,7 @@ def upgrade() -> None:
     )
     op.bulk_insert(table, [{"id": 1, "version": 1}])
     with op.batch_alter_table("updates", schema=None) as batch_op:
+        batch_op.create_index("ix_updates_published_at", ["published_at"], unique=False)
         batch_op.create_index("ix_updates_next_step_at", ["next_step_at"], unique=False)
     with op.batch_alter_table("audit_log", schema=None) as batch_op:
         batch_op.create_index("ix_audit_log_target", ["target"], unique=False)
@@ -36,4 +37,5 @@ def downgrade() -> None:
         batch_op.drop_index("ix_audit_log_target")
     with op.batch_alter_table("updates", schema=None) as batch_op:
         batch_op.drop_index("ix_updates_next_step_at")
+        batch_op.drop_index("ix_updates_published_at")
     op.drop_table("public_version")
