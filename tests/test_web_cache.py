@@ -99,13 +99,13 @@ def counting_queries(store: Store) -> Iterator[list[str]]:
 async def watching(store: Store) -> AsyncIterator[None]:
     """The public-version watcher `strikebot run` starts with the web plugin."""
     stop = asyncio.Event()
-    store.public.changed.clear()
+    changes = store.public.listen()
     task = asyncio.create_task(watch_public_version(store, stop))
     try:
         async with asyncio.timeout(10):
             while not store.public.watching:
-                await store.public.changed.wait()
-                store.public.changed.clear()
+                await changes.wait()
+                changes.clear()
         yield
     finally:
         stop.set()
@@ -277,13 +277,13 @@ async def test_a_write_elsewhere_reaches_a_watching_process(db_url: str, clock: 
                 for _ in range(20):
                     assert (await client.get("/")).status == 200
             assert queries == []  # nothing changed: not one query
-            here.public.changed.clear()
+            changes = here.public.listen()
             await Admin(elsewhere, CAMPAIGN, ADMINS, clock).post(
                 SECOND_ADMIN,
                 Draft(Status.STRIKE_OVER, {"en": UpdateText("The strike is over")}),
             )
             async with asyncio.timeout(10):
-                await here.public.changed.wait()  # NOTIFY, or SQLite's data_version
+                await changes.wait()  # NOTIFY, or SQLite's data_version
             with counting_queries(here) as queries:
                 text = await (await client.get("/")).text()
             assert "The strike is over" in text

@@ -25,6 +25,7 @@ from bot.ports import (
     NotFound,
     PluginContext,
     PluginSettings,
+    Section,
     SharedCheck,
     StrikebotError,
     i18n,
@@ -59,6 +60,14 @@ class WebSettings(PluginSettings):
     admin_token: SecretStr | None = Field(default=None, alias="STRIKEBOT_ADMIN_TOKEN")
 
 
+class WebSection(Section):
+    """`[web]` in the campaign file. `publish_dir`: keep a static copy of the public site
+    there, re-published after every change (see `strikebot publish`); relative paths are
+    from the directory strikebot runs in."""
+
+    publish_dir: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class EmbargoTimer:
     """The next embargo to pass, as read at `asked` for public version `version`."""
@@ -88,6 +97,7 @@ class WebState:
     zone: ZoneInfo = field(init=False)
     timer: EmbargoTimer | None = None
     down_until: float = 0.0  # loop time before which the store is not asked again
+    static: bool = False  # rendering for static files: no relative countdowns
     _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
 
     def __post_init__(self) -> None:

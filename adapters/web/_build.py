@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 
 from aiohttp import web
 
@@ -13,6 +14,7 @@ from bot.ports import PluginContext, watch_public_version
 from . import _admin, _api, _feeds, _openapi, _pages
 from ._app import (
     STATE,
+    WebSection,
     WebSettings,
     WebState,
     admin_auth,
@@ -22,6 +24,7 @@ from ._app import (
     make_templates,
     security_headers,
 )
+from ._publish import Publisher
 
 MIDDLEWARES = (count_requests, security_headers, errors, admin_auth)
 
@@ -29,12 +32,15 @@ MIDDLEWARES = (count_requests, security_headers, errors, admin_auth)
 class WebSurface:
     """Mounts every route of the public web surface (and its middlewares) on `app`; while
     running (`start`/`stop`), watches the store for public changes made by other processes,
-    so a check of the public version costs nothing while nothing changed."""
+    so a check of the public version costs nothing while nothing changed, and keeps the
+    static copy in `[web] publish_dir` current."""
 
     def __init__(self, ctx: PluginContext) -> None:
         self.ctx = ctx
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        section = ctx.section if isinstance(ctx.section, WebSection) else WebSection()
+        self.publisher = Publisher(ctx, Path(section.publish_dir)) if section.publish_dir else None
         self.settings = ctx.settings_as(WebSettings)
         token = self.settings.admin_token
         if token is not None and len(token.get_secret_value()) < 24:
@@ -58,6 +64,9 @@ class WebSurface:
         self._stop.clear()
         watcher = watch_public_version(self.ctx.store, self._stop)
         self._tasks.append(asyncio.create_task(watcher, name="public version watcher"))
+        if self.publisher is not None:
+            publishing = self.publisher.run(self._stop)
+            self._tasks.append(asyncio.create_task(publishing, name="static site publisher"))
 
     async def stop(self) -> None:
         self._stop.set()

@@ -175,7 +175,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
                 "text": step or TEXT[lang]["none"],
                 "when": when(at, campaign, lang) if at else "",
                 "iso": at.isoformat() if at else "",
-                "countdown": countdown(at, now, lang) if at else "",
+                "countdown": countdown(at, now, lang) if at and not state.static else "",
             }
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
     context["demands"] = [demand_view(d, campaign, lang) for d in snap.demands]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -84,12 +85,13 @@ class PublicVersion:
 
     `current()` answers from memory while a watcher vouches that nothing changed, and
     otherwise runs `read` (shared by concurrent callers, never older than the call).
-    `changed` is set whenever the version may have moved (a publisher waits on it).
+    `listen()` gives an event set whenever the version may have moved (a publisher waits
+    on its own, and clears it when it has looked).
     """
 
     def __init__(self, read: Callable[[], Awaitable[int]]) -> None:
         self.known: int | None = None
-        self.changed = asyncio.Event()
+        self._listeners: weakref.WeakSet[asyncio.Event] = weakref.WeakSet()
         self._check = SharedCheck(read)
         self._watchers = 0
         self._dirty = True
@@ -99,17 +101,27 @@ class PublicVersion:
     def watching(self) -> bool:
         return self._watchers > 0
 
+    def listen(self) -> asyncio.Event:
+        """An event of one's own, set at every possible change (keep a reference to it)."""
+        event = asyncio.Event()
+        self._listeners.add(event)
+        return event
+
+    def _notify(self) -> None:
+        for event in list(self._listeners):
+            event.set()
+
     def advance(self, version: int) -> None:
         """A write committed here produced `version`."""
         if self.known is None or version > self.known:
             self.known = version
-        self.changed.set()
+        self._notify()
 
     def maybe_changed(self) -> None:
         """Someone else may have committed: the next check reads the row."""
         self._generation += 1
         self._dirty = True
-        self.changed.set()
+        self._notify()
 
     def watch_started(self) -> None:
         self._watchers += 1
