@@ -31,6 +31,7 @@ from bot.errors import ConfigError
 from bot.models import (
     Campaign,
     DemandStatus,
+    Families,
     Status,
     UpdateText,
     Urgency,
@@ -123,6 +124,21 @@ class BriefingsSection(_Model):
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
 
 
+class FamiliesSection(_Model):
+    """`[families]`: the answers parents need first, shown at the top of the public page,
+    in briefings and in `/strike status`. Texts by language, like demands."""
+
+    schools_open: bool | None = None
+    schools: Localized = {}
+    meals: Localized = {}
+    ask: Localized = {}
+
+    def to_families(self) -> Families | None:
+        if self.schools_open is None and not (self.schools or self.meals or self.ask):
+            return None
+        return Families(self.schools_open, self.schools, self.meals, self.ask)
+
+
 class DemandEntry(_Model):
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     status: DemandStatus = DemandStatus.OPEN
@@ -198,6 +214,7 @@ class StrikeConfig(_Model):
     admins: dict[str, dict[str, Any]] = {}
     delivery: DeliverySection = DeliverySection()
     briefings: BriefingsSection = BriefingsSection()
+    families: FamiliesSection = FamiliesSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []
@@ -214,6 +231,8 @@ class StrikeConfig(_Model):
             _check_localized(f"demands[{i}].title", demand.title, languages, default)
             for name in ("summary", "union_position", "employer_offer", "facts"):
                 _check_extra(f"demands[{i}].{name}", getattr(demand, name), languages)
+        for name in ("schools", "meals", "ask"):
+            _check_extra(f"families.{name}", getattr(self.families, name), languages)
         update_keys: set[str] = set()
         for i, update in enumerate(self.updates):
             if update.key in update_keys:
@@ -244,6 +263,7 @@ class StrikeConfig(_Model):
             public_url=c.public_url,
             require_approval=c.require_approval,
             strike_start=c.strike_start,
+            families=self.families.to_families(),
         )
 
     def to_admins(self) -> AdminList:

@@ -30,6 +30,7 @@ from bot.errors import (
     StrikebotError,
     TransientDeliveryError,
 )
+from bot.families import family_answers
 from bot.locales import not_found, say
 from bot.logging import configure_logging
 from bot.messages import (
@@ -146,6 +147,7 @@ __all__ = [
     "add_json_flag",
     "configure_logging",
     "example_address",
+    "family_answers",
     "fit",
     "fit_message",
     "i18n",

@@ -103,25 +103,32 @@ def atom_feed(
             term=str(update.status),
             label=i18n.status_label(update.status, language),
         )
-        sub(entry, "content", _entry_html(update, note, campaign, language), type="html")
+        sub(entry, "content", _entry_html(update, note, campaign, language, now), type="html")
     body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
     return body
 
 
-def _entry_html(update: Update, note: RevisionNote, campaign: Campaign, language: str) -> str:
+def _entry_html(
+    update: Update, note: RevisionNote, campaign: Campaign, language: str, now: datetime
+) -> str:
     words = _WORDS[i18n.pick(language)]
     text = update.text(language)
     parts: list[str] = []
     if update.retracted:
         parts.append(
             f"<p><strong>{escape(words['retracted'])}</strong> "
-            f"({escape(when(update.retracted_at or update.effective_at, campaign, language))}). "
+            f"({escape(when(update.retracted_at or update.effective_at, campaign, language, now))})"
+            ". "
             f"{escape(words['reason'])}: {escape(update.retraction_reason or '')}</p>"
         )
     body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs_of(text.body))
     parts.append(f"<del>{body}</del>" if update.retracted and body else body)
     if text.next_step and not update.retracted:
-        at = f" ({when(update.next_step_at, campaign, language)})" if update.next_step_at else ""
+        at = (
+            f" ({when(update.next_step_at, campaign, language, now)})"
+            if update.next_step_at
+            else ""
+        )
         parts.append(
             f"<p><strong>{escape(words['next'])}:</strong> {escape(text.next_step)}{escape(at)}</p>"
         )
@@ -129,7 +136,7 @@ def _entry_html(update: Update, note: RevisionNote, campaign: Campaign, language
         label = words["corrected"] if (revision.number + 1) in note.corrections else words["edited"]
         parts.append(
             f"<p><em>{escape(label)} "
-            f"{escape(when(revision.created_at, campaign, language))}: "
+            f"{escape(when(revision.created_at, campaign, language, now))}: "
             f"{escape(revision.reason)}</em></p>"
         )
     return "".join(parts)

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.ports import Campaign, i18n
+from bot.ports import Campaign, family_answers, i18n
 
 from ._app import HTML, Handler, WebState, cached, state_of
 from ._cache import Rendered, Tick
@@ -173,19 +173,21 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
         if step or at:
             context["next_step"] = {
                 "text": step or TEXT[lang]["none"],
-                "when": when(at, campaign, lang) if at else "",
+                "when": when(at, campaign, lang, now) if at else "",
                 "iso": at.isoformat() if at else "",
                 "countdown": countdown(at, now, lang) if at and not state.static else "",
             }
+    context["families"] = family_answers(campaign, current, now, lang)
+    context["families_title"] = i18n.family_word("title", lang)
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
-    context["demands"] = [demand_view(d, campaign, lang) for d in snap.demands]
+    context["demands"] = [demand_view(d, campaign, lang, now) for d in snap.demands]
     context["timeline"] = [
-        entry_view(u, campaign, lang, snap.notes.get(u.id)) for u in snap.timeline
+        entry_view(u, campaign, lang, snap.notes.get(u.id), now=now) for u in snap.timeline
     ]
     context["showing"] = say(lang, "showing", n=len(snap.timeline)) if snap.more else ""
     if snap.last_updated is not None:
         context["last_updated"] = say(
-            lang, "last_updated", when=when(snap.last_updated, campaign, lang)
+            lang, "last_updated", when=when(snap.last_updated, campaign, lang, now)
         )
     return _html(state, "status.html", context, modified=snap.last_updated)
 
@@ -217,7 +219,7 @@ async def render_update(state: WebState, lang: str, update_id: int, now: datetim
         path = f"{page_prefix(lang, campaign)}/updates/{update_id}"
         return _message(state, path, 404, "not_found_title", "not_found")
     entry = entry_view(
-        update, campaign, lang, notes.get(update_id), preview=None, with_history=True
+        update, campaign, lang, notes.get(update_id), preview=None, with_history=True, now=now
     )
     context = base_context(
         campaign,
@@ -267,7 +269,7 @@ async def render_archive(state: WebState, lang: str, after: int | None, now: dat
         lang,
         "/updates",
         state.status_css,
-        timeline=[entry_view(u, campaign, lang, notes.get(u.id)) for u in page],
+        timeline=[entry_view(u, campaign, lang, notes.get(u.id), now=now) for u in page],
         older=f"{prefix}/updates?after={page[-1].id}" if more else "",
     )
     context["title"] = say(lang, "updates_title", union=campaign.union)
