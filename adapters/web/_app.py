@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -256,7 +256,7 @@ def conditional(
     etag = etag or entry.etag
     headers = {
         "ETag": etag,
-        "Last-Modified": format_datetime(entry.modified, usegmt=True),
+        "Last-Modified": entry.last_modified,
         "Cache-Control": cache_control(max_age, entry.status),
     }
     if entry.status == 200 and _not_modified(request, etag, entry.modified):

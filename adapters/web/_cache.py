@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from enum import Enum
 
 from bot.ports import SharedCheck
@@ -84,6 +85,10 @@ class Cached:
     modified: datetime  # Last-Modified: UTC, whole seconds
     language: str
     confirmed: datetime  # the last moment the store vouched for this entry
+    last_modified: str = ""  # `modified` as an HTTP date
+
+    def __post_init__(self) -> None:
+        self.last_modified = format_datetime(self.modified, usegmt=True)
 
 
 def make_etag(body: bytes) -> str:
