@@ -168,6 +168,10 @@ class ResponseCache:
         """Whatever was rendered last for `slot`, however old (served when the store fails)."""
         return self._pinned.get(slot) or self._entries.get(slot)
 
+    def fresh(self, slot: Hashable, key: Hashable, now: datetime) -> Cached | None:
+        """The entry for `slot` if it was rendered for `key`, else None."""
+        return self._fresh(slot, key, now)
+
     def _fresh(self, slot: Hashable, key: Hashable, now: datetime) -> Cached | None:
         entry = self._pinned.get(slot)
         if entry is None:

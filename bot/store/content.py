@@ -131,6 +131,12 @@ class PublicVersion:
         self._watchers = max(0, self._watchers - 1)
         self.maybe_changed()
 
+    def vouched(self) -> int | None:
+        """The version, if a watcher vouches nothing changed since it was read; else None."""
+        if self.watching and not self._dirty:
+            return self.known
+        return None
+
     async def current(self) -> int:
         if self.watching and not self._dirty and self.known is not None:
             return self.known
