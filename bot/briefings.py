@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.families import family_answers
+from bot.families import as_line, family_answers
 from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
 from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
@@ -198,7 +198,7 @@ def compose_briefing(
     lines = [_status_line(campaign, latest, local_now, lang)]
     if latest is not None and latest.status.on_strike:
         # What parents decide the morning on (the status line says the strike is on).
-        lines += [f"{q} {a}" for q, a in family_answers(campaign, None, now, lang)]
+        lines += [as_line(q, a) for q, a in family_answers(campaign, None, now, lang)]
     if items:
         header = (
             _t(lang, "changes_24h")

@@ -25,6 +25,11 @@ def strike_today(campaign: Campaign, latest: Update | None, now: datetime, langu
     return i18n.family_word("yes", language)
 
 
+def as_line(question: str, answer: str) -> str:
+    """'Are schools open? Yes.' / 'Meals: as usual.'"""
+    return f"{question} {answer}" if question.endswith("?") else f"{question}: {answer}"
+
+
 def family_answers(
     campaign: Campaign, latest: Update | None, now: datetime, language: str
 ) -> list[tuple[str, str]]:
