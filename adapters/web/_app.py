@@ -88,6 +88,9 @@ class StoreDown(Exception):
 
 @dataclass(slots=True)
 class WebState:
+    """What every handler shares: the plugin's context, the templates, the rendered
+    responses, and what the store said last (the embargo timer, whether it is down)."""
+
     ctx: PluginContext
     settings: WebSettings
     templates: jinja2.Environment
