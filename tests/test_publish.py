@@ -31,7 +31,7 @@ from bot.models import Status, UpdateText
 from bot.ports import StrikebotError
 from bot.store import Store
 from tests.support import ADMIN, FRIDAY, ROOT, campaign_config, plugin_ctx
-from tests.web_support import Timeline, parse_html, seed, web_context
+from tests.web_support import Timeline, la, parse_html, seed, web_context
 
 
 def free_port() -> int:
@@ -156,6 +156,9 @@ async def test_a_plain_static_server_serves_the_export_with_every_link_working(
             update_id
         )
     assert (site / "api/v1/demands/pay.es.json").exists()
+    # Files carry their page's Last-Modified: a static host's validators hold across publishes.
+    began = site / f"updates/{timeline.began.id}/index.html"
+    assert began.stat().st_mtime == la(2019, 1, 14, 6).timestamp()
     assert (site / "api/v1/openapi.json").exists()
     assert b"No public update" not in (site / "404.html").read_bytes()
     assert parse_html((site / "404.html").read_text()).one("h1").text() == "Not found"

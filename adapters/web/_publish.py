@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import posixpath
 import re
 import secrets
@@ -30,6 +31,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
@@ -148,17 +150,19 @@ class _Site:
         assert target is not None
         async with self.session.get(address, allow_redirects=False) as response:
             body = await response.read()
-            if response.status != 200:
+            if response.status != 200 or "Strikebot-Stale" in response.headers:
                 raise StrikebotError(
-                    f"Publishing stopped: {address} answered {response.status}. Nothing was "
-                    "switched; the site on disk is unchanged."
+                    f"Publishing stopped: {address} answered {response.status}"
+                    f"{' (out of date: the store failed)' if response.status == 200 else ''}. "
+                    "Nothing was switched; the site on disk is unchanged."
                 )
             kind = response.content_type
+            modified = response.headers.get("Last-Modified")
         if kind == "text/html":
             body = self.links(target, body.replace(STALE_MARKER, b""))
         elif kind == "application/json" and address.startswith(API + "/"):
             body = self.json(address, target, body)
-        self.write(target, body)
+        self.write(target, body, modified)
 
     def links(self, page: str, html: bytes) -> bytes:
         """Site-absolute links (`/updates/3`) as paths relative to `page`."""
@@ -193,10 +197,16 @@ class _Site:
                 return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
         return body
 
-    def write(self, target: str, body: bytes) -> None:
+    def write(self, target: str, body: bytes, modified: str | None = None) -> None:
+        """Write one file; its time is the page's Last-Modified, so a static host's own
+        validators (from the file's time and size) stay the same across publishes while
+        the page does."""
         path = self.root / target
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(body)
+        if modified:
+            stamp = parsedate_to_datetime(modified).timestamp()
+            os.utime(path, (stamp, stamp))
         self.files += 1
         self.bytes += len(body)
 
