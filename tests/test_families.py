@@ -143,3 +143,16 @@ async def test_a_page_read_years_later_dates_its_updates(
         "Last updated Friday, January 18, 2019, 9:30 AM PST"
         in later.one("section", class_="status").text()
     )
+
+
+async def test_strike_timeline_read_years_later_dates_its_updates(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    ctx = plugin_ctx("console", sqlite_store, clock)
+    await seed(sqlite_store, ctx.admin, clock)
+    asker = CommandContext("discord", MEMBER, "g", "c", timezone="America/Los_Angeles")
+    same_year = await ctx.commands.timeline(asker, 1)
+    clock.now = datetime(2026, 11, 30, 17, tzinfo=UTC)
+    later = await ctx.commands.timeline(asker, 1)
+    assert "· Friday, January 18, 9:00 AM PST ·" in same_year.message.fields[0].name
+    assert "Friday, January 18, 2019, 9:00 AM PST" in later.message.fields[0].name

@@ -212,7 +212,9 @@ class Questions(CommandsBase):
     def _history(self, demand: Demand, zone: ZoneInfo, lang: str) -> str:
         lines = []
         for event in demand.history:
-            day = i18n.format_date(event.at.astimezone(zone).date(), lang)
+            day = i18n.format_date(
+                event.at.astimezone(zone).date(), lang, self.clock().astimezone(zone).date()
+            )
             status = i18n.demand_status_label(event.status, lang)
             offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
             if offer:
@@ -255,7 +257,9 @@ class Questions(CommandsBase):
                 lang,
                 "timeline_entry",
                 id=update.id,
-                when=i18n.format_datetime(update.effective_at.astimezone(a.zone), lang),
+                when=i18n.format_datetime(
+                    update.effective_at.astimezone(a.zone), lang, now.astimezone(a.zone).date()
+                ),
                 status=i18n.status_label(update.status, lang),
             )
             if update.retracted:
