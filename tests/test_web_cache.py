@@ -146,6 +146,8 @@ async def test_every_public_view_has_validators_and_answers_304(
             assert both.status == 200, path
             garbled = await client.get(path, headers={"If-Modified-Since": "yesterday"})
             assert garbled.status == 200, path
+            head = await client.head(path)
+            assert head.status == 200 and head.headers["ETag"] == etag, path
 
 
 async def test_last_modified_is_when_what_is_shown_last_changed(
