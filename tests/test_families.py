@@ -14,15 +14,7 @@ from bot.briefings import compose_briefing
 from bot.clock import FixedClock
 from bot.commands import CommandContext
 from bot.families import family_answers
-from bot.models import (
-    Families,
-    Status,
-    Subscription,
-    Update,
-    UpdateState,
-    UpdateText,
-    Urgency,
-)
+from bot.models import Families, Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from tests.support import CAMPAIGN, FRIDAY, MEMBER, plugin_ctx, shipped_config
 from tests.web_support import client_for, parse_html, seed, web_context
