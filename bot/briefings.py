@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot import i18n
+from bot.families import as_line, family_answers
 from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
 from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
@@ -195,6 +196,9 @@ def compose_briefing(
     window_is_a_day = now - since <= DAY + timedelta(hours=1)
     since_date = i18n.format_date(since.astimezone(zone).date(), lang)
     lines = [_status_line(campaign, latest, local_now, lang)]
+    if latest is not None and latest.status.on_strike:
+        # What parents decide the morning on (the status line says the strike is on).
+        lines += [as_line(q, a) for q, a in family_answers(campaign, None, now, lang)]
     if items:
         header = (
             _t(lang, "changes_24h")
@@ -324,7 +328,8 @@ def _next_step(latest: Update | None, now: datetime, zone: ZoneInfo, lang: str) 
     if step:
         lines.append(fit(_t(lang, "next", text=step), ITEM_LIMIT + 40, None, lang))
     if latest.next_step_at is not None and latest.next_step_at >= now:
-        when = i18n.format_datetime(latest.next_step_at.astimezone(zone), lang)
+        today = now.astimezone(zone).date()
+        when = i18n.format_datetime(latest.next_step_at.astimezone(zone), lang, today)
         lines.append(_t(lang, "next_when", when=when))
     return lines
 

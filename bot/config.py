@@ -32,6 +32,7 @@ from bot.errors import ConfigError
 from bot.models import (
     Campaign,
     DemandStatus,
+    Families,
     Status,
     UpdateText,
     Urgency,
@@ -158,6 +159,21 @@ class SignupsSection(_Model):
     confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
 
 
+class FamiliesSection(_Model):
+    """`[families]`: the answers parents need first, shown at the top of the public page,
+    in briefings and in `/strike status`. Texts by language, like demands."""
+
+    schools_open: bool | None = None
+    schools: Localized = {}
+    meals: Localized = {}
+    ask: Localized = {}
+
+    def to_families(self) -> Families | None:
+        if self.schools_open is None and not (self.schools or self.meals or self.ask):
+            return None
+        return Families(self.schools_open, self.schools, self.meals, self.ask)
+
+
 class DemandEntry(_Model):
     key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     status: DemandStatus = DemandStatus.OPEN
@@ -235,6 +251,7 @@ class StrikeConfig(_Model):
     briefings: BriefingsSection = BriefingsSection()
     signups: SignupsSection = SignupsSection()
     webhooks: WebhooksSection = WebhooksSection()
+    families: FamiliesSection = FamiliesSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []
@@ -251,6 +268,8 @@ class StrikeConfig(_Model):
             _check_localized(f"demands[{i}].title", demand.title, languages, default)
             for name in ("summary", "union_position", "employer_offer", "facts"):
                 _check_extra(f"demands[{i}].{name}", getattr(demand, name), languages)
+        for name in ("schools", "meals", "ask"):
+            _check_extra(f"families.{name}", getattr(self.families, name), languages)
         update_keys: set[str] = set()
         for i, update in enumerate(self.updates):
             if update.key in update_keys:
@@ -281,6 +300,7 @@ class StrikeConfig(_Model):
             public_url=c.public_url,
             require_approval=c.require_approval,
             strike_start=c.strike_start,
+            families=self.families.to_families(),
         )
 
     def to_admins(self) -> AdminList:

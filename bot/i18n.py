@@ -106,14 +106,16 @@ def urgency_label(urgency: Urgency, language: str) -> str:
     return URGENCY_LABELS[pick(language)][urgency]
 
 
-def format_date(day: date, language: str) -> str:
-    """'Monday, January 14' / 'lunes 14 de enero'."""
+def format_date(day: date, language: str, today: date | None = None) -> str:
+    """'Monday, January 14' / 'lunes 14 de enero'; with the year ('Monday, January 14,
+    2019' / 'lunes 14 de enero de 2019') when `today` is given and in another year."""
     lang = pick(language)
     weekday = _WEEKDAYS[lang][day.weekday()]
     month = _MONTHS[lang][day.month - 1]
+    year = today is not None and day.year != today.year
     if lang == "es":
-        return f"{weekday} {day.day} de {month}"
-    return f"{weekday}, {month} {day.day}"
+        return f"{weekday} {day.day} de {month}" + (f" de {day.year}" if year else "")
+    return f"{weekday}, {month} {day.day}" + (f", {day.year}" if year else "")
 
 
 def format_time(moment: datetime, language: str) -> str:
@@ -124,10 +126,44 @@ def format_time(moment: datetime, language: str) -> str:
     return f"{hour}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'}"
 
 
-def format_datetime(moment: datetime, language: str) -> str:
-    """'Monday, January 21, 6:00 AM PST' / 'lunes 21 de enero, 6:00 PST'."""
+def format_datetime(moment: datetime, language: str, today: date | None = None) -> str:
+    """'Monday, January 21, 6:00 AM PST' / 'lunes 21 de enero, 6:00 PST' (the year too when
+    `today` is given and in another year)."""
     zone = moment.tzname() or ""
-    return f"{format_date(moment.date(), language)}, {format_time(moment, language)} {zone}".strip()
+    day = format_date(moment.date(), language, today)
+    return f"{day}, {format_time(moment, language)} {zone}".strip()
+
+
+FAMILY_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "For families",
+        "strike_today": "Is the strike on today?",
+        "yes_day": "Yes: day {n} of the strike.",
+        "yes": "Yes.",
+        "no": "No. {status}.",
+        "schools": "Are schools open?",
+        "schools_open": "Yes, schools are open.",
+        "schools_closed": "No, schools are closed.",
+        "meals": "Meals",
+        "ask": "Questions?",
+    },
+    "es": {
+        "title": "Para las familias",
+        "strike_today": "¿Hay huelga hoy?",
+        "yes_day": "Sí: día {n} de la huelga.",
+        "yes": "Sí.",
+        "no": "No. {status}.",
+        "schools": "¿Están abiertas las escuelas?",
+        "schools_open": "Sí, las escuelas están abiertas.",
+        "schools_closed": "No, las escuelas están cerradas.",
+        "meals": "Comidas",
+        "ask": "¿Preguntas?",
+    },
+}
+
+
+def family_word(key: str, language: str, **values: object) -> str:
+    return FAMILY_WORDS[pick(language)][key].format(**values)
 
 
 def day_of_strike(strike_start: date, today: date) -> int:

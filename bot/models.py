@@ -79,6 +79,21 @@ ALL_URGENCIES: frozenset[Urgency] = frozenset(Urgency)
 
 
 @dataclass(frozen=True, slots=True)
+class Families:
+    """What parents ask first, from the campaign file's `[families]`: are schools open,
+    meals, where to ask. Each text by language; a missing language falls back to the first."""
+
+    schools_open: bool | None = None
+    schools: Mapping[str, str] = field(default_factory=dict)
+    meals: Mapping[str, str] = field(default_factory=dict)
+    ask: Mapping[str, str] = field(default_factory=dict)
+
+    def text(self, name: str, language: str) -> str:
+        texts: Mapping[str, str] = getattr(self, name)
+        return texts.get(language) or next(iter(texts.values()), "")
+
+
+@dataclass(frozen=True, slots=True)
 class Campaign:
     slug: str
     union: str
@@ -90,6 +105,7 @@ class Campaign:
     require_approval: bool = False
     # When the strike itself began (day 1). None until a strike starts.
     strike_start: date | None = None
+    families: Families | None = None
 
     @property
     def default_language(self) -> str:

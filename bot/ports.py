@@ -32,6 +32,7 @@ from bot.errors import (
     StrikebotError,
     TransientDeliveryError,
 )
+from bot.families import family_answers
 from bot.locales import not_found, say
 from bot.logging import configure_logging
 from bot.messages import (
@@ -114,7 +115,8 @@ from bot.signups import (
     short_union,
 )
 from bot.store import Store, Tx
-from bot.store.public import Fingerprint, RevisionNote
+from bot.store.content import SharedCheck, watch_public_version
+from bot.store.public import RevisionNote
 from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
 from bot.webhooks import summary as webhook_summary
 
@@ -158,7 +160,6 @@ __all__ = [
     "Draft",
     "EventSink",
     "Field",
-    "Fingerprint",
     "FixedClock",
     "HealthBoard",
     "InvalidInput",
@@ -188,6 +189,7 @@ __all__ = [
     "RevisionNote",
     "Section",
     "Service",
+    "SharedCheck",
     "SignUps",
     "Status",
     "Store",
@@ -212,6 +214,7 @@ __all__ = [
     "configure_logging",
     "events",
     "example_address",
+    "family_answers",
     "fit",
     "fit_message",
     "i18n",
@@ -236,5 +239,6 @@ __all__ = [
     "update_message",
     "utcnow",
     "wants",
+    "watch_public_version",
     "webhook_summary",
 ]

@@ -474,6 +474,7 @@ async def _insert(tx: Tx, doc: ExportDocument) -> None:
         if rows:
             await tx.conn.execute(table.insert(), rows)
 
+    tx.touch_public()  # every public view changes with the imported rows
     meta = dict(doc.meta)
     meta.setdefault(CAMPAIGN_META_KEY, doc.campaign)
     await put(t.meta, [{"key": k, "value": v} for k, v in meta.items()])

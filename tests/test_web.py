@@ -24,7 +24,7 @@ from bot.context import PluginContext
 from bot.models import Status, Subscription, Update, UpdateText, Urgency
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import Store
-from tests.support import ADMIN, CAMPAIGN, SECOND_ADMIN
+from tests.support import ADMIN, CAMPAIGN, FRIDAY, SECOND_ADMIN
 from tests.web_support import (
     MONDAY_6AM,
     TOKEN,
@@ -194,7 +194,7 @@ async def test_page_stays_small_with_many_long_updates(
     entries = english.one("ol", class_="timeline").all("li")
     assert len(entries) == 20
     assert "Full update" in entries[0].text()
-    assert "Showing the 20 most recent of 30 updates." in english.text()
+    assert "Showing the 20 most recent updates." in english.text()
 
 
 async def test_status_page_before_any_update(lite: PluginContext) -> None:
@@ -377,15 +377,15 @@ async def test_many_ids_cannot_evict_the_hot_pages() -> None:
 
         return render
 
-    await cache.get("page", 1, renderer("page"), pinned=True)
+    await cache.get("page", 1, renderer("page"), now=FRIDAY, pinned=True)
     for i in range(5):
-        await cache.get(("update", i), 1, renderer(f"update {i}"))
-    again = await cache.get("page", 1, renderer("page"))
+        await cache.get(("update", i), 1, renderer(f"update {i}"), now=FRIDAY)
+    again = await cache.get("page", 1, renderer("page"), now=FRIDAY)
     assert again.body == b"page" and renders.count("page") == 1
-    await cache.get(("update", 4), 1, renderer("update 4"))  # still in the LRU
-    await cache.get(("update", 0), 1, renderer("update 0"))  # evicted: rendered again
+    await cache.get(("update", 4), 1, renderer("update 4"), now=FRIDAY)  # still in the LRU
+    await cache.get(("update", 0), 1, renderer("update 0"), now=FRIDAY)  # evicted: rendered again
     assert renders.count("update 4") == 1 and renders.count("update 0") == 2
-    changed = await cache.get("page", 2, renderer("page"))  # the store changed
+    changed = await cache.get("page", 2, renderer("page"), now=FRIDAY)  # the store changed
     assert changed.body == b"page" and renders.count("page") == 2
 
 
@@ -536,21 +536,37 @@ async def test_a_failing_store_still_serves_the_last_page(
     from bot.store.engine import create_engine
 
     async with client_for(lite) as client:
-        good = await (await client.get("/")).text()
+        good = await client.get("/es/")
+        good_text = await good.text()
         working = lite.store.engine
         lite.store.engine = create_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
         try:
             lite.clock.advance(minutes=1)  # type: ignore[attr-defined]
-            stale = await client.get("/")
+            stale = await client.get("/es/")
             stale_text = await stale.text()
+            again = await client.get("/es/", headers={"If-None-Match": stale.headers["ETag"]})
             uncached = await client.get("/api/v1/updates?limit=3")
             error = (await uncached.json())["error"]
+            page = await client.get("/es/updates/999")
+            page_text = await page.text()
             health = await client.get("/healthz")
         finally:
             await lite.store.engine.dispose()
             lite.store.engine = working
-    assert stale.status == 200 and stale_text == good
-    assert uncached.status == 500 and "has been logged" in error["message"]
+    assert stale.status == 200 and stale.headers["Strikebot-Stale"] == "1"
+    notice = parse_html(stale_text).one("p", class_="stale").text()
+    assert notice.startswith("Es posible que esta página no esté al día")
+    assert "viernes 18 de enero" in notice  # what was known, and when
+    assert stale_text.replace(f'<p class="stale" role="status">{notice}</p>', "") == (
+        good_text.replace("<!--strikebot:stale-notice-->", "")
+    )
+    assert stale.headers["ETag"] != good.headers["ETag"]  # a different body, its own tag
+    assert again.status == 304
+    # Nothing rendered before the store went: 503 in the reader's words, never a 500.
+    assert uncached.status == 503 and uncached.headers["Retry-After"] == "30"
+    assert error["code"] == "unavailable" and "Try again" in error["message"]
+    assert page.status == 503
+    assert "No disponible" in parse_html(page_text).one("h1").text()
     assert health.status == 503
 
 

@@ -1,6 +1,9 @@
 """The web plugin: the status page (`/`, `/es/`), one page per update, Atom and iCalendar
 feeds, the JSON API with its OpenAPI document, the admin HTTP API, `/metrics` and
-`/healthz`, all on the bot's one aiohttp server.
+`/healthz`, all on the bot's one aiohttp server. Public views are cached with validators
+and a CDN-ready policy, served from the last good render when the store fails
+(`_cache.py`, `_app.cached`), and can be written out as a static site (`strikebot
+publish`, `[web] publish_dir`: `_publish.py`).
 
     WebSurface(ctx).mount(app)   # what `strikebot run` does through `plugin`
     app = build_app(ctx)         # a stand-alone application, for tests and benchmarks

@@ -8,6 +8,7 @@ under `texts`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import datetime
@@ -19,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from bot.ports import DeliveryState, PluginContext, StrikebotError, i18n
 
 from ._app import JSON, cached, json_error, json_response, state_of
-from ._cache import Rendered
+from ._cache import Rendered, Tick
 from ._data import load_snapshot
 from ._present import day_number
 from ._schemas import (
@@ -117,7 +118,7 @@ async def status(request: web.Request) -> web.StreamResponse:
         snap = await load_snapshot(ctx.store, now, limit=1)
         current = snap.current
         text_ = current.text(lang) if current else None
-        return _ok(
+        out = _ok(
             StatusOut(
                 campaign=campaign_out(campaign),
                 language=lang,
@@ -134,8 +135,11 @@ async def status(request: web.Request) -> web.StreamResponse:
                 last_updated=snap.last_updated,
             )
         )
+        return dataclasses.replace(out, modified=snap.last_updated)
 
-    return await cached(request, ("api-status", lang), render, max_age=API_MAX_AGE, pinned=True)
+    return await cached(
+        request, ("api-status", lang), render, max_age=API_MAX_AGE, pinned=True, tick=Tick.DAY
+    )
 
 
 # -- updates -----------------------------------------------------------------------------------

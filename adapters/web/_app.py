@@ -2,32 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import jinja2
 from aiohttp import web
 from pydantic import BaseModel, Field, SecretStr
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.ports import (
     Conflict,
-    Fingerprint,
     InvalidInput,
     NotAllowed,
     NotFound,
     PluginContext,
     PluginSettings,
+    Section,
+    SharedCheck,
     StoreUnavailable,
     StrikebotError,
+    i18n,
 )
 
-from ._cache import Rendered, ResponseCache, SharedCheck
-from ._present import chip_css, paragraphs_of
+from ._cache import Cached, Moment, Rendered, ResponseCache, Tick, make_etag
+from ._present import chip_css, paragraphs_of, say
 
 log = logging.getLogger("strikebot.web")
 
@@ -37,6 +43,12 @@ JSON = "application/json"
 HTML = "text/html; charset=utf-8"
 MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
 PAGE_MAX_AGE = 30  # seconds a browser or CDN may reuse a public page or feed
+# What a CDN may do beyond max-age: serve its copy while it asks us again, and keep serving
+# it for a day if we cannot answer at all.
+STALE_DIRECTIVES = "stale-while-revalidate=60, stale-if-error=86400"
+STORE_TIMEOUT = 3.0  # seconds a request waits for the store before serving what it has
+STORE_BACKOFF = 1.0  # after a failure, seconds before the store is asked again
+STALE_MARKER = b"<!--strikebot:stale-notice-->"
 # No scripts, no frames, nothing fetched from elsewhere: the pages need none of it.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -53,31 +65,100 @@ class WebSettings(PluginSettings):
     proxy_hops: int = Field(default=0, ge=0, le=10, alias="STRIKEBOT_PROXY_HOPS")
 
 
+class WebSection(Section):
+    """`[web]` in the campaign file. `publish_dir`: keep a static copy of the public site
+    there, re-published after every change (see `strikebot publish`); relative paths are
+    from the directory strikebot runs in."""
+
+    publish_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbargoTimer:
+    """The next embargo to pass, as read at `asked` for public version `version`."""
+
+    version: int
+    asked: datetime
+    due: datetime | None
+
+    def covers(self, version: int, now: datetime) -> bool:
+        return (
+            version == self.version and self.asked <= now and (self.due is None or now < self.due)
+        )
+
+
+class StoreDown(Exception):
+    """The store failed a moment ago: serve what is cached without asking it again yet."""
+
+
 @dataclass(slots=True)
 class WebState:
+    """What every handler shares: the plugin's context, the templates, the rendered
+    responses, and what the store said last (the embargo timer, whether it is down)."""
+
     ctx: PluginContext
     settings: WebSettings
     templates: jinja2.Environment
     cache: ResponseCache = field(default_factory=ResponseCache)
-    check: SharedCheck[Fingerprint] | None = None
     status_css: str = field(default_factory=chip_css)
     openapi: bytes = b""
+    zone: ZoneInfo = field(init=False)
+    timer: EmbargoTimer | None = None
+    down_until: float = 0.0  # loop time before which the store is not asked again
+    static: bool = False  # rendering for static files: no relative countdowns
+    counters: dict[tuple[str, int], Any] = field(default_factory=dict)  # by (route, status)
+    _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
 
     def __post_init__(self) -> None:
-        store, clock = self.ctx.store, self.ctx.clock
+        self.zone = ZoneInfo(self.ctx.campaign.timezone)
+        self._timer_check = SharedCheck(self._read_timer)
 
-        async def fingerprint() -> Fingerprint:
-            async with store.read() as tx:
-                return await tx.public_fingerprint(clock())
-
-        self.check = SharedCheck(fingerprint)
-
-    async def freshness(self) -> tuple[Hashable, datetime]:
-        """(cache key, now): the store's fingerprint and the current minute."""
-        assert self.check is not None
-        fp = await self.check.get()
+    async def _read_timer(self) -> EmbargoTimer:
+        store = self.ctx.store
+        version = await store.public.current()
         now = self.ctx.clock()
-        return (fp, now.replace(second=0, microsecond=0)), now
+        async with store.read() as tx:
+            due = await tx.next_embargo(now)
+        return EmbargoTimer(version, now, due)
+
+    def moment_now(self) -> Moment | None:
+        """`moment()` without waiting, when memory answers (the hot path), else None."""
+        version = self.ctx.store.public.vouched()
+        timer = self.timer
+        if version is None or timer is None or self.down_until:
+            return None
+        now = self.ctx.clock()
+        if not timer.covers(version, now):
+            return None
+        return Moment(now, version, timer.due, now.astimezone(self.zone))
+
+    async def moment(self) -> Moment:
+        """The public version and next embargo now: from memory while nothing changed (a
+        watcher vouches for it), else one primary-key read, plus one indexed read when the
+        version moved or an embargo passed."""
+        loop = asyncio.get_running_loop()
+        if loop.time() < self.down_until:
+            raise StoreDown
+        now = self.ctx.clock()
+        version = await self.ctx.store.public.current()
+        timer = self.timer
+        if timer is None or not timer.covers(version, now):
+            timer = self.timer = await self._timer_check.get()
+        was_down, self.down_until = self.down_until, 0.0
+        if was_down:
+            log.info("the store answers again: serving fresh pages")
+        return Moment(now, max(version, timer.version), timer.due, now.astimezone(self.zone))
+
+    def store_failed(self, exc: BaseException) -> None:
+        """Serve cached pages without asking the store for `STORE_BACKOFF` seconds."""
+        if not self.down_until:
+            log.warning(
+                "the store failed (%s: %s): serving the last good pages, marked as possibly "
+                "out of date, until it answers again",
+                type(exc).__name__,
+                exc,
+            )
+        self.down_until = asyncio.get_running_loop().time() + STORE_BACKOFF
 
 
 STATE = web.AppKey("strikebot_web", WebState)
@@ -147,36 +228,125 @@ async def cached(
     *,
     max_age: int = PAGE_MAX_AGE,
     pinned: bool = False,
-) -> web.Response:
-    """Serve `render(now)`'s output from the cache while the store and minute are unchanged.
+    tick: Tick = Tick.NEVER,
+) -> web.StreamResponse:
+    """Serve `render(now)`'s output from the cache while what it shows is unchanged, with
+    validators (ETag, Last-Modified) and a caching policy a CDN can act on.
 
-    `pinned`: one of the few hot slots that must never be evicted (see ResponseCache)."""
+    `pinned`: one of the few hot slots that must never be evicted (see ResponseCache).
+    `tick`: how often the view changes with the clock alone. When the store fails, the last
+    good render is served, marked as possibly out of date; never a 500."""
     state = state_of(request)
+    moment = state.moment_now()
+    if moment is not None:  # nothing changed and nothing due: answer without waiting
+        entry = state.cache.fresh(slot, moment.key(tick), moment.now)
+        if entry is not None:
+            return conditional(request, entry.body, entry, max_age)
     try:
-        key, now = await state.freshness()
-        entry = await state.cache.get(slot, key, lambda: render(now), pinned=pinned)
-    except Exception:
-        # The store is failing: people still get the last page rendered, if there is one.
-        stale = state.cache.last(slot)
-        if stale is None:
-            raise
-        log.warning("serving a stale %s: the store failed", request.path, exc_info=True)
-        entry = stale
-    headers = {"ETag": entry.etag, "Cache-Control": f"public, max-age={max_age}"}
-    if entry.status == 200 and _etag_matches(request.headers.get("If-None-Match"), entry.etag):
+        async with asyncio.timeout(STORE_TIMEOUT):
+            moment = await state.moment()
+    except Exception as exc:
+        if not isinstance(exc, StoreDown):
+            state.store_failed(exc)
+        return stale_response(request, slot)
+    try:
+        async with asyncio.timeout(STORE_TIMEOUT):
+            entry = await state.cache.get(
+                slot,
+                moment.key(tick),
+                lambda: render(moment.now),
+                now=moment.now,
+                floor=moment.floor(tick),
+                pinned=pinned,
+            )
+    except Exception as exc:
+        if isinstance(exc, SQLAlchemyError | OSError | TimeoutError):
+            state.store_failed(exc)
+        else:
+            log.exception("rendering %s failed; serving the last good one", request.path)
+        return stale_response(request, slot)
+    return conditional(request, entry.body, entry, max_age)
+
+
+def cache_control(max_age: int, status: int = 200) -> str:
+    if status != 200:
+        max_age = min(max_age, 10)  # a missing update may be published any moment
+    return f"public, max-age={max_age}, {STALE_DIRECTIVES}"
+
+
+def conditional(
+    request: web.Request, body: bytes, entry: Cached, max_age: int, etag: str | None = None
+) -> web.Response:
+    """`body` with its validators, or 304 when the client already holds it."""
+    etag = etag or entry.etag
+    headers = {
+        "ETag": etag,
+        "Last-Modified": entry.last_modified,
+        "Cache-Control": cache_control(max_age, entry.status),
+    }
+    if entry.status == 200 and _not_modified(request, etag, entry.modified):
         return web.Response(status=304, headers=headers)
     return web.Response(
-        body=entry.body,
-        status=entry.status,
-        headers={"Content-Type": entry.content_type, **headers},
+        body=body, status=entry.status, headers={"Content-Type": entry.content_type, **headers}
     )
 
 
-def _etag_matches(header: str | None, etag: str) -> bool:
-    if not header:
+def _not_modified(request: web.Request, etag: str, modified: datetime) -> bool:
+    """RFC 9110 13.2.2: If-None-Match decides when present; else If-Modified-Since."""
+    if request.method not in ("GET", "HEAD"):
         return False
+    none_match = request.headers.get("If-None-Match")
+    if none_match is not None:
+        return _etag_matches(none_match, etag)
+    since = request.headers.get("If-Modified-Since")
+    if since:
+        try:
+            moment = parsedate_to_datetime(since)
+        except (TypeError, ValueError, IndexError):
+            return False
+        return moment.tzinfo is not None and modified <= moment
+    return False
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    # Weak comparison (RFC 9110 8.8.3.2), as If-None-Match asks.
     tags = {t.strip().removeprefix("W/") for t in header.split(",")}
     return "*" in tags or etag in tags
+
+
+def stale_response(request: web.Request, slot: Hashable) -> web.Response:
+    """The last good render of `slot`, marked as possibly out of date; 503 if there is none."""
+    state = state_of(request)
+    entry = state.cache.last(slot)
+    if entry is None:
+        return unavailable(request)
+    body = entry.body
+    if entry.language and STALE_MARKER in body:
+        when = i18n.format_datetime(entry.confirmed.astimezone(state.zone), entry.language)
+        notice = (
+            f'<p class="stale" role="status">{say(entry.language, "stale", when=when)}</p>'
+        ).encode()
+        body = body.replace(STALE_MARKER, notice, 1)
+    response = conditional(request, body, entry, 5, make_etag(body))
+    response.headers["Strikebot-Stale"] = "1"  # JSON and feeds carry the mark here
+    response.headers["Cache-Control"] = "public, max-age=5, stale-if-error=86400"
+    return response
+
+
+def unavailable(request: web.Request) -> web.Response:
+    """Nothing rendered yet and the store is not answering: 503, in the reader's words."""
+    from ._pages import language_of_path
+
+    state = state_of(request)
+    lang = language_of_path(request.path, state.ctx.campaign)
+    headers = {"Retry-After": "30", "Cache-Control": "no-store"}
+    if request.path.startswith("/api/"):
+        return json_error(503, "unavailable", say(lang, "unavailable"), headers=headers)
+    if request.path.endswith((".atom", ".ics")):
+        return web.Response(status=503, text=say(lang, "unavailable"), headers=headers)
+    from ._pages import message_page
+
+    return message_page(request, 503, "unavailable_title", "unavailable", headers=headers)
 
 
 # -- middlewares -----------------------------------------------------------------------
@@ -201,7 +371,11 @@ async def count_requests(request: web.Request, handler: Handler) -> web.StreamRe
         info = request.match_info
         if info.http_exception is None and info.route.resource is not None:
             route = info.route.resource.canonical
-        state.ctx.metrics.http_requests.labels(route=route, status=str(status)).inc()
+        counter = state.counters.get((route, status))
+        if counter is None:
+            counter = state.ctx.metrics.http_requests.labels(route=route, status=str(status))
+            state.counters[route, status] = counter
+        counter.inc()
 
 
 _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [

@@ -3,14 +3,19 @@ feeds, public and admin APIs, /metrics and /healthz to the bot's one aiohttp ser
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from pathlib import Path
+
 from aiohttp import web
 
-from bot.ports import PluginContext
+from bot.ports import PluginContext, watch_public_version
 
 from . import _admin, _api, _feeds, _openapi, _pages, _subscribe, _webhooks
 from ._app import (
     MAX_BODY,
     STATE,
+    WebSection,
     WebSettings,
     WebState,
     admin_auth,
@@ -20,15 +25,23 @@ from ._app import (
     make_templates,
     security_headers,
 )
+from ._publish import Publisher
 
 MIDDLEWARES = (count_requests, security_headers, errors, admin_auth)
 
 
 class WebSurface:
-    """Mounts every route of the public web surface (and its middlewares) on `app`."""
+    """Mounts every route of the public web surface (and its middlewares) on `app`; while
+    running (`start`/`stop`), watches the store for public changes made by other processes,
+    so a check of the public version costs nothing while nothing changed, and keeps the
+    static copy in `[web] publish_dir` current."""
 
     def __init__(self, ctx: PluginContext) -> None:
         self.ctx = ctx
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        section = ctx.section if isinstance(ctx.section, WebSection) else WebSection()
+        self.publisher = Publisher(ctx, Path(section.publish_dir)) if section.publish_dir else None
         self.settings = ctx.settings_as(WebSettings)
         token = self.settings.admin_token
         if token is not None and len(token.get_secret_value()) < 24:
@@ -50,6 +63,21 @@ class WebSurface:
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
         _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
+
+    async def start(self) -> None:
+        self._stop.clear()
+        watcher = watch_public_version(self.ctx.store, self._stop)
+        self._tasks.append(asyncio.create_task(watcher, name="public version watcher"))
+        if self.publisher is not None:
+            publishing = self.publisher.run(self._stop)
+            self._tasks.append(asyncio.create_task(publishing, name="static site publisher"))
+
+    async def stop(self) -> None:
+        self._stop.set()
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 def build_app(ctx: PluginContext, *others: object) -> web.Application:

@@ -1,10 +1,17 @@
 """Rendered responses cached by what they depend on, so the hot paths skip the store.
 
-A public view depends on the store's content (its `fingerprint`) and on the clock (the
-countdown and "Day N" change each minute; an embargo passing changes the fingerprint). The
-fingerprint is one cheap query; concurrent requests share it without ever reading a value
-older than their own arrival: a request joins a check that has not started yet, or waits
-for the next one. A write committed before a request arrives is always seen by it.
+A public view depends on the store's content and on the clock. The content is named by the
+public version (`Store.public`: free to check while nothing changed) and the moment the next
+embargoed update becomes public (`Tx.next_embargo`, re-read only when the version moves or
+that moment passes). The clock matters only to views that show it: the status page's
+countdown and "Day N" change each minute (`MINUTE`), the status API's day number each day
+(`DAY`). Every view's key also holds the local year, since dates carry the year when it is
+not the current one.
+
+Each entry keeps its validators: a strong ETag (a hash of the body) and Last-Modified (the
+latest moment anything shown changed, as the view reports it; kept while the body stays
+the same, and never moving backwards when it changes). The last entry of every slot is kept
+for when the store fails.
 """
 
 from __future__ import annotations
@@ -15,47 +22,48 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from enum import Enum
 
-T = TypeVar("T")
+from bot.ports import SharedCheck
+
+__all__ = ["Cached", "Moment", "Rendered", "ResponseCache", "SharedCheck", "Tick", "make_etag"]
 
 
-class SharedCheck(Generic[T]):
-    """Runs `fetch` for many concurrent callers, never answering with a stale value.
+class Tick(Enum):
+    """How often a view changes with the clock alone."""
 
-    Callers arriving while a fetch is running wait for the *next* fetch, which starts as
-    soon as the running one ends and serves all of them at once.
-    """
+    NEVER = "never"
+    MINUTE = "minute"  # countdowns, "Day N"
+    DAY = "day"  # the day number alone (in the campaign's time zone)
 
-    def __init__(self, fetch: Callable[[], Awaitable[T]]) -> None:
-        self._fetch = fetch
-        self._waiting: asyncio.Future[T] | None = None
-        self._running = False
-        self._task: asyncio.Task[None] | None = None  # held so it cannot be collected
 
-    async def get(self) -> T:
-        if self._waiting is None:
-            self._waiting = asyncio.get_running_loop().create_future()
-        future = self._waiting
-        if not self._running:
-            self._running = True
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        return await asyncio.shield(future)
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """What the store and the clock say at one request: every cache key derives from it."""
 
-    async def _run(self) -> None:
-        try:
-            while self._waiting is not None:
-                future, self._waiting = self._waiting, None
-                try:
-                    value = await self._fetch()
-                except Exception as exc:
-                    future.set_exception(exc)
-                    # Nobody may be waiting any more; do not log "exception never retrieved".
-                    future.exception()
-                else:
-                    future.set_result(value)
-        finally:
-            self._running = False
+    now: datetime
+    version: int
+    embargo: datetime | None  # the next embargo to pass; None: none waiting
+    local: datetime  # `now` in the campaign's time zone
+
+    def key(self, tick: Tick) -> Hashable:
+        base = (self.version, self.embargo, self.local.year)
+        if tick is Tick.MINUTE:
+            return (*base, self.now.replace(second=0, microsecond=0))
+        if tick is Tick.DAY:
+            return (*base, self.local.date())
+        return base
+
+    def floor(self, tick: Tick) -> datetime | None:
+        """When the clock last changed a view with this tick (its Last-Modified floor)."""
+        if tick is Tick.MINUTE:
+            return self.now.replace(second=0, microsecond=0)
+        if tick is Tick.DAY:
+            midnight = self.local.replace(hour=0, minute=0, second=0, microsecond=0)
+            return midnight.astimezone(UTC)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +71,32 @@ class Rendered:
     body: bytes
     content_type: str
     status: int = 200
+    modified: datetime | None = None  # the latest moment anything shown changed
+    language: str = ""  # HTML: the page's language (for the stale notice)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cached:
     key: Hashable
     body: bytes
     content_type: str
     etag: str
-    status: int = 200
+    status: int
+    modified: datetime  # Last-Modified: UTC, whole seconds
+    language: str
+    confirmed: datetime  # the last moment the store vouched for this entry
+    last_modified: str = ""  # `modified` as an HTTP date
+
+    def __post_init__(self) -> None:
+        self.last_modified = format_datetime(self.modified, usegmt=True)
 
 
 def make_etag(body: bytes) -> str:
     return '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+
+
+def _whole_seconds(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 class ResponseCache:
@@ -101,20 +122,22 @@ class ResponseCache:
         key: Hashable,
         render: Callable[[], Awaitable[Rendered]],
         *,
+        now: datetime,
+        floor: datetime | None = None,
         pinned: bool = False,
     ) -> Cached:
-        entry = self._fresh(slot, key)
+        entry = self._fresh(slot, key, now)
         if entry is not None:
             return entry
         lock = self._locks.get(slot)
         if lock is None:
             lock = self._locks[slot] = asyncio.Lock()
         async with lock:
-            entry = self._fresh(slot, key)
+            entry = self._fresh(slot, key, now)
             if entry is not None:
                 return entry
             out = await render()
-            entry = Cached(key, out.body, out.content_type, make_etag(out.body), out.status)
+            entry = self._entry(self.last(slot), key, out, now, floor)
             if pinned:
                 self._pinned[slot] = entry
                 return entry
@@ -124,17 +147,39 @@ class ResponseCache:
                 self._entries.popitem(last=False)
             return entry
 
+    @staticmethod
+    def _entry(
+        previous: Cached | None, key: Hashable, out: Rendered, now: datetime, floor: datetime | None
+    ) -> Cached:
+        etag = make_etag(out.body)
+        if previous is not None and previous.etag == etag:
+            modified = previous.modified  # the same body: the same validators
+        else:
+            moments = [m for m in (out.modified, floor) if m is not None]
+            modified = _whole_seconds(min(max(moments, default=now), now))
+            if previous is not None and modified <= previous.modified:
+                # The body changed without a newer moment to show for it (a new campaign
+                # file, say): a client holding the old body must not get a 304.
+                modified = max(_whole_seconds(now), previous.modified + timedelta(seconds=1))
+        return Cached(key, out.body, out.content_type, etag, out.status, modified,
+                      out.language, now)  # fmt: skip
+
     def last(self, slot: Hashable) -> Cached | None:
         """Whatever was rendered last for `slot`, however old (served when the store fails)."""
         return self._pinned.get(slot) or self._entries.get(slot)
 
-    def _fresh(self, slot: Hashable, key: Hashable) -> Cached | None:
+    def fresh(self, slot: Hashable, key: Hashable, now: datetime) -> Cached | None:
+        """The entry for `slot` if it was rendered for `key`, else None."""
+        return self._fresh(slot, key, now)
+
+    def _fresh(self, slot: Hashable, key: Hashable, now: datetime) -> Cached | None:
         entry = self._pinned.get(slot)
         if entry is None:
             entry = self._entries.get(slot)
             if entry is not None:
                 self._entries.move_to_end(slot)
         if entry is not None and entry.key == key:
+            entry.confirmed = now
             return entry
         return None
 

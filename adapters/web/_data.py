@@ -24,7 +24,7 @@ class Snapshot:
     timeline: tuple[Update, ...]
     demands: tuple[Demand, ...]
     notes: dict[int, RevisionNote]
-    total_visible: int
+    more: bool  # more visible updates than the timeline shows
 
     @property
     def last_updated(self) -> datetime | None:
@@ -43,9 +43,9 @@ class Snapshot:
 async def load_snapshot(store: Store, now: datetime, *, limit: int = 20) -> Snapshot:
     async with store.read() as tx:
         current = await tx.latest_update(now)
-        timeline = await tx.visible_updates(now, limit=limit)
-        timeline = await tx.with_revisions(timeline)
+        timeline = await tx.visible_updates(now, limit=limit + 1)
+        more = len(timeline) > limit
+        timeline = await tx.with_revisions(timeline[:limit])
         demands = await tx.list_demands(with_history=False)
         notes = await tx.revision_notes([u.id for u in timeline if u.revision > 1])
-        total = await tx.count_visible(now)
-    return Snapshot(now, current, tuple(timeline), tuple(demands), notes, total)
+    return Snapshot(now, current, tuple(timeline), tuple(demands), notes, more)

@@ -20,10 +20,10 @@ from markupsafe import escape
 
 from bot.ports import Campaign, Update, i18n
 
-from ._app import Handler, cached, state_of
+from ._app import Handler, WebState, cached, state_of
 from ._cache import Rendered
 from ._data import RevisionNote
-from ._present import page_prefix, paragraphs_of, say, when
+from ._present import last_change, page_prefix, paragraphs_of, say, when
 
 ATOM = "application/atom+xml; charset=utf-8"
 ICS = "text/calendar; charset=utf-8"
@@ -48,14 +48,6 @@ def _clean(text: str) -> str:
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def last_change(update: Update) -> datetime:
-    moments = [update.effective_at]
-    moments += [r.created_at for r in update.revisions]
-    if update.retracted_at:
-        moments.append(update.retracted_at)
-    return max(moments)
 
 
 # -- Atom ------------------------------------------------------------------------------------
@@ -111,25 +103,32 @@ def atom_feed(
             term=str(update.status),
             label=i18n.status_label(update.status, language),
         )
-        sub(entry, "content", _entry_html(update, note, campaign, language), type="html")
+        sub(entry, "content", _entry_html(update, note, campaign, language, now), type="html")
     body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
     return body
 
 
-def _entry_html(update: Update, note: RevisionNote, campaign: Campaign, language: str) -> str:
+def _entry_html(
+    update: Update, note: RevisionNote, campaign: Campaign, language: str, now: datetime
+) -> str:
     words = _WORDS[i18n.pick(language)]
     text = update.text(language)
     parts: list[str] = []
     if update.retracted:
         parts.append(
             f"<p><strong>{escape(words['retracted'])}</strong> "
-            f"({escape(when(update.retracted_at or update.effective_at, campaign, language))}). "
+            f"({escape(when(update.retracted_at or update.effective_at, campaign, language, now))})"
+            ". "
             f"{escape(words['reason'])}: {escape(update.retraction_reason or '')}</p>"
         )
     body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs_of(text.body))
     parts.append(f"<del>{body}</del>" if update.retracted and body else body)
     if text.next_step and not update.retracted:
-        at = f" ({when(update.next_step_at, campaign, language)})" if update.next_step_at else ""
+        at = (
+            f" ({when(update.next_step_at, campaign, language, now)})"
+            if update.next_step_at
+            else ""
+        )
         parts.append(
             f"<p><strong>{escape(words['next'])}:</strong> {escape(text.next_step)}{escape(at)}</p>"
         )
@@ -137,7 +136,7 @@ def _entry_html(update: Update, note: RevisionNote, campaign: Campaign, language
         label = words["corrected"] if (revision.number + 1) in note.corrections else words["edited"]
         parts.append(
             f"<p><em>{escape(label)} "
-            f"{escape(when(revision.created_at, campaign, language))}: "
+            f"{escape(when(revision.created_at, campaign, language, now))}: "
             f"{escape(revision.reason)}</em></p>"
         )
     return "".join(parts)
@@ -264,30 +263,38 @@ def add_routes(app: web.Application, campaign: Campaign) -> None:
         app.router.add_get(f"{prefix}/calendar.ics", _calendar_handler(lang))
 
 
-def _atom_handler(lang: str) -> Handler:
-    async def render(request: web.Request, now: datetime) -> Rendered:
-        state = state_of(request)
-        async with state.ctx.store.read() as tx:
-            updates = await tx.visible_updates(now, limit=FEED_ENTRIES)
-            updates = await tx.with_revisions(updates)
-            notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
-        return Rendered(atom_feed(updates, notes, state.ctx.campaign, lang, now), ATOM)
+async def render_atom(state: WebState, lang: str, now: datetime) -> Rendered:
+    async with state.ctx.store.read() as tx:
+        updates = await tx.visible_updates(now, limit=FEED_ENTRIES)
+        updates = await tx.with_revisions(updates)
+        notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
+    body = atom_feed(updates, notes, state.ctx.campaign, lang, now)
+    return Rendered(body, ATOM, modified=max(map(last_change, updates), default=None))
 
+
+async def render_calendar(state: WebState, lang: str, now: datetime) -> Rendered:
+    async with state.ctx.store.read() as tx:
+        updates = await tx.with_revisions(await tx.scheduled_events(now))
+    events = calendar_events(updates)
+    body = icalendar(events, state.ctx.campaign, lang)
+    return Rendered(body, ICS, modified=max((e.changed for e in events), default=None))
+
+
+def _atom_handler(lang: str) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
-        return await cached(request, ("atom", lang), lambda now: render(request, now), pinned=True)
+        state = state_of(request)
+        return await cached(
+            request, ("atom", lang), lambda now: render_atom(state, lang, now), pinned=True
+        )
 
     return handle
 
 
 def _calendar_handler(lang: str) -> Handler:
-    async def render(request: web.Request, now: datetime) -> Rendered:
-        state = state_of(request)
-        async with state.ctx.store.read() as tx:
-            updates = await tx.with_revisions(await tx.scheduled_events(now))
-        events = calendar_events(updates)
-        return Rendered(icalendar(events, state.ctx.campaign, lang), ICS)
-
     async def handle(request: web.Request) -> web.StreamResponse:
-        return await cached(request, ("ics", lang), lambda now: render(request, now), pinned=True)
+        state = state_of(request)
+        return await cached(
+            request, ("ics", lang), lambda now: render_calendar(state, lang, now), pinned=True
+        )
 
     return handle

@@ -11,10 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.ports import Campaign, i18n
+from bot.ports import Campaign, family_answers, i18n
 
-from ._app import HTML, Handler, cached, state_of
-from ._cache import Rendered
+from ._app import HTML, Handler, WebState, cached, state_of
+from ._cache import Rendered, Tick
 from ._data import load_snapshot
 from ._present import (
     TEXT,
@@ -22,6 +22,7 @@ from ._present import (
     day_number,
     demand_view,
     entry_view,
+    last_change,
     page_prefix,
     say,
     when,
@@ -94,20 +95,42 @@ def base_context(
 
 
 def _html(
-    request: web.Request, template: str, context: dict[str, Any], status: int = 200
+    state: WebState,
+    template: str,
+    context: dict[str, Any],
+    status: int = 200,
+    modified: datetime | None = None,
 ) -> Rendered:
-    body = state_of(request).templates.get_template(template).render(context)
-    return Rendered(body.encode(), HTML, status)
+    body = state.templates.get_template(template).render(context)
+    return Rendered(body.encode(), HTML, status, modified, context["lang"])
+
+
+def message_page(
+    request: web.Request,
+    status: int,
+    title_key: str,
+    text_key: str,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """A short page (not found, unavailable) in the language of the address; no store read."""
+    out = _message(state_of(request), request.path, status, title_key, text_key)
+    return web.Response(
+        body=out.body, status=status, headers={"Content-Type": HTML, **(headers or {})}
+    )
+
+
+def _message(state: WebState, path: str, status: int, title_key: str, text_key: str) -> Rendered:
+    campaign = state.ctx.campaign
+    lang = language_of_path(path, campaign)
+    context = base_context(campaign, lang, "/", state.status_css)
+    context["title"] = f"{TEXT[lang][title_key]} — {campaign.union}"
+    context["heading"] = TEXT[lang][title_key]
+    context["message"] = TEXT[lang][text_key]
+    return _html(state, "message.html", context, status)
 
 
 def not_found_page(request: web.Request) -> web.Response:
-    state = state_of(request)
-    campaign = state.ctx.campaign
-    lang = language_of_path(request.path, campaign)
-    context = base_context(campaign, lang, "/", state.status_css)
-    context["title"] = f"{TEXT[lang]['not_found_title']} — {campaign.union}"
-    out = _html(request, "not_found.html", context, 404)
-    return web.Response(body=out.body, status=404, headers={"Content-Type": HTML})
+    return message_page(request, 404, "not_found_title", "not_found")
 
 
 # -- the status page ---------------------------------------------------------------------
@@ -115,15 +138,19 @@ def not_found_page(request: web.Request) -> web.Response:
 
 def _status_handler(lang: str) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
+        state = state_of(request)
         return await cached(
-            request, ("page", lang), lambda now: render_status(request, lang, now), pinned=True
+            request,
+            ("page", lang),
+            lambda now: render_status(state, lang, now),
+            pinned=True,
+            tick=Tick.MINUTE,
         )
 
     return handle
 
 
-async def render_status(request: web.Request, lang: str, now: datetime) -> Rendered:
-    state = state_of(request)
+async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     snap = await load_snapshot(state.ctx.store, now)
     current = snap.current
@@ -146,25 +173,23 @@ async def render_status(request: web.Request, lang: str, now: datetime) -> Rende
         if step or at:
             context["next_step"] = {
                 "text": step or TEXT[lang]["none"],
-                "when": when(at, campaign, lang) if at else "",
+                "when": when(at, campaign, lang, now) if at else "",
                 "iso": at.isoformat() if at else "",
-                "countdown": countdown(at, now, lang) if at else "",
+                "countdown": countdown(at, now, lang) if at and not state.static else "",
             }
+    context["families"] = family_answers(campaign, current, now, lang)
+    context["families_title"] = i18n.family_word("title", lang)
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
-    context["demands"] = [demand_view(d, campaign, lang) for d in snap.demands]
+    context["demands"] = [demand_view(d, campaign, lang, now) for d in snap.demands]
     context["timeline"] = [
-        entry_view(u, campaign, lang, snap.notes.get(u.id)) for u in snap.timeline
+        entry_view(u, campaign, lang, snap.notes.get(u.id), now=now) for u in snap.timeline
     ]
-    context["showing"] = (
-        say(lang, "showing", n=len(snap.timeline), total=snap.total_visible)
-        if snap.total_visible > len(snap.timeline)
-        else ""
-    )
+    context["showing"] = say(lang, "showing", n=len(snap.timeline)) if snap.more else ""
     if snap.last_updated is not None:
         context["last_updated"] = say(
-            lang, "last_updated", when=when(snap.last_updated, campaign, lang)
+            lang, "last_updated", when=when(snap.last_updated, campaign, lang, now)
         )
-    return _html(request, "status.html", context)
+    return _html(state, "status.html", context, modified=snap.last_updated)
 
 
 # -- one update ----------------------------------------------------------------------------
@@ -175,27 +200,26 @@ def _update_handler(lang: str) -> Handler:
         update_id = int(request.match_info["id"])
         if update_id > MAX_ID:
             return not_found_page(request)
+        state = state_of(request)
         return await cached(
             request,
             ("update", lang, update_id),
-            lambda now: render_update(request, lang, update_id, now),
+            lambda now: render_update(state, lang, update_id, now),
         )
 
     return handle
 
 
-async def render_update(request: web.Request, lang: str, update_id: int, now: datetime) -> Rendered:
-    state = state_of(request)
+async def render_update(state: WebState, lang: str, update_id: int, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     async with state.ctx.store.read() as tx:
         update = await tx.visible_update(update_id, now)
         notes = await tx.revision_notes([update_id]) if update and update.revision > 1 else {}
     if update is None:
-        response = not_found_page(request)
-        assert isinstance(response.body, bytes)
-        return Rendered(response.body, HTML, 404)
+        path = f"{page_prefix(lang, campaign)}/updates/{update_id}"
+        return _message(state, path, 404, "not_found_title", "not_found")
     entry = entry_view(
-        update, campaign, lang, notes.get(update_id), preview=None, with_history=True
+        update, campaign, lang, notes.get(update_id), preview=None, with_history=True, now=now
     )
     context = base_context(
         campaign,
@@ -208,7 +232,7 @@ async def render_update(request: web.Request, lang: str, update_id: int, now: da
     )
     context["title"] = f"{entry.headline} — {campaign.union}"
     context["description"] = entry.headline
-    return _html(request, "update.html", context)
+    return _html(state, "update.html", context, modified=last_change(update))
 
 
 # -- all updates -----------------------------------------------------------------------------
@@ -222,19 +246,17 @@ def _archive_handler(lang: str) -> Handler:
             if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_ID:
                 return not_found_page(request)
             after = int(raw)
+        state = state_of(request)
         return await cached(
             request,
             ("archive", lang, after),
-            lambda now: render_archive(request, lang, after, now),
+            lambda now: render_archive(state, lang, after, now),
         )
 
     return handle
 
 
-async def render_archive(
-    request: web.Request, lang: str, after: int | None, now: datetime
-) -> Rendered:
-    state = state_of(request)
+async def render_archive(state: WebState, lang: str, after: int | None, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     async with state.ctx.store.read() as tx:
         page = await tx.visible_updates(now, limit=ARCHIVE_PAGE + 1, after=after)
@@ -247,8 +269,9 @@ async def render_archive(
         lang,
         "/updates",
         state.status_css,
-        timeline=[entry_view(u, campaign, lang, notes.get(u.id)) for u in page],
+        timeline=[entry_view(u, campaign, lang, notes.get(u.id), now=now) for u in page],
         older=f"{prefix}/updates?after={page[-1].id}" if more else "",
     )
     context["title"] = say(lang, "updates_title", union=campaign.union)
-    return _html(request, "updates.html", context)
+    modified = max((last_change(u) for u in page), default=None)
+    return _html(state, "updates.html", context, modified=modified)

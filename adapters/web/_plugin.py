@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from adapters.web._app import WebSettings
+from adapters.web._app import WebSection, WebSettings
 from adapters.web._build import WebSurface
+from adapters.web.cli import register
 from bot.ports import Plugin
 
 NAME = "web"
@@ -13,6 +14,8 @@ plugin = Plugin(
     title="Web page and API",
     create=WebSurface,
     settings=WebSettings,
+    section=WebSection,
     delivers=False,
+    cli=register,
     docs="docs/web.md",
 )

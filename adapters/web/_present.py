@@ -61,7 +61,11 @@ TEXT: dict[str, dict[str, str]] = {
         "language_nav": "Language",
         "with": "Contract campaign with {employer}",
         "none": "—",
-        "showing": "Showing the {n} most recent of {total} updates.",
+        "showing": "Showing the {n} most recent updates.",
+        "stale": "This page may be out of date: the latest news could not be loaded just now. "
+        "It shows what was known on {when}. Try again in a few minutes.",
+        "unavailable_title": "Temporarily unavailable",
+        "unavailable": "The latest news cannot be loaded just now. Try again in a few minutes.",
     },
     "es": {
         "skip": "Saltar al contenido",
@@ -111,7 +115,12 @@ TEXT: dict[str, dict[str, str]] = {
         "language_nav": "Idioma",
         "with": "Campaña por el contrato con {employer}",
         "none": "—",
-        "showing": "Se muestran las {n} más recientes de {total} actualizaciones.",
+        "showing": "Se muestran las {n} actualizaciones más recientes.",
+        "stale": "Es posible que esta página no esté al día: no se pudieron cargar las últimas "
+        "noticias. Muestra lo que se sabía el {when}. Vuelve a intentarlo en unos minutos.",
+        "unavailable_title": "No disponible por el momento",
+        "unavailable": "No se pueden cargar las últimas noticias en este momento. Vuelve a "
+        "intentarlo en unos minutos.",
     },
 }
 
@@ -161,8 +170,10 @@ def local(moment: datetime, campaign: Campaign) -> datetime:
     return moment.astimezone(ZoneInfo(campaign.timezone))
 
 
-def when(moment: datetime, campaign: Campaign, language: str) -> str:
-    return i18n.format_datetime(local(moment, campaign), language)
+def when(moment: datetime, campaign: Campaign, language: str, now: datetime | None) -> str:
+    """The local date and time, with the year when it is not `now`'s year."""
+    today = local(now, campaign).date() if now is not None else None
+    return i18n.format_datetime(local(moment, campaign), language, today)
 
 
 # -- colours -------------------------------------------------------------------------
@@ -325,6 +336,7 @@ def entry_view(
     *,
     preview: int | None = BODY_PREVIEW,
     with_history: bool = False,
+    now: datetime | None = None,
 ) -> EntryView:
     text = update.text(language)
     body = text.body
@@ -341,7 +353,7 @@ def entry_view(
         edits.append(
             EditView(
                 created,
-                when(revision.created_at, campaign, language),
+                when(revision.created_at, campaign, language, now),
                 revision.created_at.isoformat(),
                 revision.reason,
                 correction,
@@ -357,7 +369,7 @@ def entry_view(
                     next_step=before.next_step,
                     status_label=i18n.status_label(revision.status, language),
                     status_class=str(revision.status),
-                    replaced_when=when(revision.created_at, campaign, language),
+                    replaced_when=when(revision.created_at, campaign, language, now),
                     replaced_iso=revision.created_at.isoformat(),
                     reason=revision.reason,
                     correction=correction,
@@ -374,13 +386,17 @@ def entry_view(
         body=body,
         trimmed=trimmed,
         next_step=text.next_step,
-        next_step_when=when(update.next_step_at, campaign, language) if update.next_step_at else "",
+        next_step_when=when(update.next_step_at, campaign, language, now)
+        if update.next_step_at
+        else "",
         next_step_iso=update.next_step_at.isoformat() if update.next_step_at else "",
-        when=when(effective, campaign, language),
+        when=when(effective, campaign, language, now),
         iso=effective.isoformat(),
         retracted=update.retracted,
         retraction_reason=update.retraction_reason or "",
-        retracted_when=when(update.retracted_at, campaign, language) if update.retracted_at else "",
+        retracted_when=when(update.retracted_at, campaign, language, now)
+        if update.retracted_at
+        else "",
         retracted_iso=update.retracted_at.isoformat() if update.retracted_at else "",
         revision=update.revision,
         edits=tuple(reversed(edits)),
@@ -388,7 +404,18 @@ def entry_view(
     )
 
 
-def demand_view(demand: Demand, campaign: Campaign, language: str) -> DemandView:
+def last_change(update: Update) -> datetime:
+    """The latest moment anything shown of `update` changed (posted, edited, retracted)."""
+    moments = [update.effective_at]
+    moments += [r.created_at for r in update.revisions]
+    if update.retracted_at:
+        moments.append(update.retracted_at)
+    return max(moments)
+
+
+def demand_view(
+    demand: Demand, campaign: Campaign, language: str, now: datetime | None = None
+) -> DemandView:
     text = demand.text(language)
     return DemandView(
         key=demand.key,
@@ -398,7 +425,11 @@ def demand_view(demand: Demand, campaign: Campaign, language: str) -> DemandView
         employer_offer=text.employer_offer,
         status_label=i18n.demand_status_label(demand.status, language),
         status=str(demand.status),
-        last_change=i18n.format_date(local(demand.updated_at, campaign).date(), language),
+        last_change=i18n.format_date(
+            local(demand.updated_at, campaign).date(),
+            language,
+            local(now, campaign).date() if now is not None else None,
+        ),
         last_change_iso=demand.updated_at.isoformat(),
         facts=text.facts,
     )

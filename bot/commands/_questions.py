@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from bot import i18n
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
+from bot.families import family_answers
 from bot.locales import invalid, not_found, say, short
 from bot.messages import fit, page_url, update_message, update_url
 from bot.models import Demand, Status, Update
@@ -93,6 +94,8 @@ class Questions(CommandsBase):
         if card.body:
             excerpt += "\n" + card.body
         lines.append(fit(excerpt, _STATUS_EXCERPT, card.url, lang))
+        # What parents ask next (the day line already says whether the strike is on).
+        families = family_answers(self.campaign, None, now, lang)
         return Reply(
             replace(
                 card,
@@ -100,6 +103,7 @@ class Questions(CommandsBase):
                 urgency=None,
                 title=say(lang, "status_title", label=card.status_label),
                 body="\n\n".join(lines),
+                fields=card.fields + tuple(Field(q, a) for q, a in families),
                 links=(
                     Link(
                         say(lang, "read_update", id=latest.id),
@@ -209,7 +213,9 @@ class Questions(CommandsBase):
     def _history(self, demand: Demand, zone: ZoneInfo, lang: str) -> str:
         lines = []
         for event in demand.history:
-            day = i18n.format_date(event.at.astimezone(zone).date(), lang)
+            day = i18n.format_date(
+                event.at.astimezone(zone).date(), lang, self.clock().astimezone(zone).date()
+            )
             status = i18n.demand_status_label(event.status, lang)
             offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
             if offer:
@@ -252,7 +258,9 @@ class Questions(CommandsBase):
                 lang,
                 "timeline_entry",
                 id=update.id,
-                when=i18n.format_datetime(update.effective_at.astimezone(a.zone), lang),
+                when=i18n.format_datetime(
+                    update.effective_at.astimezone(a.zone), lang, now.astimezone(a.zone).date()
+                ),
                 status=i18n.status_label(update.status, lang),
             )
             if update.retracted:
@@ -291,7 +299,8 @@ class Questions(CommandsBase):
             )
         fields = []
         if latest.next_step_at is not None:
-            when = i18n.format_datetime(latest.next_step_at.astimezone(a.zone), lang)
+            today = now.astimezone(a.zone).date()
+            when = i18n.format_datetime(latest.next_step_at.astimezone(a.zone), lang, today)
             if latest.next_step_at < now:
                 when = f"{when} ({say(lang, 'when_passed')})"
             fields.append(Field(say(lang, "when"), when, True))

@@ -7,7 +7,9 @@
             ...
 
 `store.outbox_written` is an `asyncio.Event` set after any committed transaction that
-queued deliveries: the dispatcher waits on it instead of polling.
+queued deliveries: the dispatcher waits on it instead of polling. `store.public` knows the
+public content version (`bot.store.content`): a transaction that changed something the
+public page shows bumps it before committing.
 
 A store that cannot do its job (a damaged file, a read-only file or file system, a full
 disk, a server gone away) raises `StoreUnavailable` with one sentence saying what is wrong
@@ -25,6 +27,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store.content import PublicVersion
 from bot.store.engine import (
     DEFAULT_DATABASE_URL,
     WRITE_OPTION,
@@ -43,6 +46,7 @@ class Store:
         self.engine = engine
         self.url = url
         self.outbox_written = asyncio.Event()
+        self.public = PublicVersion(self._read_public_version)
         # SQLite has one writer at a time: queueing writers here is cheaper and fairer than
         # each connection spinning on the busy timeout. Other processes still meet
         # BEGIN IMMEDIATE and the busy timeout.
@@ -67,6 +71,10 @@ class Store:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    async def _read_public_version(self) -> int:
+        async with self.read() as tx:
+            return await tx.public_version()
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
         with self._translated():
@@ -75,7 +83,8 @@ class Store:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
-        """A write transaction, committed on exit. Wakes the dispatcher if it queued rows."""
+        """A write transaction, committed on exit. Wakes the dispatcher if it queued rows;
+        bumps the public content version with it if it changed what the public sees."""
         with self._translated():
             async with contextlib.AsyncExitStack() as stack:
                 if self._write_lock is not None:
@@ -85,8 +94,11 @@ class Store:
                 tx = Tx(conn)
                 async with conn.begin():
                     yield tx
+                    bumped = await tx.bump_public_version() if tx.public_touched else None
         if tx.enqueued:
             self.outbox_written.set()
+        if bumped is not None:
+            self.public.advance(bumped)
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.models import Revision, Update, UpdateState
@@ -16,7 +15,8 @@ from bot.store import schema as t
 from bot.store.codecs import revision_from_row, update_from_row
 from bot.store.visibility import visible
 
-Fingerprint = tuple[Any, ...]
+CALENDAR_LIMIT = 1000  # events in one calendar feed
+CALENDAR_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # no next step is older (admin refuses it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,30 +32,23 @@ class PublicReads:
 
     conn: AsyncConnection
 
-    async def public_fingerprint(self, now: datetime) -> Fingerprint:
-        """A value that changes whenever anything a public view shows changes.
+    async def next_embargo(self, now: datetime) -> datetime | None:
+        """When the next update under embargo becomes public (None: none waiting).
 
-        Posts (count), edits (sum of revisions), approvals and embargoes passing (visible
-        count), retractions (retracted count), demand changes (latest change, event count).
-        """
+        Until then, what public views show changes only with the public version; one
+        indexed read (the first row of `ix_updates_state_published` past `now`)."""
         u = t.updates.c
-        query = select(
-            select(func.count()).select_from(t.updates).scalar_subquery(),
-            select(func.coalesce(func.sum(u.revision), 0)).scalar_subquery(),
-            select(func.count()).select_from(t.updates).where(visible(now)).scalar_subquery(),
-            select(func.count())
-            .select_from(t.updates)
-            .where(u.state == str(UpdateState.RETRACTED))
-            .scalar_subquery(),
-            select(func.max(t.demands.c.updated_at)).scalar_subquery(),
-            select(func.count()).select_from(t.demand_events).scalar_subquery(),
-            select(func.count()).select_from(t.demands).scalar_subquery(),
+        query = (
+            select(u.published_at)
+            .where(
+                u.state.in_([str(UpdateState.PUBLISHED), str(UpdateState.RETRACTED)]),
+                u.published_at > now,
+            )
+            .order_by(u.published_at)
+            .limit(1)
         )
-        return tuple((await self.conn.execute(query)).one())
-
-    async def count_visible(self, now: datetime) -> int:
-        query = select(func.count()).select_from(t.updates).where(visible(now))
-        return int(await self.conn.scalar(query) or 0)
+        found: datetime | None = await self.conn.scalar(query)
+        return found
 
     async def visible_updates(
         self, now: datetime, *, limit: int, after: int | None = None
@@ -135,15 +128,19 @@ class PublicReads:
             for i in set(corrections) | set(reasons)
         }
 
-    async def scheduled_events(self, now: datetime) -> list[Update]:
-        """Visible updates naming a time for their next step (the calendar), oldest first."""
+    async def scheduled_events(self, now: datetime, *, limit: int = CALENDAR_LIMIT) -> list[Update]:
+        """Visible updates naming a time for their next step (the calendar): the `limit`
+        latest by that time (read backwards along `ix_updates_next_step_at`), oldest first."""
         u = t.updates.c
         query = (
             select(t.updates)
-            .where(visible(now), u.next_step_at.is_not(None))
-            .order_by(u.next_step_at, u.id)
+            # A range (not IS NOT NULL) lets the planner walk the index in order.
+            .where(visible(now), u.next_step_at >= CALENDAR_EPOCH)
+            .order_by(u.next_step_at.desc(), u.id.desc())
+            .limit(limit)
         )
-        return [update_from_row(r, now) for r in (await self.conn.execute(query)).all()]
+        rows = (await self.conn.execute(query)).all()
+        return [update_from_row(r, now) for r in reversed(rows)]
 
 
-__all__ = ["Fingerprint", "PublicReads", "RevisionNote"]
+__all__ = ["PublicReads", "RevisionNote"]

@@ -42,6 +42,7 @@ from bot.store.codecs import (
     texts_to_json,
     update_from_row,
 )
+from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
 from bot.store.subscribers import SubscriberStore
@@ -49,6 +50,7 @@ from bot.store.webhooks import WebhookStore
 
 OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
 SUBSCRIPTIONS_VERSION = "subscriptions_version"  # meta key: bumped by every channel change
+PUBLIC_VERSION_ROW = 1
 
 
 def new_delivery_id() -> str:
@@ -75,7 +77,9 @@ class NewDelivery:
 
 
 class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
-    """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher.
+    """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher;
+    `public_touched` says it changed what public views show (the writes below that touch
+    updates, revisions or demands set it), so `Store.write` bumps the public version.
 
     Reads for public views come from `PublicReads` (the embargo rule applied), form drafts
     from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`, webhook
@@ -85,6 +89,7 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         self.conn = conn
         self.enqueued = 0
         self._subscriptions_version: int | None = None
+        self.public_touched = False
 
     @property
     def dialect(self) -> str:
@@ -93,6 +98,34 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
     async def ping(self) -> None:
         """One round trip: raises if the database does not answer."""
         await self.conn.execute(select(1))
+
+    # -- public version ------------------------------------------------------
+
+    def touch_public(self) -> None:
+        """This transaction changes what the public sees (callers writing tables directly,
+        like an import, say so; the methods below do it themselves)."""
+        self.public_touched = True
+
+    async def public_version(self) -> int:
+        """The public content version: one primary-key read."""
+        found = await self.conn.scalar(
+            select(t.public_version.c.version).where(t.public_version.c.id == PUBLIC_VERSION_ROW)
+        )
+        return int(found or 0)
+
+    async def bump_public_version(self) -> int:
+        """Advance the version in this transaction; other processes hear of it at commit."""
+        v = t.public_version.c
+        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.public_version)
+        result = await self.conn.execute(
+            ins.values(id=PUBLIC_VERSION_ROW, version=1)
+            .on_conflict_do_update(index_elements=["id"], set_={"version": v.version + 1})
+            .returning(v.version)
+        )
+        version = int(result.scalar_one())
+        if self.dialect == "postgresql":
+            await self.conn.execute(select(func.pg_notify(PUBLIC_CHANNEL, str(version))))
+        return version
 
     # -- meta ------------------------------------------------------------------
 
@@ -105,17 +138,20 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
     # -- updates ---------------------------------------------------------------
 
     async def insert_update(self, values: Mapping[str, Any]) -> int:
+        self.public_touched = True
         result = await self.conn.execute(
             insert(t.updates).values(**values).returning(t.updates.c.id)
         )
         return int(result.scalar_one())
 
     async def set_update(self, update_id: int, values: Mapping[str, Any]) -> None:
+        self.public_touched = True
         await self.conn.execute(
             update(t.updates).where(t.updates.c.id == update_id).values(**values)
         )
 
     async def insert_revision(self, update_id: int, revision: Revision) -> None:
+        self.public_touched = True
         await self.conn.execute(
             insert(t.update_revisions).values(
                 update_id=update_id,
@@ -220,6 +256,7 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         return list(await self.conn.scalars(select(t.demands.c.key).order_by(t.demands.c.position)))
 
     async def insert_demand(self, demand: Demand) -> None:
+        self.public_touched = True
         await self.conn.execute(
             insert(t.demands).values(
                 key=demand.key,
@@ -233,9 +270,11 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
             await self.insert_demand_event(demand.key, event)
 
     async def set_demand(self, key: str, values: Mapping[str, Any]) -> None:
+        self.public_touched = True
         await self.conn.execute(update(t.demands).where(t.demands.c.key == key).values(**values))
 
     async def insert_demand_event(self, key: str, event: DemandEvent) -> int:
+        self.public_touched = True
         result = await self.conn.execute(
             insert(t.demand_events)
             .values(

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Date,
@@ -69,6 +70,15 @@ meta = Table(
     Column("value", Text, nullable=False),
 )
 
+public_version = Table(
+    "public_version",
+    metadata,
+    # One row (id 1): bumped in the same transaction as every change a public view shows,
+    # so the page, feeds and API know they are current without reading the tables.
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
+
 drafts = Table(
     "drafts",
     metadata,
@@ -100,6 +110,8 @@ updates = Table(
     Column("retracted_by", String(200), nullable=True),
     Column("retraction_reason", Text, nullable=True),
     Index("ix_updates_state_published", "state", "published_at"),
+    Index("ix_updates_published_at", "published_at"),
+    Index("ix_updates_next_step_at", "next_step_at"),
 )
 
 update_revisions = Table(
@@ -238,6 +250,7 @@ audit_log = Table(
     Column("before", JSON, nullable=True),
     Column("after", JSON, nullable=True),
     Index("ix_audit_log_at", "at"),
+    Index("ix_audit_log_target", "target"),
 )
 
 processed_events = Table(
