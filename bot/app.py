@@ -17,7 +17,7 @@ import signal
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import time, timedelta
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
@@ -26,13 +26,12 @@ from bot.admin import Admin
 from bot.clock import Clock, utcnow
 from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
-from bot.context import PluginContext, plugin_context
+from bot.context import PluginContext, commands_for, plugin_context
 from bot.dispatcher import Dispatcher
 from bot.errors import StrikebotError
 from bot.metrics import Metrics
 from bot.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
-from bot.reach import cost_sections
 from bot.schedule import BriefingScheduler
 from bot.seed import apply_seed
 from bot.signups import SignUps, signups_for
@@ -118,15 +117,7 @@ async def serve(
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), clock)
         metrics, health = Metrics(), HealthBoard()
-        commands = Commands(
-            store,
-            campaign,
-            admin,
-            clock,
-            metrics=metrics,
-            default_briefing_time=time.fromisoformat(config.briefings.default_time),
-            cost_sections=cost_sections(config, plugins),
-        )
+        commands = commands_for(config, store, admin, clock, metrics, plugins)
         parts = build_parts(
             plugins,
             settings,

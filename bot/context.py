@@ -22,7 +22,7 @@ from bot.config import Settings, StrikeConfig
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
 from bot.outbound import HealthBoard
-from bot.plugins import AdminRule, Plugin, PluginSettings, Section
+from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
 from bot.reach import Reach, cost_sections, reach
 from bot.signups import SignUps, signups_for
 from bot.store import Store
@@ -92,6 +92,26 @@ def _as(value: object, kind: type[T], what: str) -> T:
     return value
 
 
+def commands_for(
+    config: StrikeConfig,
+    store: Store,
+    admin: Admin,
+    clock: Clock,
+    metrics: Metrics,
+    plugins: Plugins | None = None,
+) -> Commands:
+    """The commands as every surface answers them, for this campaign file."""
+    return Commands(
+        store,
+        admin.campaign,
+        admin,
+        clock,
+        metrics=metrics,
+        default_briefing_time=time.fromisoformat(config.briefings.default_time),
+        cost_sections=cost_sections(config, plugins),
+    )
+
+
 def plugin_context(
     plugin: Plugin,
     settings: Settings,
@@ -110,15 +130,7 @@ def plugin_context(
     campaign = admin.campaign
     metrics = metrics or Metrics()
     if commands is None:
-        commands = Commands(
-            store,
-            campaign,
-            admin,
-            clock,
-            metrics=metrics,
-            default_briefing_time=time.fromisoformat(config.briefings.default_time),
-            cost_sections=cost_sections(config),
-        )
+        commands = commands_for(config, store, admin, clock, metrics)
     return PluginContext(
         plugin=plugin,
         settings=settings.plugin(plugin),
