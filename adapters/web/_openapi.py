@@ -23,7 +23,9 @@ from ._schemas import (
     EditUpdateIn,
     ErrorOut,
     HealthOut,
+    LiveOut,
     PostUpdateIn,
+    ReadyOut,
     RetractIn,
     StatusOut,
     UpdateDetailOut,
@@ -44,6 +46,8 @@ _OUTPUTS: list[type[BaseModel]] = [
     AdminUpdateOut,
     ErrorOut,
     HealthOut,
+    LiveOut,
+    ReadyOut,
 ]
 _INPUTS: list[type[BaseModel]] = [
     PostUpdateIn,
@@ -157,6 +161,23 @@ def document(campaign: Campaign) -> dict[str, Any]:
         return {"required": required, "content": {"application/json": {"schema": _ref(model)}}}
 
     paths: dict[str, Any] = {
+        "/livez": {
+            "get": {
+                "operationId": "live",
+                "summary": "The process answers (restart it when this fails)",
+                "responses": {"200": _json(_ref(LiveOut), "alive")},
+            }
+        },
+        "/readyz": {
+            "get": {
+                "operationId": "ready",
+                "summary": "The store can be read and written (send people elsewhere if not)",
+                "responses": {
+                    "200": _json(_ref(ReadyOut), "ready"),
+                    "503": _json(_ref(ReadyOut), "not ready; `reasons` says why"),
+                },
+            }
+        },
         "/healthz": {
             "get": {
                 "operationId": "health",
@@ -301,6 +322,9 @@ def document(campaign: Campaign) -> dict[str, Any]:
             }
         },
     }
+    for path, item in paths.items():
+        if path.startswith("/api/v1/") and not path.startswith("/api/v1/admin"):
+            _cacheable(item["get"])
     paths |= _webhooks.openapi_paths(
         _ref,
         {
@@ -336,6 +360,49 @@ def document(campaign: Campaign) -> dict[str, Any]:
             },
         },
     }
+
+
+_CONDITIONAL = [
+    {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": False,
+        "description": "an ETag from an earlier answer: 304 while it is still current",
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "If-Modified-Since",
+        "in": "header",
+        "required": False,
+        "description": "a Last-Modified from an earlier answer (used without If-None-Match)",
+        "schema": {"type": "string"},
+    },
+]
+_CACHE_HEADERS = {
+    "ETag": {"description": "strong validator of this answer", "schema": {"type": "string"}},
+    "Last-Modified": {
+        "description": "when what this answer shows last changed",
+        "schema": {"type": "string"},
+    },
+    "Cache-Control": {
+        "description": "public, short max-age, stale-while-revalidate, stale-if-error",
+        "schema": {"type": "string"},
+    },
+    "Strikebot-Stale": {
+        "description": "1 when the store could not be read and this is the last good answer",
+        "schema": {"type": "string", "enum": ["1"]},
+    },
+}
+
+
+def _cacheable(operation: dict[str, Any]) -> None:
+    """A public read: conditional requests, validators, 304, and 503 when the store is down
+    with nothing rendered yet (otherwise the last good answer, marked stale)."""
+    operation["parameters"] = [*operation.get("parameters", []), *_CONDITIONAL]
+    responses = operation["responses"]
+    responses["200"] = {**responses["200"], "headers": _CACHE_HEADERS}
+    responses["304"] = {"description": "not modified: the copy you hold is current"}
+    responses["503"] = _error("the store cannot be read and nothing was rendered yet; retry")
 
 
 def document_bytes(campaign: Campaign) -> bytes:

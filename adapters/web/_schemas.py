@@ -196,6 +196,17 @@ class HealthOut(_Out):
     adapters: dict[str, dict[str, Any]]
 
 
+class LiveOut(_Out):
+    live: bool
+
+
+class ReadyOut(_Out):
+    ready: bool
+    reasons: list[str] = Field(description="what is wrong and what to do; empty when ready")
+    database: DatabaseHealth
+    adapters: dict[str, dict[str, Any]]
+
+
 # -- requests ----------------------------------------------------------------------
 
 
