@@ -17,8 +17,9 @@ from bot.clock import FixedClock
 from bot.context import PluginContext
 from bot.store import Store
 from tests.fakes.slack import SIGNING_SECRET, FakeSlack, bot_config, sign
+from tests.strike_week import strike_week
 from tests.support import plugin_ctx
-from tests.web_support import TOKEN, client_for, seed, web_context
+from tests.web_support import TOKEN, client_for, web_context
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -47,7 +48,7 @@ async def served(store: Store, clock: FixedClock) -> AsyncIterator[Served]:
             },
             config=bot_config("http"),
         )
-        await seed(store, site.admin, clock)
+        await strike_week(store, clock, site.admin)
         adapter = SlackAdapter(slack_ctx, request_timeout=5.0)
         await adapter.start()
         try:

@@ -15,9 +15,10 @@ from bot.contacts import Contact
 from bot.signups import Offer
 from bot.store import Store
 from tests.axe import axe_source, chromium_page, violations
+from tests.strike_week import DEMAND_KEYS, strike_week
 from tests.support import chromium_path
 from tests.test_for_families import WITH_FAMILIES
-from tests.web_support import client_for, parse_html, seed, web_context
+from tests.web_support import client_for, parse_html, web_context
 
 pytestmark = pytest.mark.browser
 
@@ -71,18 +72,18 @@ def png_size(data: bytes) -> tuple[int, int]:
         (
             "/",
             "en",
-            "On strike — talks scheduled",
+            "On strike",
             "Day 5 of the strike",
             "Employer's offer",
-            "6% over two years, contingent on cuts",
+            "A 6% raise spread over the first two years of a three-year contract.",
         ),
         (
             "/es/",
             "es",
-            "En huelga — negociaciones programadas",
+            "En huelga",
             "Día 5 de la huelga",
             "Oferta del empleador",
-            "6 % en dos años, condicionado a recortes",
+            "Un aumento del 6% repartido en los dos primeros años de un contrato de tres años.",
         ),
     ],
     ids=["en", "es"],
@@ -100,7 +101,7 @@ async def test_phone_renders_status_and_demands(
 ) -> None:
     chromium_path()  # skip (or fail under CI) before doing any work
     runtime = web_context(sqlite_store, clock)
-    await seed(sqlite_store, runtime.admin, clock)
+    await strike_week(sqlite_store, clock, runtime.admin)
     async with client_for(runtime) as client:
         png, dom = await chromium(str(client.make_url(path)), tmp_path, lang)
 
@@ -113,7 +114,7 @@ async def test_phone_renders_status_and_demands(
     table = doc.one("table", class_="demands")
     assert header in [th.text() for th in table.one("thead").all("th")]
     rows = table.one("tbody").all("tr")
-    assert len(rows) == 5
+    assert len(rows) == len(DEMAND_KEYS)
     assert offer in rows[0].text()
     retracted = doc.one("li", class_="retracted")
     assert retracted.all("del"), "the retracted update is not struck through"
@@ -134,7 +135,7 @@ async def test_axe_finds_no_wcag_21_aa_violations(
     chromium_path()
     axe_source()  # from the npm registry once, then from tests/.cache
     runtime = web_context(sqlite_store, clock, campaign=WITH_FAMILIES)
-    timeline = await seed(sqlite_store, runtime.admin, clock)
+    timeline = await strike_week(sqlite_store, clock, runtime.admin)
     runtime.people.offer(Offer(Contact.EMAIL, "email"))
     runtime.people.offer(Offer(Contact.PHONE, "sms"))
     paths = ["/", "/es/", f"/updates/{timeline.friday.id}", f"/es/updates/{timeline.retracted.id}",

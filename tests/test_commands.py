@@ -2,21 +2,22 @@ from __future__ import annotations
 
 import re
 import string
+import tomllib
 from dataclasses import replace
 from datetime import UTC, datetime, time
 
 import pytest
 
-from bot.admin import Admin, Changes, Draft
+from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
 from bot.commands._questions import _match_demand
+from bot.config import parse_config
 from bot.locales import catalogue, say
 from bot.metrics import Metrics
 from bot.models import (
     Actor,
     Demand,
-    DemandEvent,
     DemandStatus,
     DemandText,
     Platform,
@@ -28,11 +29,11 @@ from bot.models import (
     Urgency,
 )
 from bot.parsing import parse_days
+from bot.seed import apply_seed
 from bot.store import Store
-from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, SECOND_ADMIN
+from tests.strike_week import strike_week
+from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, MEMBER, ROOT, SECOND_ADMIN
 
-JAN_10 = datetime(2019, 1, 10, 18, 0, tzinfo=UTC)
-FRIDAY = datetime(2019, 1, 18, 18, 0, tzinfo=UTC)  # 10:00 AM in Los Angeles, day 5
 PING = re.compile(r"@(everyone|here)\b|<[@!]", re.IGNORECASE)
 
 
@@ -55,161 +56,17 @@ def text_of(reply: Reply) -> str:
     return "\n".join(parts)
 
 
-async def build_campaign(store: Store, clock: FixedClock, campaign: object = CAMPAIGN) -> Admin:
-    """The week of the 2019 LA strike, built through the admin use cases like a real run.
-
-    Leaves the clock at Friday January 18, 10:00 AM Los Angeles. Updates: #1 strike date set
-    (Jan 10), #2 the strike is on (Jan 14), #3 talks Friday (Jan 16, corrected),
-    #4 posted by mistake and retracted (Jan 17).
-    """
-    assert isinstance(campaign, type(CAMPAIGN))
-    clock.now = JAN_10
-    admin = Admin(store, campaign, ADMINS, clock)
-    async with store.write() as tx:
-        for position, (key, status, en, es, offer_history) in enumerate(DEMANDS):
-            await tx.insert_demand(
-                Demand(key, position, status, {"en": en, "es": es}, JAN_10, offer_history)
-            )
-    await admin.post(
-        ADMIN,
-        Draft(
-            Status.STRIKE_VOTE,
-            {
-                "en": UpdateText("Strike date set: Monday, January 14"),
-                "es": UpdateText("Fecha de huelga: lunes 14 de enero"),
-            },
-            Urgency.IMPORTANT,
-        ),
-    )
-    clock.now = datetime(2019, 1, 14, 14, 0, tzinfo=UTC)
-    await admin.post(
-        ADMIN,
-        Draft(
-            Status.STRIKE_ON,
-            {
-                "en": UpdateText(
-                    "The strike is on", "30,000 teachers are out.", "Picket at your school"
-                ),
-                "es": UpdateText(
-                    "La huelga comenzó", "30.000 docentes en huelga.", "Piquete en tu escuela"
-                ),
-            },
-            Urgency.URGENT,
-            datetime(2019, 1, 15, 14, 30, tzinfo=UTC),
-        ),
-    )
-    await admin.record_demand(
-        ADMIN,
-        "pay",
-        offer={"en": "6% over two years", "es": "6% en dos años"},
-        source="District proposal, Jan 14",
-    )
-    clock.now = datetime(2019, 1, 16, 20, 0, tzinfo=UTC)
-    talks = await admin.post(
-        ADMIN,
-        Draft(
-            Status.TALKS_SCHEDULED,
-            {
-                "en": UpdateText(
-                    "Talks resume Friday at City Hall",
-                    "The mayor is hosting talks.",
-                    "Rally at City Hall",
-                ),
-                "es": UpdateText(
-                    "Las negociaciones se reanudan el viernes",
-                    "El alcalde organiza las negociaciones.",
-                    "Manifestación en el ayuntamiento",
-                ),
-            },
-            Urgency.IMPORTANT,
-            datetime(2019, 1, 19, 18, 0, tzinfo=UTC),  # Saturday 10:00 AM in Los Angeles
-        ),
-    )
-    clock.now = datetime(2019, 1, 16, 21, 0, tzinfo=UTC)
-    await admin.edit(
-        ADMIN,
-        talks.id,
-        Changes(texts={"en": replace(talks.text("en"), body="The mayor is hosting the talks.")}),
-        reason="The mayor hosts, the governor does not",
-        correction=True,
-    )
-    clock.now = datetime(2019, 1, 17, 18, 0, tzinfo=UTC)
-    wrong = await admin.post(
-        ADMIN, Draft(Status.TENTATIVE_AGREEMENT, {"en": UpdateText("Deal reached!")})
-    )
-    await admin.retract(ADMIN, wrong.id, reason="No deal yet: posted by mistake")
-    clock.now = FRIDAY
-    return admin
-
-
-DEMANDS = [
-    (
-        "pay",
-        DemandStatus.OFFER_ON_TABLE,
-        DemandText(
-            "A raise",
-            "Pay that keeps teachers in Los Angeles.",
-            "6.5% raise retroactive to 2017",
-            "6% over three years",
-            ("Teachers have worked 20 months without a contract",),
-        ),
-        DemandText(
-            "Aumento salarial",
-            "Un salario que mantenga a los docentes en Los Ángeles.",
-            "Aumento del 6,5% retroactivo a 2017",
-            "6% en tres años",
-            ("Los docentes llevan 20 meses sin contrato",),
-        ),
-        (
-            DemandEvent(
-                JAN_10,
-                DemandStatus.OFFER_ON_TABLE,
-                {"en": "6% over three years", "es": "6% en tres años"},
-                "District offer, Jan 10",
-                "config",
-            ),
-        ),
-    ),
-    (
-        "class_size",
-        DemandStatus.OPEN,
-        DemandText("Smaller classes", "", "Enforceable caps on class size", ""),
-        DemandText("Clases más pequeñas", "", "Límites obligatorios de alumnos por clase", ""),
-        (),
-    ),
-    (
-        "nurses",
-        DemandStatus.OPEN,
-        DemandText(
-            "A nurse in every school",
-            "",
-            "A full-time nurse in every school",
-            "",
-            ("Only 15% of schools have a full-time nurse",),
-        ),
-        DemandText(
-            "Una enfermera en cada escuela",
-            "",
-            "Una enfermera de tiempo completo en cada escuela",
-            "",
-            ("Solo el 15% de las escuelas tiene enfermera de tiempo completo",),
-        ),
-        (),
-    ),
-]
-
-
 @pytest.fixture
 async def commands(sqlite_store: Store, clock: FixedClock) -> Commands:
-    admin = await build_campaign(sqlite_store, clock)
-    return Commands(sqlite_store, CAMPAIGN, admin, clock, metrics=Metrics())
+    week = await strike_week(sqlite_store, clock)
+    return Commands(sqlite_store, CAMPAIGN, week.admin, clock, metrics=Metrics())
 
 
 @pytest.fixture
 async def commands_any_db(store: Store, clock: FixedClock) -> Commands:
     """The same, once on SQLite and once on PostgreSQL (for the tests that write)."""
-    admin = await build_campaign(store, clock)
-    return Commands(store, CAMPAIGN, admin, clock, metrics=Metrics())
+    week = await strike_week(store, clock)
+    return Commands(store, CAMPAIGN, week.admin, clock, metrics=Metrics())
 
 
 # ---------------------------------------------------------------------------- status
@@ -219,26 +76,30 @@ async def test_status_gives_the_state_the_day_and_the_next_step(commands_any_db:
     reply = await commands_any_db.status(ctx())
     m = reply.message
     assert reply.ok and not reply.ephemeral
-    assert m.title == "Where things stand: On strike — talks scheduled"
-    assert m.body.startswith("Day 5 of the strike.\n\nTalks resume Friday at City Hall")
-    assert "The mayor is hosting the talks." in m.body  # the corrected text
+    assert m.title == "Where things stand: On strike"
+    assert m.body.startswith("Day 5 of the strike.\n\nDay 5: no deal yet. The strike continues")
+    assert "at City Hall, hosted by the Mayor." in m.body  # the corrected text
     assert [(f.name, f.value) for f in m.fields] == [
-        ("Next step", "Rally at City Hall"),
-        ("When", "Saturday, January 19, 10:00 AM PST"),
-    ]
-    assert m.status is Status.TALKS_SCHEDULED
+        ("Next step", "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM."),
+        ("When", "Monday, January 21, 6:00 AM PST"),
+    ]  # the retracted #4 is newer, but never defines where things stand
+    assert m.status is Status.STRIKE_ON
     assert m.url == "https://strike.example.org/updates/3"
-    assert m.footer.startswith("Update #3 · posted Wednesday, January 16")
+    assert m.footer == "Update #3 · posted Friday, January 18, 9:00 AM PST · edited"
 
 
 async def test_status_in_spanish_from_the_locale(commands: Commands) -> None:
     m = (await commands.status(ctx(locale="es-ES"))).message
     assert m.language == "es"
-    assert m.title == "Cómo están las cosas: En huelga — negociaciones programadas"
-    assert m.body.startswith("Día 5 de la huelga.\n\nLas negociaciones se reanudan el viernes")
+    assert m.title == "Cómo están las cosas: En huelga"
+    assert m.body.startswith("Día 5 de la huelga.\n\nDía 5: aún no hay acuerdo.")
+    assert "en el Ayuntamiento, con el alcalde como anfitrión." in m.body
     assert [(f.name, f.value) for f in m.fields] == [
-        ("Próximo paso", "Manifestación en el ayuntamiento"),
-        ("Cuándo", "sábado 19 de enero, 10:00 PST"),
+        (
+            "Próximo paso",
+            "Si no hay acuerdo, la huelga se reanuda el lunes 21 de enero a las 6:00.",
+        ),
+        ("Cuándo", "lunes 21 de enero, 6:00 PST"),
     ]
 
 
@@ -265,7 +126,7 @@ async def test_day_and_times_follow_the_askers_time_zone(
     ny = (await commands.status(ctx(timezone="America/New_York"))).message
     assert la.body.startswith("Day 5 of the strike.")
     assert ny.body.startswith("Day 6 of the strike.")
-    assert ny.fields[1].value == "Saturday, January 19, 1:00 PM EST"
+    assert ny.fields[1].value == "Monday, January 21, 9:00 AM EST"
     # A zone the platform got wrong is ignored, not an error.
     assert (await commands.status(ctx(timezone="Nowhere/Special"))).ok
 
@@ -287,62 +148,93 @@ async def test_status_before_anything_is_posted(sqlite_store: Store, clock: Fixe
 async def test_demands_set_each_ask_against_the_current_offer(commands: Commands) -> None:
     m = (await commands.demands(ctx())).message
     assert m.title == "What we are asking for"
-    assert [f.name for f in m.fields] == ["A raise", "Smaller classes", "A nurse in every school"]
+    assert [f.name for f in m.fields] == [
+        "Fair pay", "Smaller classes", "A nurse in every school", "Open school libraries",
+        "Counselors and support staff", "Less standardized testing",
+        "Charter school accountability",
+    ]  # fmt: skip
     pay = m.fields[0].value
     assert "Offer on the table · key: pay" in pay
-    assert "We ask: 6.5% raise retroactive to 2017" in pay
-    assert "Los Angeles Unified School District offers: 6% over two years" in pay  # latest
-    assert "offers: No offer yet" in m.fields[1].value
+    assert "We ask: A 6.5% raise, retroactive to 2017" in pay
+    assert "Los Angeles Unified School District offers: A 6% raise spread over" in pay
+    assert "Open · key: testing" in m.fields[5].value
+    # A demand added to the campaign file later, without an offer, seeded on the next start.
+    raw = tomllib.loads((ROOT / "config" / "strike.toml").read_text(encoding="utf-8"))
+    raw["demands"].append({"key": "parking", "title": {"en": "Parking"}, "status": "open"})
+    await apply_seed(commands.store, parse_config(raw, source="test"), commands.clock)
+    added = (await commands.demands(ctx())).message.fields[-1]
+    assert added.name == "Parking" and "offers: No offer yet" in added.value
     es = (await commands.demands(ctx(locale="es"))).message
     assert es.title == "Lo que pedimos"
-    assert "Pedimos: Aumento del 6,5% retroactivo a 2017" in es.fields[0].value
-    assert "ofrece: 6% en dos años" in es.fields[0].value
+    assert "Pedimos: Un aumento del 6.5%, retroactivo a 2017" in es.fields[0].value
+    assert "ofrece: Un aumento del 6% repartido" in es.fields[0].value
 
 
 async def test_demand_details_with_facts_and_dated_offer_history(commands: Commands) -> None:
     m = (await commands.demand(ctx(), "pay")).message
-    assert m.title == "A raise"
+    assert m.title == "Fair pay"
     assert m.status_label == "Offer on the table"
     fields = {f.name: f.value for f in m.fields}
-    assert fields["Facts"] == "• Teachers have worked 20 months without a contract"
+    assert fields["Facts"] == "• Teachers have worked for 20 months without a contract."
     assert fields["Offer history"].splitlines() == [
-        "Thursday, January 10 — Offer on the table: 6% over three years "
-        "(source: District offer, Jan 10)",
-        "Monday, January 14 — Offer on the table: 6% over two years "
-        "(source: District proposal, Jan 14)",
+        "Friday, January 11 — Offer on the table: A 6% raise spread over the first two years "
+        "of a three-year contract. (source: Union demand as reported by ABC News; district "
+        "offer as reported by the Los Angeles Times (January 2019))"
     ]
+    await commands.admin.record_demand(
+        ADMIN,
+        "pay",
+        offer={"en": "6% over two years, 3% more in year three", "es": "6% en dos años y 3% más"},
+        source="District proposal, Jan 18",
+    )
+    m = (await commands.demand(ctx(), "pay")).message
+    assert [line.split(" — ")[0] for line in m.fields[-1].value.splitlines()] == [
+        "Friday, January 11",
+        "Friday, January 18",
+    ]  # oldest first, each dated
     es = {f.name: f.value for f in (await commands.demand(ctx(locale="es"), "pay")).message.fields}
     assert es["Historial de ofertas"].splitlines()[1] == (
-        "lunes 14 de enero — Oferta sobre la mesa: 6% en dos años "
-        "(fuente: District proposal, Jan 14)"
+        "viernes 18 de enero — Oferta sobre la mesa: 6% en dos años y 3% más "
+        "(fuente: District proposal, Jan 18)"
     )
-    assert es["Datos"] == "• Los docentes llevan 20 meses sin contrato"
+    assert es["Datos"] == "• Los maestros llevan 20 meses trabajando sin contrato."
 
 
 async def test_demand_finds_by_prefix_or_title_and_lists_keys_when_unknown(
     commands: Commands,
 ) -> None:
     assert (await commands.demand(ctx(), "class")).message.title == "Smaller classes"
+    assert (await commands.demand(ctx(), "charter")).message.title == (
+        "Charter school accountability"
+    )
     assert (await commands.demand(ctx(), "  NURSES ")).message.title == "A nurse in every school"
     assert (await commands.demand(ctx(), "smaller classes")).message.title == "Smaller classes"
     unknown = await commands.demand(ctx(), "pensions")
     assert not unknown.ok and unknown.ephemeral
     assert unknown.message.body == (
-        "There is no demand called “pensions”. Known demands: pay, class_size, nurses."
+        "There is no demand called “pensions”. Known demands: pay, class-size, nurses, "
+        "librarians, support-staff, testing, charter-schools."
     )
     es = await commands.demand(ctx(locale="es"), "pensiones")
     assert es.message.body.startswith("No hay ninguna demanda llamada «pensiones»")
     empty = await commands.handle(ctx(), "demand")
-    assert not empty.ok and "Known demands: pay, class_size, nurses" in empty.message.body
+    assert not empty.ok and "Known demands: pay, class-size, nurses," in empty.message.body
 
 
 async def test_demand_keys_picker(commands: Commands) -> None:
     assert await commands.demand_keys() == [
-        ("pay", "A raise"),
-        ("class_size", "Smaller classes"),
+        ("pay", "Fair pay"),
+        ("class-size", "Smaller classes"),
         ("nurses", "A nurse in every school"),
+        ("librarians", "Open school libraries"),
+        ("support-staff", "Counselors and support staff"),
+        ("testing", "Less standardized testing"),
+        ("charter-schools", "Charter school accountability"),
     ]
-    assert await commands.demand_keys("n") == [("nurses", "A nurse in every school")]
+    assert await commands.demand_keys("nu") == [("nurses", "A nurse in every school")]
+    assert [key for key, _ in await commands.demand_keys("school")] == [
+        "nurses", "librarians", "charter-schools"
+    ]  # fmt: skip
     assert await commands.demand_keys("enfermera", "es") == [
         ("nurses", "Una enfermera en cada escuela")
     ]
@@ -354,19 +246,22 @@ async def test_demand_keys_picker(commands: Commands) -> None:
 async def test_timeline_newest_first_with_retractions_and_corrections(commands: Commands) -> None:
     m = (await commands.timeline(ctx(), 3)).message
     assert [f.name for f in m.fields] == [
-        "#4 · Thursday, January 17, 10:00 AM PST · Tentative agreement",
-        "#3 · Wednesday, January 16, 12:00 PM PST · On strike — talks scheduled",
-        "#2 · Monday, January 14, 6:00 AM PST · On strike",
+        "#4 · Friday, January 18, 9:15 AM PST · Tentative agreement",
+        "#3 · Friday, January 18, 9:00 AM PST · On strike",
+        "#2 · Thursday, January 17, 5:00 PM PST · On strike — talks scheduled",
     ]
     assert [f.value for f in m.fields] == [
         "RETRACTED: Deal reached! — reason: No deal yet: posted by mistake",
-        "Talks resume Friday at City Hall (corrected)",
-        "The strike is on",
+        "Day 5: no deal yet. The strike continues; talks go on through the weekend (corrected)",
+        "Day 4: only a third of students in class as talks resume",
     ]
     assert len((await commands.timeline(ctx())).message.fields) == 4  # default 5, 4 exist
     es = (await commands.handle(ctx(locale="es"), "timeline 2")).message
-    assert es.fields[0].value.startswith("RETIRADA: Deal reached! — motivo:")
-    assert es.fields[1].value == "Las negociaciones se reanudan el viernes (corregida)"
+    assert es.fields[0].value.startswith("RETIRADA: ¡Hay acuerdo! — motivo:")
+    assert es.fields[1].value == (
+        "Día 5: aún no hay acuerdo. La huelga continúa; se negocia todo el fin de semana "
+        "(corregida)"
+    )
 
 
 @pytest.mark.parametrize("n", ["0", "-1", "26", "many", "1e3", ""])
@@ -379,10 +274,13 @@ async def test_timeline_refuses_a_bad_count(commands: Commands, n: str) -> None:
 async def test_next_step_and_when(commands: Commands) -> None:
     m = (await commands.next_step(ctx(timezone="America/Chicago"))).message
     assert m.title == "What happens next"
-    assert m.body == "Rally at City Hall"
-    assert [(f.name, f.value) for f in m.fields] == [("When", "Saturday, January 19, 12:00 PM CST")]
+    assert m.body == "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM."
+    assert [(f.name, f.value) for f in m.fields] == [("When", "Monday, January 21, 8:00 AM CST")]
     es = (await commands.handle(ctx(locale="es"), "siguiente")).message
-    assert (es.title, es.body) == ("Qué sigue", "Manifestación en el ayuntamiento")
+    assert (es.title, es.body) == (
+        "Qué sigue",
+        "Si no hay acuerdo, la huelga se reanuda el lunes 21 de enero a las 6:00.",
+    )
 
 
 # ---------------------------------------------------------------------------- help
@@ -586,8 +484,8 @@ async def test_a_year_no_time_zone_can_show_is_refused_not_stored(commands: Comm
 
 async def test_approval_needs_a_second_admin(sqlite_store: Store, clock: FixedClock) -> None:
     campaign = replace(CAMPAIGN, require_approval=True)
-    admin = await build_campaign(sqlite_store, clock, campaign)
-    commands = Commands(sqlite_store, campaign, admin, clock)
+    await strike_week(sqlite_store, clock)
+    commands = Commands(sqlite_store, campaign, Admin(sqlite_store, campaign, ADMINS, clock), clock)
     posted = await commands.post(ctx(ADMIN), "strike_on", "Strike continues")
     assert posted.ok and posted.message.title == "Update #5 awaits approval"
     assert "/strike approve 5" in posted.message.body
@@ -612,7 +510,9 @@ async def test_edit_and_correct(commands_any_db: Commands) -> None:
         update = await tx.get_update(2, FRIDAY)
     assert update is not None and update.revision == 2
     assert update.text("en").next_step == "Picket at your school, 6:30 AM"
-    assert update.text("en").headline == "The strike is on"  # untouched
+    assert update.text("en").headline == (
+        "Day 4: only a third of students in class as talks resume"
+    )  # untouched
     spanish = await commands_any_db.edit(
         ctx(ADMIN), 2, body="Más de 30.000 docentes.", language="es", reason="Cifra"
     )
@@ -620,7 +520,7 @@ async def test_edit_and_correct(commands_any_db: Commands) -> None:
     async with commands_any_db.store.read() as tx:
         update = await tx.get_update(2, FRIDAY)
     assert update is not None and update.text("es").body == "Más de 30.000 docentes."
-    assert update.text("en").body == "30,000 teachers are out."
+    assert update.text("en").body.startswith("Families are standing with us.")
     for text, expected in [
         ("edit 2 reason=x", "Say what to change"),
         ("edit 2 body=y", "Give a reason"),
@@ -642,8 +542,10 @@ async def test_retract(commands_any_db: Commands) -> None:
         update = await tx.get_update(3, FRIDAY)
     assert update is not None and update.state is UpdateState.RETRACTED
     assert update.retraction_reason == "Talks were moved to Saturday"
-    # The status falls back to the newest update still standing.
-    assert (await commands_any_db.status(ctx())).message.title == "Where things stand: On strike"
+    # The status falls back to the newest update still standing (#4 is retracted too).
+    status = (await commands_any_db.status(ctx())).message
+    assert status.title == "Where things stand: On strike — talks scheduled"
+    assert status.footer.startswith("Update #2 ·")
     twice = await commands_any_db.retract(ctx(ADMIN), 3, "again")
     assert not twice.ok and "already retracted" in twice.message.body
     no_reason = await commands_any_db.handle(ctx(ADMIN), "retract 2")

@@ -15,8 +15,17 @@ from bot.clock import FixedClock
 from bot.context import PluginContext
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
+from tests.strike_week import (
+    CORRECTION_REASON,
+    MISTAKEN_VOTE,
+    MONDAY_6AM,
+    RETRACTION_REASON,
+    Week,
+    la,
+    strike_week,
+)
 from tests.support import ADMIN, CAMPAIGN
-from tests.web_support import MONDAY_6AM, Timeline, client_for, la, seed, web_context
+from tests.web_support import client_for, web_context
 
 
 @pytest.fixture
@@ -25,8 +34,8 @@ async def runtime(store: Store, clock: FixedClock) -> PluginContext:
 
 
 @pytest.fixture
-async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
-    return await seed(runtime.store, runtime.admin, clock)
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Week:
+    return await strike_week(runtime.store, clock, runtime.admin)
 
 
 async def fetch(runtime: PluginContext, path: str) -> tuple[bytes, str]:
@@ -36,9 +45,7 @@ async def fetch(runtime: PluginContext, path: str) -> tuple[bytes, str]:
         return await response.read(), response.headers["Content-Type"]
 
 
-async def test_atom_feed_has_every_public_update(
-    runtime: PluginContext, timeline: Timeline
-) -> None:
+async def test_atom_feed_has_every_public_update(runtime: PluginContext, timeline: Week) -> None:
     body, content_type = await fetch(runtime, "/feed.atom")
     assert content_type == "application/atom+xml; charset=utf-8"
     feed = feedparser.parse(body)
@@ -49,41 +56,44 @@ async def test_atom_feed_has_every_public_update(
     assert feed.feed.updated_parsed[:5] == (2019, 1, 18, 17, 30)
     titles = [e.title for e in feed.entries]
     assert titles == [
-        "Strike continues; talks through the weekend (Corrected)",
-        "Retracted: Talks resume Thursday",
-        "30,000 teachers walk out: the strike is on",
+        "Retracted: Deal reached!",
+        "Day 5: no deal yet. The strike continues; talks go on through the weekend (Corrected)",
+        "Day 4: only a third of students in class as talks resume",
+        "The strike is on: 30,000 LA teachers walk out",
     ]
-    friday, retracted, began = feed.entries
+    retracted, friday, _, began = feed.entries
     assert friday.id == f"https://strike.example.org/updates/{timeline.friday.id}"
     assert friday.link == f"https://strike.example.org/updates/{timeline.friday.id}"
     assert friday.published_parsed[:5] == (2019, 1, 18, 17, 0)
     assert friday.updated_parsed[:5] == (2019, 1, 18, 17, 30)
-    assert friday.tags[0].term == "talks_scheduled"
+    assert friday.tags[0].term == "strike_on"
     content = friday.content[0].value
-    assert "Strike resumes Monday 6:00 AM if there is no deal" in content
-    assert "The picket starts at 6:00 AM, not 7:00." in content
+    assert "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM." in content
+    assert CORRECTION_REASON in content
     assert "<del>" in retracted.content[0].value
-    assert "The district had not confirmed Thursday" in retracted.content[0].value
-    assert retracted.updated_parsed[:5] == (2019, 1, 17, 16, 0)  # when it was retracted
-    assert "Join the picket line" in began.content[0].value
+    assert RETRACTION_REASON in retracted.content[0].value
+    assert retracted.updated_parsed[:5] == (2019, 1, 18, 17, 20)  # when it was retracted
+    assert "the first strike in the district in 30 years" in began.content[0].value
 
 
-async def test_spanish_atom_feed(runtime: PluginContext, timeline: Timeline) -> None:
+async def test_spanish_atom_feed(runtime: PluginContext, timeline: Week) -> None:
     body, _ = await fetch(runtime, "/es/feed.atom")
     feed = feedparser.parse(body)
     assert feed.bozo == 0
     assert feed.feed.language == "es"
     assert feed.feed.title == "United Teachers Los Angeles: noticias de la huelga"
     assert [e.title for e in feed.entries] == [
-        "La huelga continúa; negociaciones todo el fin de semana (Corregida)",
-        "Retirada: Las negociaciones se reanudan el jueves",
-        "30.000 docentes salen a la calle: comienza la huelga",
+        "Retirada: ¡Hay acuerdo!",
+        "Día 5: aún no hay acuerdo. La huelga continúa; se negocia todo el fin de semana "
+        "(Corregida)",
+        "Día 4: solo un tercio de los estudiantes en clase; se reanudan las negociaciones",
+        "Comienza la huelga: 30,000 maestros de Los Ángeles salen a las calles",
     ]
-    assert feed.entries[0].link == f"https://strike.example.org/es/updates/{timeline.friday.id}"
+    assert feed.entries[1].link == f"https://strike.example.org/es/updates/{timeline.friday.id}"
 
 
 async def test_feeds_leave_out_unpublished_updates(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     await runtime.admin.post(
         ADMIN,
@@ -96,12 +106,12 @@ async def test_feeds_leave_out_unpublished_updates(
     )
     atom, _ = await fetch(runtime, "/feed.atom")
     ics, _ = await fetch(runtime, "/calendar.ics")
-    assert len(feedparser.parse(atom).entries) == 3
+    assert len(feedparser.parse(atom).entries) == 4
     assert b"Embargoed" not in atom and b"Vote on Tuesday" not in ics
 
 
 async def test_calendar_has_next_steps_and_cancels_retracted_ones(
-    runtime: PluginContext, timeline: Timeline
+    runtime: PluginContext, timeline: Week
 ) -> None:
     body, content_type = await fetch(runtime, "/calendar.ics")
     assert content_type == "text/calendar; charset=utf-8"
@@ -109,30 +119,34 @@ async def test_calendar_has_next_steps_and_cancels_retracted_ones(
     calendar = icalendar.Calendar.from_ical(body)
     assert str(calendar["X-WR-CALNAME"]) == "United Teachers Los Angeles: strike calendar"
     events = calendar.walk("VEVENT")
-    assert [e.decoded("DTSTART") for e in events] == [la(2019, 1, 17, 10), MONDAY_6AM]
-    thursday, monday = events
-    assert str(monday["SUMMARY"]) == "Strike resumes Monday 6:00 AM if there is no deal"
+    assert [e.decoded("DTSTART") for e in events] == [
+        la(2019, 1, 14, 7), la(2019, 1, 18, 7), MISTAKEN_VOTE, MONDAY_6AM
+    ]  # fmt: skip
+    *_, vote, monday = events
+    assert str(monday["SUMMARY"]) == (
+        "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM."
+    )
     assert str(monday["STATUS"]) == "CONFIRMED"
     assert str(monday["URL"]) == f"https://strike.example.org/updates/{timeline.friday.id}"
     assert monday.decoded("DTSTART") - la(2019, 1, 18, 10) == timedelta(days=2, hours=20)
-    assert "Strike continues; talks through the weekend" in str(monday["DESCRIPTION"])
-    assert str(thursday["STATUS"]) == "CANCELLED"
-    assert str(thursday["SUMMARY"]) == "Retracted: Talks resume Thursday"
-    assert "had not confirmed" in str(thursday["DESCRIPTION"])
-    assert str(thursday["UID"]) != str(monday["UID"])
+    assert "Day 5: no deal yet" in str(monday["DESCRIPTION"])
+    assert str(vote["STATUS"]) == "CANCELLED"
+    assert str(vote["SUMMARY"]) == "Retracted: Members vote on the agreement Saturday"
+    assert RETRACTION_REASON in str(vote["DESCRIPTION"])
+    assert str(vote["UID"]) != str(monday["UID"])
 
 
-async def test_spanish_calendar(runtime: PluginContext, timeline: Timeline) -> None:
+async def test_spanish_calendar(runtime: PluginContext, timeline: Week) -> None:
     body, _ = await fetch(runtime, "/es/calendar.ics")
     events = icalendar.Calendar.from_ical(body).walk("VEVENT")
-    assert str(events[1]["SUMMARY"]) == (
-        "La huelga se reanuda el lunes a las 6:00 si no hay acuerdo"
+    assert str(events[3]["SUMMARY"]) == (
+        "Si no hay acuerdo, la huelga se reanuda el lunes 21 de enero a las 6:00."
     )
-    assert str(events[0]["SUMMARY"]) == "Retirada: Las negociaciones se reanudan el jueves"
+    assert str(events[2]["SUMMARY"]) == "Retirada: Los miembros votan el acuerdo el sábado"
 
 
 async def test_a_later_update_describes_the_same_moment(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     """Two updates naming Monday 6:00 make one event, worded by the newer one."""
     clock.advance(hours=2)

@@ -16,8 +16,9 @@ from bot.commands import CommandContext
 from bot.families import family_answers
 from bot.models import Families, Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
+from tests.strike_week import strike_week
 from tests.support import CAMPAIGN, FRIDAY, MEMBER, plugin_ctx, shipped_config
-from tests.web_support import client_for, parse_html, seed, web_context
+from tests.web_support import client_for, parse_html, web_context
 
 FAMILIES = Families(
     schools_open=True,
@@ -65,7 +66,7 @@ async def test_the_page_answers_parents_first_in_their_language(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
     ctx = web_context(sqlite_store, clock, campaign=WITH_FAMILIES)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     async with client_for(ctx) as client:
         english = parse_html(await (await client.get("/")).text())
         spanish = parse_html(await (await client.get("/es/")).text())
@@ -101,7 +102,7 @@ async def test_strike_status_command_gives_the_families_answers(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
     ctx = plugin_ctx("console", sqlite_store, clock, campaign=WITH_FAMILIES)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     reply = await ctx.commands.status(CommandContext("discord", MEMBER, "g", "c", locale="es"))
     fields = {f.name: f.value for f in reply.message.fields}
     assert fields["¿Están abiertas las escuelas?"].startswith("Sí, las escuelas están abiertas.")
@@ -124,7 +125,7 @@ async def test_a_page_read_years_later_dates_its_updates(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
     ctx = web_context(sqlite_store, clock)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     async with client_for(ctx) as client:
         now = parse_html(await (await client.get("/")).text())
         clock.now = datetime(2026, 11, 30, 17, tzinfo=UTC)
@@ -141,10 +142,10 @@ async def test_strike_timeline_read_years_later_dates_its_updates(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
     ctx = plugin_ctx("console", sqlite_store, clock)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     asker = CommandContext("discord", MEMBER, "g", "c", timezone="America/Los_Angeles")
     same_year = await ctx.commands.timeline(asker, 1)
     clock.now = datetime(2026, 11, 30, 17, tzinfo=UTC)
     later = await ctx.commands.timeline(asker, 1)
-    assert "· Friday, January 18, 9:00 AM PST ·" in same_year.message.fields[0].name
-    assert "Friday, January 18, 2019, 9:00 AM PST" in later.message.fields[0].name
+    assert "· Friday, January 18, 9:15 AM PST ·" in same_year.message.fields[0].name
+    assert "Friday, January 18, 2019, 9:15 AM PST" in later.message.fields[0].name

@@ -15,8 +15,8 @@ from bot.commands import COMMAND_NAMES, CommandContext, Commands, Reply
 from bot.locales import say
 from bot.models import Actor, Platform
 from bot.store import Store
+from tests.strike_week import strike_week
 from tests.support import ADMIN, CAMPAIGN, MEMBER, SECOND_ADMIN
-from tests.test_commands import build_campaign
 
 FUZZ = settings(
     max_examples=150,
@@ -71,8 +71,8 @@ typed = st.one_of(
 
 @pytest.fixture
 async def commands(sqlite_store: Store, clock: FixedClock) -> Commands:
-    admin = await build_campaign(sqlite_store, clock)
-    return Commands(sqlite_store, CAMPAIGN, admin, clock)
+    week = await strike_week(sqlite_store, clock)
+    return Commands(sqlite_store, CAMPAIGN, week.admin, clock)
 
 
 def check(reply: object, caplog: pytest.LogCaptureFixture) -> None:

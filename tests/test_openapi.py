@@ -22,7 +22,8 @@ from adapters.web import build_app
 from bot.clock import FixedClock
 from bot.context import PluginContext
 from bot.store import Store
-from tests.web_support import TOKEN, Timeline, client_for, seed, web_context
+from tests.strike_week import Week, strike_week
+from tests.web_support import TOKEN, client_for, web_context
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 EXAMPLES = 12  # per operation and mode: enough to walk each schema, bounded in time
@@ -34,8 +35,8 @@ async def runtime(store: Store, clock: FixedClock) -> PluginContext:
 
 
 @pytest.fixture
-async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
-    return await seed(runtime.store, runtime.admin, clock)
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Week:
+    return await strike_week(runtime.store, clock, runtime.admin)
 
 
 async def test_document_is_valid_openapi_and_covers_every_route(
@@ -131,7 +132,7 @@ def exercise(document: dict[str, Any], base_url: str, known: dict[str, list[Any]
     return failures
 
 
-async def test_api_keeps_to_its_document(runtime: PluginContext, timeline: Timeline) -> None:
+async def test_api_keeps_to_its_document(runtime: PluginContext, timeline: Week) -> None:
     async with client_for(runtime) as client:
         document = await (await client.get("/api/v1/openapi.json")).json()
         base_url = str(client.make_url("")).rstrip("/")
@@ -165,7 +166,7 @@ async def test_document_describes_every_webhook_event_and_real_events_match_it(
     published = document["webhooks"]["update.published"]["post"]
     headers = {p["name"] for p in published["parameters"]}
     assert headers == {"webhook-id", "webhook-timestamp", "webhook-signature"}
-    timeline = await seed(runtime.store, runtime.admin, clock)
+    timeline = await strike_week(runtime.store, clock, runtime.admin)
 
     def check(event: dict[str, Any]) -> None:
         ref = document["webhooks"][event["type"]]["post"]["requestBody"]["content"][

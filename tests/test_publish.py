@@ -30,8 +30,9 @@ from bot.clock import FixedClock
 from bot.models import Status, UpdateText
 from bot.ports import StrikebotError
 from bot.store import Store
+from tests.strike_week import Week, la, strike_week
 from tests.support import ADMIN, FRIDAY, ROOT, campaign_config, plugin_ctx
-from tests.web_support import Timeline, la, parse_html, seed, web_context
+from tests.web_support import parse_html, web_context
 
 
 def free_port() -> int:
@@ -101,9 +102,9 @@ async def crawl(start: str) -> dict[str, tuple[int, str, bytes]]:
 @pytest.fixture
 async def published(
     sqlite_store: Store, clock: FixedClock, tmp_path: Path
-) -> AsyncIterator[tuple[Path, Timeline]]:
+) -> AsyncIterator[tuple[Path, Week]]:
     ctx = web_context(sqlite_store, clock)
-    timeline = await seed(sqlite_store, ctx.admin, clock)
+    timeline = await strike_week(sqlite_store, clock, ctx.admin)
     # Not public: under embargo, so it must not be published anywhere.
     await ctx.admin.post(
         ADMIN,
@@ -117,7 +118,7 @@ async def published(
 
 
 async def test_a_plain_static_server_serves_the_export_with_every_link_working(
-    published: tuple[Path, Timeline],
+    published: tuple[Path, Week],
 ) -> None:
     site, timeline = published
     with static_server(site) as base:
@@ -129,7 +130,7 @@ async def test_a_plain_static_server_serves_the_export_with_every_link_working(
     on_disk = {str(p.relative_to(site.resolve())) for p in site.resolve().rglob("*.html")}
     reached = {urlsplit(url).path.lstrip("/") or "index.html" for url in pages}
     assert on_disk - {"404.html"} <= reached
-    ids = {timeline.began.id, timeline.retracted.id, timeline.friday.id}
+    ids = {timeline.began.id, timeline.talks.id, timeline.retracted.id, timeline.friday.id}
     for update_id in ids:
         for prefix in ("", "es/"):
             assert f"{prefix}updates/{update_id}/index.html" in reached
@@ -144,10 +145,10 @@ async def test_a_plain_static_server_serves_the_export_with_every_link_working(
     assert b"strikebot:stale-notice" not in everything
     # Feeds, calendar and JSON are there and parse.
     atom = feedparser.parse((site / "feed.atom").read_bytes())
-    assert len(atom.entries) == 3 and not atom.bozo
+    assert len(atom.entries) == 4 and not atom.bozo
     assert es_feed[urljoin(base, "es/feed.atom")][0] == 200
     events = icalendar.Calendar.from_ical((site / "es" / "calendar.ics").read_bytes())
-    assert len(events.walk("VEVENT")) == 2
+    assert len(events.walk("VEVENT")) == 4  # each update's next step
     status = json.loads((site / "api/v1/status.json").read_text())
     assert status["update_id"] == timeline.friday.id and status["language"] == "en"
     assert json.loads((site / "api/v1/status.es.json").read_text())["language"] == "es"
@@ -158,7 +159,7 @@ async def test_a_plain_static_server_serves_the_export_with_every_link_working(
     assert (site / "api/v1/demands/pay.es.json").exists()
     # Files carry their page's Last-Modified: a static host's validators hold across publishes.
     began = site / f"updates/{timeline.began.id}/index.html"
-    assert began.stat().st_mtime == la(2019, 1, 14, 6).timestamp()
+    assert began.stat().st_mtime == la(2019, 1, 14, 5, 30).timestamp()  # its publication
     assert (site / "api/v1/openapi.json").exists()
     assert b"No public update" not in (site / "404.html").read_bytes()
     assert parse_html((site / "404.html").read_text()).one("h1").text() == "Not found"
@@ -168,7 +169,7 @@ async def test_publishing_again_switches_atomically_and_keeps_the_previous_build
     sqlite_store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
     ctx = web_context(sqlite_store, clock)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     site = tmp_path / "site"
     first = await publish_site(ctx, site)
     stop = threading.Event()
@@ -233,7 +234,7 @@ async def test_the_running_bot_republishes_after_every_change(
     site = tmp_path / "public"
     config = campaign_config(web={"publish_dir": str(site)})
     ctx = plugin_ctx("web", sqlite_store, clock, config=config)
-    await seed(sqlite_store, ctx.admin, clock)
+    await strike_week(sqlite_store, clock, ctx.admin)
     surface = WebSurface(ctx)
     assert surface.publisher is not None
     surface.publisher.debounce = 0
@@ -241,7 +242,7 @@ async def test_the_running_bot_republishes_after_every_change(
     try:
         async with asyncio.timeout(30):
             await surface.publisher.done.wait()
-        assert "Strike continues" in (site / "index.html").read_text()
+        assert "The strike continues" in (site / "index.html").read_text()
         surface.publisher.done.clear()
         await ctx.admin.post(ADMIN, Draft(Status.STRIKE_OVER, {"en": UpdateText("It is over")}))
         async with asyncio.timeout(30):

@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy import event, insert
 
-from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.store import Store
 from bot.store import schema as t
-from tests.support import ADMINS, CAMPAIGN, FRIDAY
-from tests.web_support import client_for, seed, web_context
+from tests.strike_week import strike_week
+from tests.support import CAMPAIGN, FRIDAY
+from tests.web_support import client_for, web_context
 
 UPDATES = 20_000
 
@@ -112,7 +112,7 @@ def full_scans(dialect: str, statement: str, plan: list[str]) -> list[str]:
 
 
 async def test_every_public_query_uses_an_index(store: Store, clock: FixedClock) -> None:
-    timeline = await seed(store, Admin(store, CAMPAIGN, ADMINS, clock), clock)
+    timeline = await strike_week(store, clock)
     await fill(store)
     ctx = web_context(store, clock)
     recorded: list[tuple[str, Any]] = []

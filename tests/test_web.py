@@ -24,17 +24,18 @@ from bot.context import PluginContext
 from bot.models import Status, Subscription, Update, UpdateText, Urgency
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import Store
-from tests.support import ADMIN, CAMPAIGN, FRIDAY, SECOND_ADMIN
-from tests.web_support import (
+from tests.strike_week import (
+    CORRECTION_REASON,
+    DEMAND_KEYS,
     MONDAY_6AM,
-    TOKEN,
-    Timeline,
-    client_for,
+    RETRACTION_REASON,
+    Week,
     la,
-    parse_html,
-    seed,
-    web_context,
+    strike_week,
+    week_config,
 )
+from tests.support import ADMIN, CAMPAIGN, FRIDAY, SECOND_ADMIN
+from tests.web_support import TOKEN, client_for, parse_html, web_context
 
 Client = TestClient[Any, Any]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -46,8 +47,8 @@ async def runtime(store: Store, clock: FixedClock) -> PluginContext:
 
 
 @pytest.fixture
-async def timeline(runtime: PluginContext, clock: FixedClock) -> Timeline:
-    return await seed(runtime.store, runtime.admin, clock)
+async def timeline(runtime: PluginContext, clock: FixedClock) -> Week:
+    return await strike_week(runtime.store, clock, runtime.admin)
 
 
 # Tests about rendering or HTTP plumbing rather than queries run on SQLite only, to keep
@@ -58,8 +59,8 @@ async def lite(sqlite_store: Store, clock: FixedClock) -> PluginContext:
 
 
 @pytest.fixture
-async def lite_timeline(lite: PluginContext, clock: FixedClock) -> Timeline:
-    return await seed(lite.store, lite.admin, clock)
+async def lite_timeline(lite: PluginContext, clock: FixedClock) -> Week:
+    return await strike_week(lite.store, clock, lite.admin)
 
 
 async def get_html(client: Client, path: str) -> tuple[str, int]:
@@ -76,7 +77,7 @@ async def audit_count(store: Store) -> int:
 # -- the status page -------------------------------------------------------------------------
 
 
-async def test_status_page_in_english(runtime: PluginContext, timeline: Timeline) -> None:
+async def test_status_page_in_english(runtime: PluginContext, timeline: Week) -> None:
     async with client_for(runtime) as client:
         html, status = await get_html(client, "/")
     assert status == 200
@@ -90,13 +91,13 @@ async def test_status_page_in_english(runtime: PluginContext, timeline: Timeline
     assert spanish.attrs["lang"] == "es" and spanish.attrs["href"] == "/es/"
 
     banner = doc.one("section", class_="status")
-    assert "s-talks_scheduled" in banner.attrs["class"]
-    assert "On strike — talks scheduled" in banner.text()
+    assert "s-strike_on" in banner.attrs["class"]
+    assert "On strike" in banner.text() and "talks scheduled" not in banner.text()
     assert "Day 5 of the strike" in banner.text()
     assert "Last updated Friday, January 18, 9:30 AM PST" in banner.text()
 
     step = doc.one("section", class_="next")
-    assert "Strike resumes Monday 6:00 AM if there is no deal" in step.text()
+    assert "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM." in step.text()
     assert "Monday, January 21, 6:00 AM PST" in step.text()
     assert doc.one("strong", class_="countdown").text() == "in 2 days, 20 hours"
     assert step.one("time", datetime=MONDAY_6AM.isoformat())
@@ -107,18 +108,17 @@ async def test_status_page_in_english(runtime: PluginContext, timeline: Timeline
     pay = table.one("tr", id="demand-pay")
     cells = [c.text() for c in pay.all("td")]
     assert cells == [
-        "6.5% raise, retroactive to 2017",
-        "6% over two years, contingent on cuts",
+        "A 6.5% raise, retroactive to 2017, taking effect all at once.",
+        "A 6% raise spread over the first two years of a three-year contract.",
         "Offer on the table",
         "Friday, January 11",
     ]
-    assert (
-        "Only 15% of schools have a full-time nurse" in table.one("tr", id="demand-nurses").text()
-    )
-    assert len(table.one("tbody").all("tr")) == 5
+    nurses = table.one("tr", id="demand-nurses").text()
+    assert "Only 15% of schools in the district have a full-time nurse" in nurses
+    assert len(table.one("tbody").all("tr")) == len(DEMAND_KEYS)
 
 
-async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Timeline) -> None:
+async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Week) -> None:
     async with client_for(lite) as client:
         html, status = await get_html(client, "/es/")
         redirect = await client.get("/es", allow_redirects=False)
@@ -128,7 +128,7 @@ async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Timeli
     assert doc.one("html").attrs["lang"] == "es"
     assert doc.one("a", hreflang="en").attrs["href"] == "/"
     banner = doc.one("section", class_="status").text()
-    assert "En huelga — negociaciones programadas" in banner
+    assert "En huelga" in banner
     assert "Día 5 de la huelga" in banner
     assert doc.one("strong", class_="countdown").text() == "en 2 días y 20 horas"
     table = doc.one("table", class_="demands")
@@ -140,7 +140,7 @@ async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Timeli
         "Último cambio",
     ]
     pay = [c.text() for c in table.one("tr", id="demand-pay").all("td")]
-    assert pay[0] == "Aumento del 6,5 %, retroactivo a 2017"
+    assert pay[0] == "Un aumento del 6.5%, retroactivo a 2017, aplicado de una sola vez."
     assert pay[2] == "Oferta sobre la mesa"
     assert doc.one("li", id=f"update-{lite_timeline.friday.id}").one("h3").one("a").attrs[
         "href"
@@ -148,26 +148,27 @@ async def test_status_page_in_spanish(lite: PluginContext, lite_timeline: Timeli
 
 
 async def test_timeline_shows_retraction_and_correction_honestly(
-    runtime: PluginContext, timeline: Timeline
+    runtime: PluginContext, timeline: Week
 ) -> None:
     async with client_for(runtime) as client:
         html, _ = await get_html(client, "/")
     doc = parse_html(html)
     entries = doc.one("ol", class_="timeline").all("li")
     assert [e.attrs["id"] for e in entries] == [
-        f"update-{timeline.friday.id}",
         f"update-{timeline.retracted.id}",
+        f"update-{timeline.friday.id}",
+        f"update-{timeline.talks.id}",
         f"update-{timeline.began.id}",
     ]
-    retracted = entries[1]
+    retracted = entries[0]
     assert "retracted" in retracted.attrs["class"]
-    assert retracted.one("h3").one("del").text() == "Talks resume Thursday"
+    assert retracted.one("h3").one("del").text() == "Deal reached!"
     notice = retracted.one("p", class_="notice").text()
-    assert "Retracted" in notice and "The district had not confirmed Thursday's session." in notice
-    corrected = entries[0]
+    assert "Retracted" in notice and RETRACTION_REASON in notice
+    corrected = entries[1]
     assert "Corrected" in corrected.one("p", class_="meta").text()
     edits = corrected.one("p", class_="edits").text()
-    assert "The picket starts at 6:00 AM, not 7:00." in edits
+    assert CORRECTION_REASON in edits
     assert corrected.one("a", href=f"/updates/{timeline.friday.id}#history")
     assert not corrected.all("del")
 
@@ -211,33 +212,36 @@ async def test_status_page_before_any_update(lite: PluginContext) -> None:
 # -- one update -------------------------------------------------------------------------------
 
 
-async def test_update_page_shows_revision_history(
-    runtime: PluginContext, timeline: Timeline
-) -> None:
+async def test_update_page_shows_revision_history(runtime: PluginContext, timeline: Week) -> None:
     async with client_for(runtime) as client:
         html, status = await get_html(client, f"/updates/{timeline.friday.id}")
         spanish, _ = await get_html(client, f"/es/updates/{timeline.friday.id}")
     assert status == 200
     doc = parse_html(html)
-    assert doc.one("h1").text() == "Strike continues; talks through the weekend"
-    assert "Strike resumes Monday 6:00 AM if there is no deal" in doc.one("article").text()
+    assert doc.one("h1").text() == (
+        "Day 5: no deal yet. The strike continues; talks go on through the weekend"
+    )
+    article = doc.one("article").text()
+    assert "If there is no deal, the strike resumes Monday, January 21 at 6:00 AM." in article
     history = doc.one("section", id="history")
     assert "Current version (revision 2)" in history.text()
     old = history.one("li")
     assert "Revision 1" in old.text()
-    assert "Corrected: The picket starts at 6:00 AM, not 7:00." in old.text()
-    assert "Strike resumes Monday 7:00 AM if there is no deal" in old.text()
+    assert f"Corrected: {CORRECTION_REASON}" in old.text()
+    assert "Negotiations continue through the weekend." in old.text()  # before the correction
     es = parse_html(spanish)
     assert es.one("html").attrs["lang"] == "es"
-    assert es.one("h1").text() == "La huelga continúa; negociaciones todo el fin de semana"
+    assert es.one("h1").text() == (
+        "Día 5: aún no hay acuerdo. La huelga continúa; se negocia todo el fin de semana"
+    )
     assert "Historial de revisiones" in es.one("section", id="history").text()
     assert "Revisión 1" in es.one("section", id="history").text()
 
 
 async def test_retracted_update_shows_as_retracted_everywhere(
-    runtime: PluginContext, timeline: Timeline
+    runtime: PluginContext, timeline: Week
 ) -> None:
-    reason = "The district had not confirmed Thursday's session."
+    reason = RETRACTION_REASON
     async with client_for(runtime) as client:
         html, status = await get_html(client, f"/updates/{timeline.retracted.id}")
         api = await (await client.get(f"/api/v1/updates/{timeline.retracted.id}")).json()
@@ -246,18 +250,18 @@ async def test_retracted_update_shows_as_retracted_everywhere(
         status_api = await (await client.get("/api/v1/status")).json()
     assert status == 200
     doc = parse_html(html)
-    assert doc.one("h1").one("del").text() == "Talks resume Thursday"
+    assert doc.one("h1").one("del").text() == "Deal reached!"
     assert reason in doc.one("p", class_="notice").text()
     assert api["state"] == "retracted" and api["retraction_reason"] == reason
     entry = next(u for u in listed["items"] if u["id"] == timeline.retracted.id)
     assert entry["state"] == "retracted"
-    assert "Retracted: Talks resume Thursday" in atom
+    assert "Retracted: Deal reached!" in atom
     # The retracted update never defines the current status.
     assert status_api["update_id"] == timeline.friday.id
 
 
 async def test_unpublished_updates_stay_private(
-    store: Store, clock: FixedClock, timeline: Timeline
+    store: Store, clock: FixedClock, timeline: Week
 ) -> None:
     approving = web_context(
         store, clock, campaign=dataclasses.replace(CAMPAIGN, require_approval=True)
@@ -301,7 +305,7 @@ async def test_unpublished_updates_stay_private(
         assert "Tentative agreement reached" in await (await client.get("/")).text()
 
 
-async def test_unknown_pages_answer_404(lite: PluginContext, lite_timeline: Timeline) -> None:
+async def test_unknown_pages_answer_404(lite: PluginContext, lite_timeline: Week) -> None:
     async with client_for(lite) as client:
         for path in ("/updates/999", "/updates/99999999999999", "/nothing", "/es/updates/999"):
             response = await client.get(path)
@@ -316,7 +320,7 @@ async def test_unknown_pages_answer_404(lite: PluginContext, lite_timeline: Time
 
 
 async def test_pages_follow_the_clock_and_every_write(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     async with client_for(runtime) as client:
         first = await client.get("/")
@@ -392,7 +396,7 @@ async def test_many_ids_cannot_evict_the_hot_pages() -> None:
 # -- the public JSON API ---------------------------------------------------------------------
 
 
-async def test_api_status_updates_and_demands(runtime: PluginContext, timeline: Timeline) -> None:
+async def test_api_status_updates_and_demands(runtime: PluginContext, timeline: Week) -> None:
     async with client_for(runtime) as client:
         status = await (await client.get("/api/v1/status")).json()
         es = await (await client.get("/api/v1/status?lang=es")).json()
@@ -406,31 +410,29 @@ async def test_api_status_updates_and_demands(runtime: PluginContext, timeline: 
         bad_limit = await client.get("/api/v1/updates?limit=0")
         missing = await client.get("/api/v1/demands/parking")
         missing_error = (await missing.json())["error"]
-    assert status["status"] == "talks_scheduled"
-    assert status["colour"] == "#D9480F"
+    assert status["status"] == "strike_on"
+    assert status["colour"] == "#C8102E"  # strike_on
     assert status["day"] == 5 and status["on_strike"] is True
     assert status["next_step_at"] == "2019-01-21T14:00:00Z"
     assert status["update_url"] == f"https://strike.example.org/updates/{timeline.friday.id}"
-    assert es["status_label"] == "En huelga — negociaciones programadas"
-    assert es["next_step"] == "La huelga se reanuda el lunes a las 6:00 si no hay acuerdo"
-    assert [u["id"] for u in page1["items"]] == [timeline.friday.id, timeline.retracted.id]
-    assert [u["id"] for u in page2["items"]] == [timeline.began.id] and page2["next"] is None
+    assert es["status_label"] == "En huelga"
+    assert es["next_step"] == (
+        "Si no hay acuerdo, la huelga se reanuda el lunes 21 de enero a las 6:00."
+    )
+    assert [u["id"] for u in page1["items"]] == [timeline.retracted.id, timeline.friday.id]
+    assert [u["id"] for u in page2["items"]] == [timeline.talks.id, timeline.began.id]
     assert detail["revision"] == 2 and detail["corrected"] is True
     assert detail["revisions"][0]["correction"] is True
-    assert detail["revisions"][0]["texts"]["en"]["next_step"].endswith(
-        "Monday 7:00 AM if there is no deal"
+    assert detail["revisions"][0]["texts"]["en"]["body"].endswith(
+        "Negotiations continue through the weekend."
     )
     assert "editor" not in detail["revisions"][0]  # who edited stays off the public API
-    assert [d["key"] for d in demands["items"]] == [
-        "pay",
-        "class-size",
-        "nurses",
-        "librarians",
-        "support-staff",
-    ]
+    assert [d["key"] for d in demands["items"]] == list(DEMAND_KEYS)
     assert demands["items"][0]["status_label"] == "Oferta sobre la mesa"
-    assert pay["union_position"] == "6.5% raise, retroactive to 2017"
-    assert pay["history"] == []
+    assert pay["union_position"] == (
+        "A 6.5% raise, retroactive to 2017, taking effect all at once."
+    )
+    assert [entry["source"] for entry in pay["history"]] == [week_config().demands[0].source]
     assert bad_lang.status == 400 and "use one of en, es" in bad_lang_error["message"]
     assert bad_limit.status == 400
     assert missing.status == 404 and "Known keys: pay, class-size" in missing_error["message"]
@@ -470,7 +472,7 @@ class FakeAdapter:
         return self.state
 
 
-async def test_healthz_metrics_and_web_mounts(lite: PluginContext, lite_timeline: Timeline) -> None:
+async def test_healthz_metrics_and_web_mounts(lite: PluginContext, lite_timeline: Week) -> None:
     lite.health.parts["discord"] = FakeAdapter({"connected": True, "latency_ms": 42})
     lite.health.parts["slack"] = FakeAdapter({"connected": False, "error": "invalid_auth"})
 
@@ -531,7 +533,7 @@ async def test_healthz_reports_an_unreachable_database(clock: FixedClock) -> Non
 
 
 async def test_a_failing_store_still_serves_the_last_page(
-    lite: PluginContext, lite_timeline: Timeline
+    lite: PluginContext, lite_timeline: Week
 ) -> None:
     from bot.store.engine import create_engine
 
@@ -638,7 +640,7 @@ BAD_CREDENTIALS: list[dict[str, str]] = [
 
 
 async def test_admin_api_without_a_valid_token_is_401_and_changes_nothing(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     before = await snapshot_of(runtime.store, clock)
     async with client_for(runtime) as client:
@@ -656,7 +658,7 @@ async def test_admin_api_without_a_valid_token_is_401_and_changes_nothing(
 
 
 async def test_admin_api_is_refused_when_the_token_is_unset(
-    sqlite_store: Store, clock: FixedClock, lite_timeline: Timeline
+    sqlite_store: Store, clock: FixedClock, lite_timeline: Week
 ) -> None:
     lite = web_context(sqlite_store, clock, admin_token=None)
     before = await snapshot_of(sqlite_store, clock)
@@ -674,7 +676,7 @@ async def test_admin_api_is_refused_when_the_token_is_unset(
 
 
 async def test_admin_api_posts_edits_retracts_and_records_with_audit(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     async with client_for(runtime) as client:
         posted = await client.post(
@@ -930,7 +932,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
 
 
 async def test_admin_api_refuses_bad_requests_with_a_clear_json_error(
-    runtime: PluginContext, clock: FixedClock, timeline: Timeline
+    runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     before = await snapshot_of(runtime.store, clock)
     async with client_for(runtime) as client:

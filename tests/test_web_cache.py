@@ -27,8 +27,9 @@ from bot.context import PluginContext
 from bot.models import DemandStatus, Status, Subscription, UpdateText
 from bot.ports import watch_public_version
 from bot.store import Store
+from tests.strike_week import Week, la, strike_week
 from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, SECOND_ADMIN
-from tests.web_support import Timeline, client_for, la, parse_html, seed, web_context
+from tests.web_support import client_for, parse_html, web_context
 
 Client = TestClient[Any, Any]
 STRONG_ETAG = re.compile(r'^"[0-9a-f]{24}"$')
@@ -40,11 +41,11 @@ async def lite(sqlite_store: Store, clock: FixedClock) -> PluginContext:
 
 
 @pytest.fixture
-async def lite_timeline(lite: PluginContext, clock: FixedClock) -> Timeline:
-    return await seed(lite.store, lite.admin, clock)
+async def lite_timeline(lite: PluginContext, clock: FixedClock) -> Week:
+    return await strike_week(lite.store, clock, lite.admin)
 
 
-def public_paths(timeline: Timeline) -> list[str]:
+def public_paths(timeline: Week) -> list[str]:
     return [
         "/",
         "/es/",
@@ -116,7 +117,7 @@ async def watching(store: Store) -> AsyncIterator[None]:
 
 
 async def test_every_public_view_has_validators_and_answers_304(
-    lite: PluginContext, lite_timeline: Timeline
+    lite: PluginContext, lite_timeline: Week
 ) -> None:
     async with client_for(lite) as client:
         for path in public_paths(lite_timeline):
@@ -151,21 +152,21 @@ async def test_every_public_view_has_validators_and_answers_304(
 
 
 async def test_last_modified_is_when_what_is_shown_last_changed(
-    lite: PluginContext, lite_timeline: Timeline
+    lite: PluginContext, lite_timeline: Week
 ) -> None:
     async with client_for(lite) as client:
         began = await client.get(f"/updates/{lite_timeline.began.id}")
         friday = await client.get(f"/updates/{lite_timeline.friday.id}")
         feed = await client.get("/feed.atom")
         page = await client.get("/")
-    assert modified(began) == la(2019, 1, 14, 6)  # posted, never changed
+    assert modified(began) == la(2019, 1, 14, 5, 30)  # posted, never changed
     assert modified(friday) == la(2019, 1, 18, 9, 30)  # the correction
     assert modified(feed) == la(2019, 1, 18, 9, 30)  # its newest change
     assert modified(page) == FRIDAY  # the countdown: this minute
 
 
 async def test_publish_edit_and_retract_change_the_validators_at_once(
-    lite: PluginContext, clock: FixedClock, lite_timeline: Timeline
+    lite: PluginContext, clock: FixedClock, lite_timeline: Week
 ) -> None:
     paths = public_paths(lite_timeline)
     async with client_for(lite) as client:
@@ -204,7 +205,7 @@ async def test_publish_edit_and_retract_change_the_validators_at_once(
 
 
 async def test_feeds_stay_304_while_only_the_clock_moves(
-    lite: PluginContext, clock: FixedClock, lite_timeline: Timeline
+    lite: PluginContext, clock: FixedClock, lite_timeline: Week
 ) -> None:
     async with client_for(lite) as client:
         feeds = await validators(client, ["/feed.atom", "/es/calendar.ics", "/api/v1/updates"])
@@ -220,7 +221,7 @@ async def test_feeds_stay_304_while_only_the_clock_moves(
 
 
 async def test_an_embargo_passing_shows_without_a_write(
-    lite: PluginContext, clock: FixedClock, lite_timeline: Timeline
+    lite: PluginContext, clock: FixedClock, lite_timeline: Week
 ) -> None:
     await lite.admin.post(
         ADMIN,
@@ -228,7 +229,7 @@ async def test_an_embargo_passing_shows_without_a_write(
         publish_at=FRIDAY + timedelta(minutes=30),
     )
     async with client_for(lite) as client:
-        assert "Deal reached" not in await (await client.get("/feed.atom")).text()
+        assert "Deal reached overnight" not in await (await client.get("/feed.atom")).text()
         with counting_queries(lite.store) as queries:
             for _ in range(5):
                 clock.advance(minutes=5)
@@ -252,26 +253,26 @@ async def test_the_version_moves_with_every_public_change_in_its_transaction(
             return await tx.public_version()
 
     start = await version()
-    timeline = await seed(store, admin, clock)  # 5 demands, 3 posts, a retraction, an edit
-    assert await version() == start + 6
-    assert store.public.known == start + 6  # committed here: known at once
+    timeline = await strike_week(store, clock, admin)  # the seed, a retraction, a correction
+    assert await version() == start + 7  # seed: the file's rows, each seeded update; 3 writes
+    assert store.public.known == start + 7  # committed here: known at once
     await admin.record_demand(ADMIN, "pay", status=DemandStatus.WON, source="Tentative deal")
-    assert await version() == start + 7
+    assert await version() == start + 8
     await admin.subscribe(
         ADMIN, Subscription(0, "discord", "1", "2", "en", timezone="America/Los_Angeles")
     )
-    assert await version() == start + 7  # nothing public changed
+    assert await version() == start + 8  # nothing public changed
     with pytest.raises(RuntimeError):
         async with store.write() as tx:
             await tx.set_update(timeline.began.id, {"revision": 9})
             raise RuntimeError("rolled back")
-    assert await version() == start + 7  # rolled back together with the change
+    assert await version() == start + 8  # rolled back together with the change
 
 
 async def test_a_write_elsewhere_reaches_a_watching_process(db_url: str, clock: FixedClock) -> None:
     async with Store.open(db_url) as here, Store.open(db_url) as elsewhere:
         ctx = web_context(here, clock)
-        await seed(elsewhere, Admin(elsewhere, CAMPAIGN, ADMINS, clock), clock)
+        await strike_week(elsewhere, clock)
         async with watching(here), client_for(ctx) as client:
             assert (await client.get("/")).status == 200
             await client.get("/")  # the version read once, then vouched for by the watcher
@@ -305,7 +306,7 @@ async def test_pages_feeds_and_json_survive_postgresql_going_away(clock: FixedCl
     paths = ["/", "/es/", "/feed.atom", "/es/calendar.ics", "/api/v1/status"]
     async with fresh_postgres_database(migrated=True) as url, Store.open(url) as store:
         ctx = web_context(store, clock)
-        await seed(store, ctx.admin, clock)
+        await strike_week(store, clock, ctx.admin)
         async with watching(store), client_for(ctx) as client:
             good = {}
             for path in paths:
@@ -330,7 +331,7 @@ async def test_pages_feeds_and_json_survive_postgresql_going_away(clock: FixedCl
         assert headers["Cache-Control"].startswith("public, max-age=5"), path
     page = parse_html(served["/"][2].decode())
     assert page.one("p", class_="stale").text().startswith("This page may be out of date")
-    assert "Strike continues" in page.one("section", class_="status").text()
+    assert "The strike continues" in page.one("section", class_="status").text()
     assert "Es posible que esta página" in served["/es/"][2].decode()
     for path in ("/feed.atom", "/es/calendar.ics", "/api/v1/status"):
         assert served[path][2] == good[path], path  # the same bytes, marked in a header

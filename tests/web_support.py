@@ -1,11 +1,6 @@
-"""Shared by the web tests: the web plugin's context, a small LAUSD timeline, a served app.
+"""Shared by the web tests: the web plugin's context, a served app, a small HTML tree.
 
-The timeline (times in Los Angeles), posted through the real admin use cases:
-  Mon Jan 14 06:00  strike_on        "30,000 teachers walk out: the strike is on"
-  Wed Jan 16 17:00  talks_scheduled  "Talks resume Thursday"  -> retracted Thu 08:00
-  Fri Jan 18 09:00  talks_scheduled  "Strike continues; talks through the weekend",
-                    next step Mon Jan 21 06:00 -> corrected Fri 09:30 (time fixed)
-and five demands, one with a recorded district offer.
+The strike week they read is `tests.strike_week`.
 """
 
 from __future__ import annotations
@@ -13,38 +8,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.web import build_app
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.context import PluginContext
-from bot.models import (
-    Campaign,
-    Demand,
-    DemandStatus,
-    DemandText,
-    Status,
-    Update,
-    UpdateText,
-    Urgency,
-)
+from bot.models import Campaign
 from bot.store import Store
-from tests.support import ADMIN, CAMPAIGN, FRIDAY, plugin_ctx
+from tests.support import CAMPAIGN, plugin_ctx
 
-LA = ZoneInfo("America/Los_Angeles")
 TOKEN = "test-admin-token-0123456789abcdef"
-
-
-def la(year: int, month: int, day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=LA).astimezone(UTC)
-
-
-MONDAY_6AM = la(2019, 1, 21, 6)
 
 
 def web_context(
@@ -57,163 +32,6 @@ def web_context(
     """The web plugin's context, as `strikebot run` builds it."""
     env = {"STRIKEBOT_ADMIN_TOKEN": admin_token} if admin_token else {}
     return plugin_ctx("web", store, clock, env=env, campaign=campaign)
-
-
-DEMANDS = [
-    (
-        "pay",
-        DemandStatus.OFFER_ON_TABLE,
-        DemandText(
-            "A fair raise",
-            "Pay that keeps teachers in Los Angeles classrooms.",
-            "6.5% raise, retroactive to 2017",
-            "6% over two years, contingent on cuts",
-            ("Teachers have worked 20 months without a contract",),
-        ),
-        DemandText(
-            "Un aumento justo",
-            "Un salario que mantenga a los docentes en las aulas de Los Ángeles.",
-            "Aumento del 6,5 %, retroactivo a 2017",
-            "6 % en dos años, condicionado a recortes",
-            ("Los docentes llevan 20 meses sin contrato",),
-        ),
-    ),
-    (
-        "class-size",
-        DemandStatus.OPEN,
-        DemandText("Smaller classes", "", "Enforceable caps on class sizes", ""),
-        DemandText("Clases más pequeñas", "", "Límites obligatorios al tamaño de las clases", ""),
-    ),
-    (
-        "nurses",
-        DemandStatus.OPEN,
-        DemandText(
-            "A nurse in every school",
-            "",
-            "A full-time nurse in every school",
-            "",
-            ("Only 15% of schools have a full-time nurse",),
-        ),
-        DemandText(
-            "Una enfermera en cada escuela",
-            "",
-            "Una enfermera a tiempo completo en cada escuela",
-            "",
-            ("Solo el 15 % de las escuelas tiene enfermera a tiempo completo",),
-        ),
-    ),
-    (
-        "librarians",
-        DemandStatus.OPEN,
-        DemandText("Librarians", "", "A full-time librarian in every school", ""),
-        DemandText("Bibliotecarios", "", "Un bibliotecario a tiempo completo en cada escuela", ""),
-    ),
-    (
-        "support-staff",
-        DemandStatus.OPEN,
-        DemandText("Support staff", "", "More counselors and support staff", ""),
-        DemandText("Personal de apoyo", "", "Más consejeros y personal de apoyo", ""),
-    ),
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    began: Update
-    retracted: Update
-    friday: Update
-
-
-async def seed(store: Store, admin: Admin, clock: FixedClock) -> Timeline:
-    """Post the timeline above through the admin use cases; leaves the clock at FRIDAY."""
-    async with store.write() as tx:
-        for position, (key, status, en, es) in enumerate(DEMANDS):
-            await tx.insert_demand(
-                Demand(key, position, status, {"en": en, "es": es}, la(2019, 1, 11, 12))
-            )
-    clock.now = la(2019, 1, 14, 6)
-    began = await admin.post(
-        ADMIN,
-        Draft(
-            Status.STRIKE_ON,
-            {
-                "en": UpdateText(
-                    "30,000 teachers walk out: the strike is on",
-                    "The first LAUSD strike in 30 years began this morning after 20 months "
-                    "of failed negotiations.\n\nJoin the picket line at your school at 7:00.",
-                    "Picket at your school every morning at 7:00",
-                ),
-                "es": UpdateText(
-                    "30.000 docentes salen a la calle: comienza la huelga",
-                    "La primera huelga de LAUSD en 30 años comenzó esta mañana tras 20 meses "
-                    "de negociaciones fallidas.",
-                    "Piquete en tu escuela cada mañana a las 7:00",
-                ),
-            },
-            Urgency.URGENT,
-        ),
-    )
-    clock.now = la(2019, 1, 16, 17)
-    wrong = await admin.post(
-        ADMIN,
-        Draft(
-            Status.TALKS_SCHEDULED,
-            {
-                "en": UpdateText("Talks resume Thursday", "Bargaining resumes Thursday at 10:00."),
-                "es": UpdateText("Las negociaciones se reanudan el jueves"),
-            },
-            next_step_at=la(2019, 1, 17, 10),
-        ),
-    )
-    clock.now = la(2019, 1, 17, 8)
-    wrong = await admin.retract(
-        ADMIN, wrong.id, reason="The district had not confirmed Thursday's session."
-    )
-    clock.now = la(2019, 1, 18, 9)
-    friday = await admin.post(
-        ADMIN,
-        Draft(
-            Status.TALKS_SCHEDULED,
-            {
-                "en": UpdateText(
-                    "Strike continues; talks through the weekend",
-                    "No agreement yet. Negotiations continue through the weekend.",
-                    "Strike resumes Monday 7:00 AM if there is no deal",
-                ),
-                "es": UpdateText(
-                    "La huelga continúa; negociaciones todo el fin de semana",
-                    "Aún no hay acuerdo. Las negociaciones siguen todo el fin de semana.",
-                    "La huelga se reanuda el lunes a las 7:00 si no hay acuerdo",
-                ),
-            },
-            Urgency.IMPORTANT,
-            next_step_at=la(2019, 1, 21, 7),
-        ),
-    )
-    clock.now = la(2019, 1, 18, 9, 30)
-    friday = await admin.edit(
-        ADMIN,
-        friday.id,
-        Changes(
-            texts={
-                "en": UpdateText(
-                    "Strike continues; talks through the weekend",
-                    "No agreement yet. Negotiations continue through the weekend.",
-                    "Strike resumes Monday 6:00 AM if there is no deal",
-                ),
-                "es": UpdateText(
-                    "La huelga continúa; negociaciones todo el fin de semana",
-                    "Aún no hay acuerdo. Las negociaciones siguen todo el fin de semana.",
-                    "La huelga se reanuda el lunes a las 6:00 si no hay acuerdo",
-                ),
-            },
-            next_step_at=MONDAY_6AM,
-        ),
-        reason="The picket starts at 6:00 AM, not 7:00.",
-        correction=True,
-    )
-    clock.now = FRIDAY
-    return Timeline(began, wrong, friday)
 
 
 @asynccontextmanager
