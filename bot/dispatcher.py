@@ -113,7 +113,7 @@ from bot.models import (
 )
 from bot.outbound import Adapter, ChannelRef, EventSink, OutboundMessage, edits_in_place
 from bot.outbox import release_time
-from bot.pacing import Pacer, Paused, backoff_delay
+from bot.pacing import Monotonic, Pacer, Paused, Sleep, backoff_delay
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 
@@ -184,7 +184,8 @@ class Dispatcher:
     waits up to this long happen in memory; longer ones go back to the queue), `send_timeout`,
     `idle_recheck` (the longest sleep, so rows from other processes are noticed),
     `update_state_ttl` (how long POSTs trust their view of whether the update was retracted),
-    and `rng` (the jitter's source, seeded in tests).
+    `rng` (the jitter's source, seeded in tests), and `monotonic` / `sleep`, the time the
+    pacing and the in-memory retry waits run on (real time; tests pass virtual time).
     """
 
     def __init__(
@@ -205,6 +206,8 @@ class Dispatcher:
         send_timeout: float = 30.0,
         idle_recheck: float = 2.0,
         update_state_ttl: float = 1.0,
+        monotonic: Monotonic = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.store = store
         self.adapters = dict(adapters)
@@ -221,6 +224,8 @@ class Dispatcher:
         self.send_timeout = send_timeout
         self.idle_recheck = idle_recheck
         self.update_state_ttl = update_state_ttl
+        self.monotonic = monotonic
+        self.pace_sleep = sleep
         self.stats = DrainStats()
 
         self._pacers: dict[Platform, Pacer] = {}
@@ -441,7 +446,9 @@ class Dispatcher:
     def _pacer(self, platform: Platform) -> Pacer:
         pacer = self._pacers.get(platform)
         if pacer is None:
-            pacer = self._pacers[platform] = Pacer(self.adapters[platform].pacing)
+            pacer = self._pacers[platform] = Pacer(
+                self.adapters[platform].pacing, monotonic=self.monotonic, sleep=self.pace_sleep
+            )
         return pacer
 
     async def _next_wait(self) -> float:
@@ -558,7 +565,7 @@ class Dispatcher:
                 if wait is None:
                     return
                 if wait > 0:
-                    await asyncio.sleep(wait)
+                    await self.pace_sleep(wait)
 
     async def _attempt(
         self,

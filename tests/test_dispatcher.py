@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
-from datetime import time, timedelta
+from datetime import time as clock_time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -36,6 +38,7 @@ from bot.store import NewDelivery, Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
 from tests.support import ADMIN, CAMPAIGN, FRIDAY
 from tests.support import ADMINS as ADMIN_LIST
+from tests.virtual_time import VirtualTime
 
 WS = "g1"
 
@@ -68,10 +71,15 @@ def dispatcher_for(
     metrics: Metrics | None = None,
     **options: Any,
 ) -> Dispatcher:
+    """A dispatcher whose pacing and retry waits run on virtual time (`VirtualTime`), unless
+    the test passes its own `monotonic` and `sleep`."""
     settings = DeliverySection(
         max_attempts=options.pop("max_attempts", 12),
         admin_channels=options.pop("admin_channels", []),
     )
+    if "sleep" not in options:
+        virtual = VirtualTime()
+        options.update(monotonic=virtual, sleep=virtual.sleep)
     return Dispatcher(
         store,
         {"discord": adapter},
@@ -81,8 +89,8 @@ def dispatcher_for(
         metrics=metrics,
         worker_id="test-worker",
         rng=random.Random(7),
-        retry_base=options.pop("retry_base", 0.01),
-        retry_cap=0.05,
+        retry_base=options.pop("retry_base", 1.0),
+        retry_cap=options.pop("retry_cap", 8.0),
         send_timeout=PATIENT_TIMEOUT + 5,
         **options,
     )
@@ -166,21 +174,76 @@ async def test_post_reaches_every_channel_exactly_once_through_429s_5xx_and_time
 
 
 async def test_retry_after_pauses_the_channel_for_as_long_as_the_platform_asked(
-    sqlite_store: Store, clock: FixedClock, fake: FakePlatform, adapter: FakePlatformAdapter
+    sqlite_store: Store, clock: FixedClock
 ) -> None:
-    admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
-    await subscribe(admin, "busy")
-    fake.retry_after = 0.08
-    fake.script(WS, "busy", Fault.RATE_LIMITED)
-    await post(admin)
-
-    await dispatcher_for(sqlite_store, adapter, clock, retry_base=5.0).drain()
+    vt = VirtualTime()
+    async with FakePlatform(retry_after=8.0, monotonic=vt) as fake:
+        admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
+        await subscribe(admin, "busy", "quiet")
+        fake.script(WS, "busy", Fault.RATE_LIMITED)
+        await post(admin)
+        async with FakePlatformAdapter(fake.url, timeout=PATIENT_TIMEOUT) as adapter:
+            dispatcher = dispatcher_for(
+                sqlite_store, adapter, clock, retry_base=60.0, monotonic=vt, sleep=vt.sleep
+            )
+            await dispatcher.drain()
 
     first, second = [r for r in fake.requests if r.channel == "busy"]
     assert first.status == 429 and second.status == 200
-    assert second.at - first.at >= 0.08
-    # The platform's hint replaced the backoff (retry_base=5 s would have sent it to the queue).
+    assert second.at - first.at >= 8.0  # virtual seconds: the test waits for none of them
+    # The platform's hint replaced the backoff (retry_base=60 s would have sent it to the
+    # queue), and paused that channel only.
+    (quiet,) = [r for r in fake.requests if r.channel == "quiet"]
+    assert quiet.at < first.at + 8.0
     assert len(fake.messages_in(WS, "busy")) == 1
+
+
+async def test_a_fan_out_never_goes_faster_than_the_platform_rate(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    vt = VirtualTime()
+    admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
+    channels = [f"c{i:02}" for i in range(30)]
+    await subscribe(admin, *channels)
+    await post(admin)
+    pacing = Pacing(global_per_second=10, per_channel_per_second=100, max_in_flight=8)
+    async with (
+        FakePlatform(monotonic=vt) as fake,
+        FakePlatformAdapter(fake.url, pacing=pacing, timeout=PATIENT_TIMEOUT) as adapter,
+    ):
+        dispatcher = dispatcher_for(sqlite_store, adapter, clock, monotonic=vt, sleep=vt.sleep)
+        stats = await dispatcher.drain()
+
+    assert stats.sent == 30 and fake.messages_per_channel() == {(WS, c): 1 for c in channels}
+    # The k-th request cannot start before the k-th slot of a 10/s bucket, k/10 s in.
+    # (Virtual time may jump while a request is on the wire, which only makes gaps longer.)
+    arrivals = sorted(r.at for r in fake.requests)
+    assert all(at >= k / 10 - 1e-9 for k, at in enumerate(arrivals))
+
+
+async def test_a_global_429_pauses_every_channel_of_the_platform(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    vt = VirtualTime()
+    admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
+    await subscribe(admin, "a", "b", "c")
+    await post(admin)
+    pacing = Pacing(global_per_second=100, per_channel_per_second=100, max_in_flight=1)
+    async with (
+        FakePlatform(retry_after=6.0, monotonic=vt) as fake,
+        FakePlatformAdapter(fake.url, pacing=pacing, timeout=PATIENT_TIMEOUT) as adapter,
+    ):
+        fake.script(WS, "a", Fault.GLOBAL_RATE_LIMITED)
+        fake.script(WS, "b", Fault.GLOBAL_RATE_LIMITED)
+        fake.script(WS, "c", Fault.GLOBAL_RATE_LIMITED)
+        dispatcher = dispatcher_for(sqlite_store, adapter, clock, monotonic=vt, sleep=vt.sleep)
+        stats = await dispatcher.drain()
+
+    (limited, *after) = fake.requests
+    assert limited.status == 429
+    # Whichever channel met it, nothing of the platform's went for Retry-After seconds.
+    assert all(r.at >= limited.at + 6.0 for r in after)
+    assert stats.sent == 3 and fake.messages_per_channel() == {(WS, c): 1 for c in "abc"}
 
 
 async def test_a_refusing_channel_is_parked_dead_marked_broken_and_admins_are_told(
@@ -279,8 +342,8 @@ async def test_a_long_backoff_returns_the_row_to_the_queue_until_it_is_due(
     assert (first.retried, first.postponed, first.sent) == (1, 1, 0)
     assert row.state is DeliveryState.PENDING and row.attempts == 1
     assert row.last_error == "server error (500)"
-    # Full jitter: somewhere in [now, now + retry_base].
-    assert clock() <= row.not_before <= clock() + timedelta(seconds=0.01)
+    # Full jitter: somewhere in [now, now + retry_base] (1 s).
+    assert clock() <= row.not_before <= clock() + timedelta(seconds=1)
     assert fake.messages_in(WS, "c1") == []
 
     clock.advance(seconds=1)
@@ -502,7 +565,7 @@ async def test_embargo_urgency_and_quiet_hours_decide_when_copies_go(
     admin = Admin(sqlite_store, CAMPAIGN, ADMIN_LIST, clock)
     await subscribe(admin, "awake")
     # It is 10:00 in Los Angeles: inside this channel's quiet hours until 11:00.
-    quiet = QuietHours(time(9, 0), time(11, 0))
+    quiet = QuietHours(clock_time(9, 0), clock_time(11, 0))
     await subscribe(admin, "asleep", quiet_hours=quiet, timezone="America/Los_Angeles")
     dispatcher = dispatcher_for(sqlite_store, adapter, clock)
 
@@ -561,7 +624,10 @@ async def test_stop_finishes_the_send_on_the_wire_and_releases_the_rest(
     # One message per 10 s in this channel: the second post waits for its slot.
     pacing = Pacing(global_per_second=100, per_channel_per_second=0.1)
     async with FakePlatformAdapter(fake.url, pacing=pacing, timeout=5.0) as slow_adapter:
-        dispatcher = dispatcher_for(sqlite_store, slow_adapter, clock)
+        # Real time here: the second post must still be waiting for its slot when stopped.
+        dispatcher = dispatcher_for(
+            sqlite_store, slow_adapter, clock, monotonic=time.monotonic, sleep=asyncio.sleep
+        )
         running = asyncio.create_task(dispatcher.run())
         await fake.wait_until(lambda: any(r.fault is Fault.HOLD for r in fake.requests))
         stopping = asyncio.create_task(dispatcher.stop())
@@ -597,21 +663,8 @@ async def test_a_dispatcher_stopped_before_it_ran_does_not_start(
 # ---------------------------------------------------------------------------- pacing maths
 
 
-class FakeTime:
-    """Monotonic time that only moves when something sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 async def test_the_global_bucket_spaces_sends_across_channels() -> None:
-    clock = FakeTime()
+    clock = VirtualTime()
     pacer = Pacer(Pacing(10, 100), monotonic=clock, sleep=clock.sleep)
     times = []
     for i in range(5):
@@ -621,7 +674,7 @@ async def test_the_global_bucket_spaces_sends_across_channels() -> None:
 
 
 async def test_a_channel_bucket_limits_one_channel_only() -> None:
-    clock = FakeTime()
+    clock = VirtualTime()
     pacer = Pacer(Pacing(100, 1), monotonic=clock, sleep=clock.sleep)
     await pacer.acquire(ChannelRef("g", "busy"))
     await pacer.acquire(ChannelRef("g", "busy"))
@@ -632,7 +685,7 @@ async def test_a_channel_bucket_limits_one_channel_only() -> None:
 
 
 async def test_pauses_hold_back_a_channel_or_the_whole_platform() -> None:
-    clock = FakeTime()
+    clock = VirtualTime()
     pacer = Pacer(Pacing(1000, 1000), monotonic=clock, sleep=clock.sleep)
     pacer.pause_channel(ChannelRef("g", "limited"), 0.5)
     await pacer.acquire(ChannelRef("g", "free"))
@@ -645,7 +698,7 @@ async def test_pauses_hold_back_a_channel_or_the_whole_platform() -> None:
 
 
 async def test_a_burst_starts_together_then_the_rate_applies() -> None:
-    clock = FakeTime()
+    clock = VirtualTime()
     pacer = Pacer(Pacing(1, 1000, burst=3), monotonic=clock, sleep=clock.sleep)
     for i in range(4):
         await pacer.acquire(ChannelRef("g", f"c{i}"))
@@ -655,7 +708,7 @@ async def test_a_burst_starts_together_then_the_rate_applies() -> None:
 async def test_requests_queued_for_a_place_in_flight_do_not_start_in_a_burst() -> None:
     # One place in flight, held while the platform answers slowly: the requests queued
     # behind it must still start 1/rate apart once it is free, not all at once.
-    clock = FakeTime()
+    clock = VirtualTime()
     pacer = Pacer(Pacing(10, 100, max_in_flight=1), monotonic=clock, sleep=clock.sleep)
     answered = asyncio.Event()
     starts: list[float] = []
@@ -671,7 +724,7 @@ async def test_requests_queued_for_a_place_in_flight_do_not_start_in_a_burst() -
     for _ in range(5):
         await asyncio.sleep(0)
     assert starts == [0.0]
-    clock.now += 5.0  # the slow answer
+    clock.advance(5.0)  # the slow answer
     answered.set()
     await asyncio.gather(*tasks)
     assert starts == [0.0, 5.0, 5.1, 5.2]

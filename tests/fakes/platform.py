@@ -66,7 +66,7 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    at: float  # time.monotonic() on arrival
+    at: float  # the platform's clock (`FakePlatform.monotonic`) on arrival
     method: str
     workspace: str
     channel: str
@@ -86,7 +86,9 @@ class FakePlatform:
         window: float = 1.0,
         retry_after: float = 0.05,
         latency: float = 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.monotonic = monotonic  # the platform's clock: its windows and `Request.at`
         self.global_limit = global_per_second
         self.channel_limit = per_channel_per_second
         self.window = window
@@ -242,12 +244,12 @@ class FakePlatform:
     async def _record(
         self, method: str, ws: str, ch: str, nonce: str | None, status: int, fault: Fault | None
     ) -> None:
-        self.requests.append(Request(time.monotonic(), method, ws, ch, nonce, status, fault))
+        self.requests.append(Request(self.monotonic(), method, ws, ch, nonce, status, fault))
         async with self._changed:
             self._changed.notify_all()
 
     def _over_limit(self, ws: str, ch: str) -> web.Response | None:
-        now = time.monotonic()
+        now = self.monotonic()
         checks: list[tuple[deque[float], float | None, bool]] = [
             (self._global_window, self.global_limit, True),
             (self._channel_windows.setdefault((ws, ch), deque()), self.channel_limit, False),
