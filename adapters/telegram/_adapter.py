@@ -26,7 +26,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -113,6 +113,7 @@ class TelegramAdapter:
         *,
         request_timeout: float = REQUEST_TIMEOUT,
         poll_timeout: int = POLL_TIMEOUT,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         settings = ctx.settings_as(TelegramSettings)
         if settings.bot_token is None:
@@ -121,6 +122,7 @@ class TelegramAdapter:
             )
         self.ctx = ctx
         self.settings = settings
+        self.monotonic = monotonic  # the clock Telegram's retry_after pauses are kept on
         self.delivery = ctx.delivery_as(TelegramDelivery)
         self.mode = connection_mode(ctx.section_as(TelegramSection).mode, settings)
         self.poll_timeout = poll_timeout
@@ -270,7 +272,7 @@ class TelegramAdapter:
         if self.mode == "polling":
             updater = self.application.updater
             state["polling"] = bool(updater is not None and updater.running)
-        now = time.monotonic()
+        now = self.monotonic()
         limited = {chat: round(u - now, 1) for chat, u in self._blocked_until.items() if u > now}
         if limited:
             state["rate_limited_s"] = limited
@@ -398,7 +400,7 @@ class TelegramAdapter:
             raise self._failure(exc, "deleteMessage", channel) from None
 
     def _check_blocked(self, channel: ChannelRef) -> None:
-        left = self._blocked_until.get(channel.workspace, 0.0) - time.monotonic()
+        left = self._blocked_until.get(channel.workspace, 0.0) - self.monotonic()
         if left > 0:
             raise TransientDeliveryError(
                 f"Telegram asked for a pause in {channel.workspace}; {left:.1f} s left", left
@@ -412,7 +414,7 @@ class TelegramAdapter:
         error = classify(exc, method, channel.workspace)
         self._last_error = str(exc)
         if isinstance(error, TransientDeliveryError) and error.retry_after is not None:
-            self._blocked_until[channel.workspace] = time.monotonic() + error.retry_after
+            self._blocked_until[channel.workspace] = self.monotonic() + error.retry_after
         if isinstance(error, PermanentDeliveryError):
             log.warning("Telegram %s to %s refused: %s", method, channel.workspace, exc)
         return error
