@@ -340,9 +340,16 @@ class TelegramAdapter:
             return web.json_response({"ok": False, "error": "bad secret token"}, status=401)
         try:
             data = json.loads(await request.read())
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON object is expected, not {type(data).__name__}")
             update = TgUpdate.de_json(data, self.bot)
-        except (ValueError, TypeError, KeyError) as exc:
-            return web.json_response({"ok": False, "error": f"not an update: {exc}"}, status=400)
+            if update is None:
+                raise ValueError("empty update")
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            # Anything that is not an Update, even behind the right secret: a 400, never a
+            # 500 (python-telegram-bot raises AttributeError/TypeError on a wrong shape).
+            reason = " ".join(str(exc).split())[:120]
+            return web.json_response({"ok": False, "error": f"not an update: {reason}"}, status=400)
         if not self._started:  # not connected yet: Telegram will deliver it again
             return web.json_response({"ok": False, "error": "starting"}, status=503)
         await self.application.process_update(update)
