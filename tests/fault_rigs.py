@@ -94,6 +94,8 @@ async def discord_rig(
                     fake.inject(502, raw=(HTML_502[0], HTML_502[1].encode()), **at)
                 elif shape is Shape.TEXT_5XX:
                     fake.inject(503, raw=(TEXT_503[0], TEXT_503[1].encode()), **at)
+                elif shape is Shape.TRUNCATED_JSON:
+                    fake.inject(200, raw=("application/json", b'{"id": "1234'), **at)
                 elif shape is Shape.HANG:
                     fake.inject("timeout", **at)
                 elif shape is Shape.RESET:
@@ -144,6 +146,11 @@ async def slack_rig(
                 slack.fail(post, status=502, raw=HTML_502, channel=channel)
             elif shape is Shape.TEXT_5XX:
                 slack.fail(post, status=503, raw=TEXT_503, channel=channel)
+            elif shape is Shape.TRUNCATED_JSON:
+                cut = ("application/json", '{"ok": true, "channel": "C0F')
+                slack.fail(post, status=200, raw=cut, channel=channel)
+            elif shape is Shape.ERROR_200:
+                slack.fail(post, "internal_error", status=200, channel=channel)
             elif shape is Shape.HANG:
                 slack.fail(post, channel=channel, hang=True)
             elif shape is Shape.RESET:
@@ -191,6 +198,13 @@ async def telegram_rig(
                     tg.fail(send, 502, HTML_502[1], content_type=HTML_502[0], chat=GROUP)
                 elif shape is Shape.TEXT_5XX:
                     tg.fail(send, 503, TEXT_503[1], content_type=TEXT_503[0], chat=GROUP)
+                elif shape is Shape.TRUNCATED_JSON:
+                    tg.fail(send, 200, '{"ok": true, "result": {"message_id": 1', chat=GROUP)
+                elif shape is Shape.ERROR_200:
+                    body = (
+                        '{"ok": false, "error_code": 500, "description": "Internal Server Error"}'
+                    )
+                    tg.fail(send, 200, body, chat=GROUP)
                 elif shape is Shape.HANG:
                     tg.fail(send, chat=GROUP, hang=True)
                 elif shape is Shape.RESET:
@@ -277,6 +291,8 @@ async def sms_rig(
                 twilio.fail(Fault.HTML_502)
             elif shape is Shape.TEXT_5XX:
                 twilio.fail(Fault.PLAIN_503)
+            elif shape is Shape.TRUNCATED_JSON:
+                twilio.fail(Fault.TRUNCATED_JSON)
             elif shape is Shape.HANG:
                 twilio.fail(Fault.HANG)
             elif shape is Shape.RESET:

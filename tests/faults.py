@@ -18,6 +18,8 @@ class Shape(StrEnum):
     JSON_5XX = "503, JSON body"
     HTML_5XX = "502, HTML body"
     TEXT_5XX = "503, plain-text body"
+    TRUNCATED_JSON = "200, JSON cut short"
+    ERROR_200 = "200 with an error in the body"
     TRANSIENT_REPLY = "451, SMTP try-later reply"
     HANG = "no answer (timeout)"
     RESET = "connection reset, no answer"
@@ -52,7 +54,10 @@ _HTTP_ONLY = "SMTP has no HTTP status or body; a try-later reply is its equivale
 
 # Shapes a platform does not have (its protocol has no such answer).
 NOT_THERE: dict[str, dict[Shape, str]] = {
-    "discord": {Shape.TRANSIENT_REPLY: _SMTP_ONLY},
+    "discord": {
+        Shape.ERROR_200: "Discord answers errors with their status code",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
     "slack": {
         Shape.GLOBAL_RATE_LIMITED: "every 429 holds the method for the whole workspace "
         "(see the 429 rows)",
@@ -73,11 +78,14 @@ NOT_THERE: dict[str, dict[Shape, str]] = {
         Shape.GLOBAL_RATE_LIMITED: "Twilio's 429 (20429) is for the whole account: see the "
         "429 rows",
         Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.ERROR_200: "Twilio answers errors with their status code",
         Shape.TRANSIENT_REPLY: _SMTP_ONLY,
     },
     "webhooks": {
         Shape.GLOBAL_RATE_LIMITED: "a receiver's 429 is its own",
         Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.TRUNCATED_JSON: "a receiver's 2xx is accepted whatever its body",
+        Shape.ERROR_200: "as above",
         Shape.TRANSIENT_REPLY: _SMTP_ONLY,
     },
 }
@@ -97,6 +105,9 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         # discord.py retries a 502 itself, after a second.
         Shape.HTML_5XX: Cell(How.LIBRARY),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"^Discord had a server error \(503\)"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Discord's answer for Discord channel \d+ "
+                                   r"could not be read \(JSONDecodeError\); it will be retried "
+                                   r"\(the nonce prevents a duplicate\)\.$"),
         Shape.HANG: Cell(How.QUEUED, r"^Discord did not answer within 0\.5s .*the nonce "
                          r"prevents a duplicate"),
         Shape.RESET: Cell(How.QUEUED, r"^The connection to Discord failed for Discord channel "
@@ -110,6 +121,9 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"error code\); will retry$"),
         Shape.HTML_5XX: Cell(How.QUEUED, r"\(HTTP 502, no error code\); will retry$"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"\(HTTP 503, no JSON body\); will retry$"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"\(HTTP 200, no JSON body\); will retry$"),
+        Shape.ERROR_200: Cell(How.QUEUED, r"^Slack chat\.postMessage failed \(internal_error\); "
+                              r"will retry$"),
         Shape.HANG: Cell(How.QUEUED, r"^Slack chat\.postMessage to C0FAULTS failed "
                          r"\(TimeoutError\); will retry$"),
         # slack-sdk retries a dropped connection once by itself.
@@ -125,6 +139,10 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"server response b' 502 Bad Gateway nginx ' failed\)"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"\(Service Unavailable \(503\)\. Parsing the "
                              r"server response b'upstream connect error"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"failed \(Invalid server response\); will "
+                                   r"retry$"),
+        Shape.ERROR_200: Cell(How.QUEUED, r"got an answer it could not read \(KeyError: "
+                              r"'result'\), perhaps from a proxy; will retry$"),
         Shape.HANG: Cell(How.QUEUED, r"failed \(Timed out\); will retry$"),
         Shape.RESET: Cell(How.QUEUED, r"Server disconnected without sending a response"),
     },
@@ -142,6 +160,7 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"Server Error$"),
         Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$"),
         Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
         Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
     },

@@ -38,7 +38,7 @@ from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
-from adapters.telegram._errors import NOT_MODIFIED, classify
+from adapters.telegram._errors import NOT_MODIFIED, brief, classify
 from adapters.telegram._forms import KIND, Forms
 from adapters.telegram._inbound import ALLOWED_UPDATES, Inbound
 from adapters.telegram._people import Membership
@@ -64,6 +64,8 @@ from bot.ports import (
     TransientDeliveryError,
 )
 
+# What python-telegram-bot raises on an answer that is not the Bot API's shape.
+UNREADABLE = (KeyError, TypeError, AttributeError, ValueError)
 log = logging.getLogger("strikebot.telegram")
 
 REQUEST_TIMEOUT = 10.0
@@ -374,6 +376,8 @@ class TelegramAdapter:
             )
         except TelegramError as exc:
             raise self._failure(exc, "sendMessage", channel) from None
+        except UNREADABLE as exc:
+            raise self._unreadable(exc, "sendMessage", channel) from None
         self._ok()
         return str(sent.message_id)
 
@@ -394,6 +398,8 @@ class TelegramAdapter:
             raise self._failure(exc, "editMessageText", channel) from None
         except TelegramError as exc:
             raise self._failure(exc, "editMessageText", channel) from None
+        except UNREADABLE as exc:
+            raise self._unreadable(exc, "editMessageText", channel) from None
         self._ok()
 
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
@@ -405,6 +411,20 @@ class TelegramAdapter:
             raise self._failure(exc, "deleteMessage", channel) from None
         except TelegramError as exc:
             raise self._failure(exc, "deleteMessage", channel) from None
+        except UNREADABLE as exc:
+            raise self._unreadable(exc, "deleteMessage", channel) from None
+
+    def _unreadable(
+        self, exc: Exception, method: str, channel: ChannelRef
+    ) -> TransientDeliveryError:
+        """An answer python-telegram-bot could not read as the Bot API's (a 200 whose body
+        says `"ok": false`, a proxy's page): it raises KeyError or TypeError, not a
+        TelegramError. Nothing says the chat is unusable, so it is retried."""
+        self._last_error = f"{type(exc).__name__}: {exc}"
+        return TransientDeliveryError(
+            f"Telegram {method} to {channel.workspace} got an answer it could not read "
+            f"({type(exc).__name__}: {brief(str(exc))}), perhaps from a proxy; will retry"
+        )
 
     def _check_blocked(self, channel: ChannelRef) -> None:
         left = self._blocked_until.get(channel.workspace, 0.0) - self.monotonic()

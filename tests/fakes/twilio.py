@@ -46,6 +46,7 @@ class Fault(StrEnum):
     PLAIN_503 = "503-plain"
     HANG = "hang"
     RESET = "reset"
+    TRUNCATED_JSON = "201-cut"  # created, but the answer is cut short
 
 
 @dataclass(slots=True)
@@ -112,6 +113,10 @@ class FakeTwilio:
             if fault is Fault.HANG:  # until the test ends: the client must give up first
                 await self._closing.wait()
                 return web.Response(status=500)
+            if fault is Fault.TRUNCATED_JSON:
+                return web.Response(
+                    status=201, text='{"sid": "SM0000', content_type="application/json"
+                )
             if fault is Fault.RESET:
                 assert request.transport is not None
                 request.transport.close()
