@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import AsyncIterator
 from datetime import time as clock_time
 from datetime import timedelta
@@ -69,17 +68,18 @@ def dispatcher_for(
     clock: FixedClock,
     *,
     metrics: Metrics | None = None,
+    vt: VirtualTime | None = None,
     **options: Any,
 ) -> Dispatcher:
-    """A dispatcher whose pacing and retry waits run on virtual time (`VirtualTime`), unless
-    the test passes its own `monotonic` and `sleep`."""
+    """A dispatcher for these tests. With `vt`, its pacing and retry waits run on that
+    virtual time, with production's backoff (1 s doubling to 8 s here, all virtual);
+    without, on real time with a backoff of a few milliseconds."""
     settings = DeliverySection(
         max_attempts=options.pop("max_attempts", 12),
         admin_channels=options.pop("admin_channels", []),
     )
-    if "sleep" not in options:
-        virtual = VirtualTime()
-        options.update(monotonic=virtual, sleep=virtual.sleep)
+    if vt is not None:
+        options.update(monotonic=vt, sleep=vt.sleep)
     return Dispatcher(
         store,
         {"discord": adapter},
@@ -89,8 +89,8 @@ def dispatcher_for(
         metrics=metrics,
         worker_id="test-worker",
         rng=random.Random(7),
-        retry_base=options.pop("retry_base", 1.0),
-        retry_cap=options.pop("retry_cap", 8.0),
+        retry_base=options.pop("retry_base", 1.0 if vt else 0.01),
+        retry_cap=options.pop("retry_cap", 8.0 if vt else 0.05),
         send_timeout=PATIENT_TIMEOUT + 5,
         **options,
     )
@@ -183,9 +183,7 @@ async def test_retry_after_pauses_the_channel_for_as_long_as_the_platform_asked(
         fake.script(WS, "busy", Fault.RATE_LIMITED)
         await post(admin)
         async with FakePlatformAdapter(fake.url, timeout=PATIENT_TIMEOUT) as adapter:
-            dispatcher = dispatcher_for(
-                sqlite_store, adapter, clock, retry_base=60.0, monotonic=vt, sleep=vt.sleep
-            )
+            dispatcher = dispatcher_for(sqlite_store, adapter, clock, retry_base=60.0, vt=vt)
             await dispatcher.drain()
 
     first, second = [r for r in fake.requests if r.channel == "busy"]
@@ -211,7 +209,7 @@ async def test_a_fan_out_never_goes_faster_than_the_platform_rate(
         FakePlatform(monotonic=vt) as fake,
         FakePlatformAdapter(fake.url, pacing=pacing, timeout=PATIENT_TIMEOUT) as adapter,
     ):
-        dispatcher = dispatcher_for(sqlite_store, adapter, clock, monotonic=vt, sleep=vt.sleep)
+        dispatcher = dispatcher_for(sqlite_store, adapter, clock, vt=vt)
         stats = await dispatcher.drain()
 
     assert stats.sent == 30 and fake.messages_per_channel() == {(WS, c): 1 for c in channels}
@@ -236,7 +234,7 @@ async def test_a_global_429_pauses_every_channel_of_the_platform(
         fake.script(WS, "a", Fault.GLOBAL_RATE_LIMITED)
         fake.script(WS, "b", Fault.GLOBAL_RATE_LIMITED)
         fake.script(WS, "c", Fault.GLOBAL_RATE_LIMITED)
-        dispatcher = dispatcher_for(sqlite_store, adapter, clock, monotonic=vt, sleep=vt.sleep)
+        dispatcher = dispatcher_for(sqlite_store, adapter, clock, vt=vt)
         stats = await dispatcher.drain()
 
     (limited, *after) = fake.requests
@@ -311,11 +309,13 @@ async def test_gives_up_after_max_attempts_without_breaking_the_channel(
     fake.script(WS, "flaky", Fault.SERVER_ERROR, Fault.BAD_GATEWAY, Fault.SERVER_ERROR)
     await post(admin)
 
+    vt = VirtualTime()  # production's backoff, 1 s then up to 2 s, in virtual seconds
     dispatcher = dispatcher_for(
-        sqlite_store, adapter, clock, max_attempts=3, admin_channels=["discord:g1/admins"]
+        sqlite_store, adapter, clock, vt=vt, max_attempts=3, admin_channels=["discord:g1/admins"]
     )
     await dispatcher.drain()
 
+    assert 0 < vt.slept <= 3.0  # it waited out the backoffs (in memory), and no more
     (dead,) = await deliveries(sqlite_store, state=DeliveryState.DEAD)
     assert dead.attempts == 3
     assert dead.last_error == "gave up after 3 attempts; last error: server error (500)"
@@ -342,8 +342,8 @@ async def test_a_long_backoff_returns_the_row_to_the_queue_until_it_is_due(
     assert (first.retried, first.postponed, first.sent) == (1, 1, 0)
     assert row.state is DeliveryState.PENDING and row.attempts == 1
     assert row.last_error == "server error (500)"
-    # Full jitter: somewhere in [now, now + retry_base] (1 s).
-    assert clock() <= row.not_before <= clock() + timedelta(seconds=1)
+    # Full jitter: somewhere in [now, now + retry_base].
+    assert clock() <= row.not_before <= clock() + timedelta(seconds=0.01)
     assert fake.messages_in(WS, "c1") == []
 
     clock.advance(seconds=1)
@@ -624,10 +624,7 @@ async def test_stop_finishes_the_send_on_the_wire_and_releases_the_rest(
     # One message per 10 s in this channel: the second post waits for its slot.
     pacing = Pacing(global_per_second=100, per_channel_per_second=0.1)
     async with FakePlatformAdapter(fake.url, pacing=pacing, timeout=5.0) as slow_adapter:
-        # Real time here: the second post must still be waiting for its slot when stopped.
-        dispatcher = dispatcher_for(
-            sqlite_store, slow_adapter, clock, monotonic=time.monotonic, sleep=asyncio.sleep
-        )
+        dispatcher = dispatcher_for(sqlite_store, slow_adapter, clock)
         running = asyncio.create_task(dispatcher.run())
         await fake.wait_until(lambda: any(r.fault is Fault.HOLD for r in fake.requests))
         stopping = asyncio.create_task(dispatcher.stop())
