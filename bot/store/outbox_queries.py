@@ -28,15 +28,16 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    String,
     and_,
     bindparam,
     case,
     exists,
     func,
+    literal_column,
     not_,
     or_,
     select,
-    type_coerce,
     update,
 )
 from sqlalchemy.sql.selectable import NamedFromClause
@@ -57,23 +58,38 @@ DEAD = str(DeliveryState.DEAD)
 CANCELLED = str(DeliveryState.CANCELLED)
 
 _d = t.deliveries
+# `state = 'pending'` written as a literal, as the partial indexes on pending rows say it:
+# a bound parameter would keep PostgreSQL's generic plans (asyncpg prepares statements) and
+# SQLite's planner from proving that the index covers the query.
+_PENDING_LITERAL: ColumnElement[str] = literal_column("'pending'", String)
+
+
+def is_pending(row: NamedFromClause) -> ColumnElement[bool]:
+    return row.c.state == _PENDING_LITERAL
 
 
 def _waiting_for_post(row: NamedFromClause, now: datetime) -> ColumnElement[bool]:
     """True for a follow-up whose POST (same update, same subscription) is unsettled."""
     post = t.deliveries.alias("post")
-    unsettled = exists().where(
-        post.c.update_id == row.c.update_id,
-        post.c.subscription_id == row.c.subscription_id,
-        post.c.action == str(DeliveryAction.POST),
-        or_(post.c.state == PENDING, post.c.claimed_until > now),
+    unsettled = exists(
+        select(post.c.id)
+        .where(
+            post.c.update_id == row.c.update_id,
+            post.c.subscription_id == row.c.subscription_id,
+            post.c.action == str(DeliveryAction.POST),
+            or_(post.c.state == PENDING, post.c.claimed_until > now),
+        )
+        # OFFSET 0 keeps PostgreSQL from turning this EXISTS into a hashed subplan, which
+        # reads every POST in the table once per claim; probed per candidate through
+        # ix_deliveries_update, a claim reads only the rows it looks at.
+        .offset(0)
     )
     return and_(row.c.action.in_(FOLLOW_UPS), unsettled)
 
 
 def _claimable(row: NamedFromClause, platform: str, now: datetime) -> list[ColumnElement[bool]]:
     return [
-        row.c.state == PENDING,
+        is_pending(row),
         row.c.platform == platform,
         row.c.not_before <= now,
         or_(row.c.claimed_until.is_(None), row.c.claimed_until <= now),
@@ -347,30 +363,45 @@ async def subscriptions_by_id(
 async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> datetime | None:
     """When the earliest row of `platforms` becomes claimable (its due time, or the end of
     someone else's lease). Follow-ups waiting for their POST are left out: settling the POST
-    wakes the dispatcher instead."""
+    wakes the dispatcher instead.
+
+    Reads only pending rows, through their indexes: per platform the first row in claim
+    order that no live lease holds, and the earliest lease to end. Neither grows with the
+    history or (beyond the rows leased) with the queue."""
     if not platforms:
         return None
-    due_at = case(
-        (
-            and_(_d.c.claimed_until.is_not(None), _d.c.claimed_until > _d.c.not_before),
-            _d.c.claimed_until,
-        ),
-        else_=_d.c.not_before,
-    )
-    value = await tx.conn.scalar(
-        select(func.min(type_coerce(due_at, t.UTCDateTime))).where(
-            _d.c.state == PENDING,
-            _d.c.platform.in_(list(platforms)),
-            not_(_waiting_for_post(_d, now)),
+    candidates: list[datetime] = []
+    for platform in sorted(platforms):
+        first = await tx.conn.scalar(
+            select(_d.c.not_before)
+            .where(
+                is_pending(_d),
+                _d.c.platform == platform,
+                or_(_d.c.claimed_until.is_(None), _d.c.claimed_until <= _d.c.not_before),
+                not_(_waiting_for_post(_d, now)),
+            )
+            .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
+            .limit(1)
+        )
+        if isinstance(first, datetime):
+            candidates.append(first)
+    lapses = await tx.conn.scalar(
+        select(func.min(_d.c.claimed_until)).where(
+            is_pending(_d),
+            _d.c.claimed_until.is_not(None),
+            _d.c.claimed_until > _d.c.not_before,
+            _d.c.platform.in_(sorted(platforms)),
         )
     )
-    return value if isinstance(value, datetime) else None
+    if isinstance(lapses, datetime):
+        candidates.append(lapses)
+    return min(candidates, default=None)
 
 
 async def pending_counts(tx: Tx) -> dict[str, int]:
-    """Pending rows per platform (the queue-depth gauge)."""
+    """Pending rows per platform (the queue-depth gauge), from the pending rows' index."""
     rows = await tx.conn.execute(
-        select(_d.c.platform, func.count()).where(_d.c.state == PENDING).group_by(_d.c.platform)
+        select(_d.c.platform, func.count()).where(is_pending(_d)).group_by(_d.c.platform)
     )
     return {str(platform): int(n) for platform, n in rows}
 
@@ -403,15 +434,13 @@ class PlatformSummary:
 
 async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, PlatformSummary]:
     """Per platform: how this update's deliveries (posts and follow-ups) stand."""
-    is_pending = _d.c.state == PENDING
+    pending = _d.c.state == PENDING
     query = (
         select(
             _d.c.platform,
             func.count(),
-            func.sum(case((is_pending, 1), else_=0)),
-            func.sum(
-                case((and_(is_pending, _d.c.not_before > now, _d.c.attempts == 0), 1), else_=0)
-            ),
+            func.sum(case((pending, 1), else_=0)),
+            func.sum(case((and_(pending, _d.c.not_before > now, _d.c.attempts == 0), 1), else_=0)),
             func.sum(case((_d.c.state == SENT, 1), else_=0)),
             func.sum(case((_d.c.state == DEAD, 1), else_=0)),
             func.sum(case((_d.c.state == CANCELLED, 1), else_=0)),

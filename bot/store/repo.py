@@ -12,7 +12,19 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any
 
-from sqlalchemy import Integer, Row, Text, and_, cast, delete, func, insert, select, update
+from sqlalchemy import (
+    Integer,
+    Row,
+    Text,
+    and_,
+    cast,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -433,7 +445,8 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         subscription_id: int | None = None,
         actions: Sequence[DeliveryAction] | None = None,
     ) -> int:
-        conds = [t.deliveries.c.state == DeliveryState.PENDING]
+        # The literal state matches the pending rows' partial index (see outbox_queries).
+        conds = [t.deliveries.c.state == literal_column("'pending'")]
         if update_id is not None:
             conds.append(t.deliveries.c.update_id == update_id)
         if subscription_id is not None:
