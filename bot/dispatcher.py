@@ -361,8 +361,16 @@ class Dispatcher:
             return 0
         now = self.clock()
         lease_until = now + timedelta(seconds=self.lease)
-        claimed: list[Delivery] = []
-        async with self.store.write() as tx:
+        Round = tuple[
+            list[Delivery],
+            dict[int, Subscription],
+            dict[int, Subscription],
+            dict[int, Update],
+            dict[tuple[int, int], Delivery],
+        ]
+
+        async def claim(tx: Tx) -> Round:
+            claimed: list[Delivery] = []
             for platform, limit in room.items():
                 claimed += await q.claim(
                     tx,
@@ -373,7 +381,7 @@ class Dispatcher:
                     limit=limit,
                 )
             if not claimed:
-                return 0
+                return [], {}, {}, {}, {}
             sub_ids = {d.subscription_id for d in claimed}
             subs = await q.subscriptions_by_id(tx, sub_ids)
             # A copy already posted keeps receiving edits and its retraction after its
@@ -390,6 +398,11 @@ class Dispatcher:
                     if d.action in FOLLOW_UPS and d.update_id is not None
                 },
             )
+            return claimed, subs, holders, updates, posts
+
+        claimed, subs, holders, updates, posts = await self.store.transact(claim)
+        if not claimed:
+            return 0
         self.stats.claimed += len(claimed)
         for delivery in claimed:
             update = updates.get(delivery.update_id) if delivery.update_id is not None else None
@@ -450,9 +463,12 @@ class Dispatcher:
         platforms = [
             str(p) for p in self.adapters if self._held_per_platform[p] < self._capacity(p)
         ]
-        async with self.store.read() as tx:
-            due = await q.next_due(tx, platforms=platforms, now=now)
-            self._record_depth(await q.pending_counts(tx))
+
+        async def look(tx: Tx) -> tuple[datetime | None, dict[str, int]]:
+            return await q.next_due(tx, platforms=platforms, now=now), await q.pending_counts(tx)
+
+        due, depth = await self.store.transact(look, write=False)
+        self._record_depth(depth)
         if due is None:
             return self.idle_recheck
         return min(max((due - now).total_seconds(), 0.0), self.idle_recheck)
@@ -790,8 +806,7 @@ class Dispatcher:
         return await asyncio.shield(cached[1])
 
     async def _read_update_state(self, update_id: int) -> str | None:
-        async with self.store.read() as tx:
-            return await q.state_of_update(tx, update_id)
+        return await self.store.transact(lambda tx: q.state_of_update(tx, update_id), write=False)
 
     async def _settle(self, delivery: Delivery, plan: _Plan) -> None:
         """Finish a row that needs no send: nothing to do, not yet, or unsendable."""
@@ -923,9 +938,11 @@ class _Marker:
         batch, self._queue = self._queue, []
         if not batch:
             return
+        marks = [m for m, _ in batch]
         try:
-            async with self._store.write() as tx:
-                marked = await q.mark_sent(tx, worker=self._worker, marks=[m for m, _ in batch])
+            marked = await self._store.transact(
+                lambda tx: q.mark_sent(tx, worker=self._worker, marks=marks)
+            )
         except Exception as exc:
             for _, done in batch:
                 if not done.done():
