@@ -21,6 +21,7 @@ others (see `bot.dispatcher`, "Exactly once").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     String,
     and_,
     bindparam,
@@ -68,7 +70,7 @@ def is_pending(row: NamedFromClause) -> ColumnElement[bool]:
     return row.c.state == _PENDING_LITERAL
 
 
-def _waiting_for_post(row: NamedFromClause, now: datetime) -> ColumnElement[bool]:
+def _waiting_for_post(row: NamedFromClause, now: Any) -> ColumnElement[bool]:
     """True for a follow-up whose POST (same update, same subscription) is unsettled."""
     post = t.deliveries.alias("post")
     unsettled = exists(
@@ -87,7 +89,7 @@ def _waiting_for_post(row: NamedFromClause, now: datetime) -> ColumnElement[bool
     return and_(row.c.action.in_(FOLLOW_UPS), unsettled)
 
 
-def _claimable(row: NamedFromClause, platform: str, now: datetime) -> list[ColumnElement[bool]]:
+def _claimable(row: NamedFromClause, platform: Any, now: Any) -> list[ColumnElement[bool]]:
     return [
         is_pending(row),
         row.c.platform == platform,
@@ -109,33 +111,47 @@ async def claim(
     """Lease up to `limit` due rows of `platform` to `worker`, oldest due first."""
     if limit <= 0:
         return []
+    params = {
+        "c_worker": worker,
+        "c_platform": platform,
+        "c_now": now,
+        "c_lease_until": lease_until,
+        "c_limit": limit,
+    }
+    result = await tx.conn.execute(_claim_statement(tx.dialect), params)
+    rows = [delivery_from_row(r) for r in result]
+    rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
+    return rows
+
+
+@functools.cache
+def _claim_statement(dialect: str) -> Any:
+    """The claim, built once per dialect (its parameters bound at each execution)."""
     candidate = t.deliveries.alias("candidate")
+    now = bindparam("c_now", type_=t.UTCDateTime)
     ids = (
         select(candidate.c.id)
-        .where(*_claimable(candidate, platform, now))
+        .where(*_claimable(candidate, bindparam("c_platform", type_=String), now))
         .order_by(candidate.c.not_before, candidate.c.created_at, candidate.c.id)
-        .limit(limit)
+        .limit(bindparam("c_limit", type_=Integer))
     )
-    if tx.dialect == "postgresql":
+    if dialect == "postgresql":
         ids = ids.with_for_update(skip_locked=True, of=candidate)
     # A materialized CTE runs the LIMIT-ed, row-locking select exactly once. Written as a
     # plain `IN (subquery)`, PostgreSQL may rescan the subquery inside a nested loop, and
     # each rescan skips the rows the previous one locked: more than `limit` rows come back.
     chosen = ids.cte("chosen").prefix_with("MATERIALIZED", dialect="postgresql")
-    stmt = (
+    return (
         update(_d)
         .where(_d.c.id.in_(select(chosen.c.id)), _d.c.state == PENDING)
         .values(
-            claimed_by=worker,
-            claimed_until=lease_until,
+            claimed_by=bindparam("c_worker", type_=String),
+            claimed_until=bindparam("c_lease_until", type_=t.UTCDateTime),
             # A lease that lapsed unsettled: its holder may have sent it. One attempt.
             attempts=case((_d.c.claimed_by.is_not(None), _d.c.attempts + 1), else_=_d.c.attempts),
         )
         .returning(*_d.c)
     )
-    rows = [delivery_from_row(r) for r in await tx.conn.execute(stmt)]
-    rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
-    return rows
 
 
 async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datetime) -> int:
@@ -192,21 +208,26 @@ async def mark_sent(tx: Tx, *, worker: str, marks: Iterable[SentMark]) -> int:
     ]
     if not params:
         return 0
-    stmt = (
-        update(_d)
-        .where(_d.c.id == bindparam("b_id"), _d.c.claimed_by == worker)
-        .values(
-            state=SENT,
-            platform_message_id=bindparam("b_message"),
-            sent_at=bindparam("b_at"),
-            attempts=_d.c.attempts + 1,
-            last_error=None,
-            claimed_by=None,
-            claimed_until=None,
-        )
-    )
-    result = await tx.conn.execute(stmt, params)
+    for p in params:
+        p["b_worker"] = worker
+    result = await tx.conn.execute(_MARK_SENT, params)
     return int(result.rowcount)
+
+
+# Built once: the statement every batch of sends records itself with.
+_MARK_SENT = (
+    update(_d)
+    .where(_d.c.id == bindparam("b_id"), _d.c.claimed_by == bindparam("b_worker"))
+    .values(
+        state=SENT,
+        platform_message_id=bindparam("b_message"),
+        sent_at=bindparam("b_at", type_=t.UTCDateTime),
+        attempts=_d.c.attempts + 1,
+        last_error=None,
+        claimed_by=None,
+        claimed_until=None,
+    )
+)
 
 
 async def record_failure(
