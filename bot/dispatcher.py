@@ -35,15 +35,17 @@ rows are cancelled (nothing more goes there), and a NOTICE is queued to every ad
 
 Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
 delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
-marked SENT in one transaction (sends finishing within `mark_window`, 50 ms, share one commit). A crash between
-the send and that commit means the row is sent again with the same key after restart:
+marked SENT in one transaction (sends finishing within `mark_window`, 50 ms, share one
+commit). A crash between the send and that commit means the row is sent again with the same
+key after restart:
 - Discord: the key is the message nonce with `enforce_nonce`, so Discord returns the message
   it already created instead of posting twice. No duplicate.
 - Slack: chat.postMessage takes no idempotency key. What remains is a window: a crash after
   Slack accepted a post but before the commit recording its `ts` (one round trip, the mark
-  window and one commit, well under a second), or a post that timed out after Slack had accepted it. Either
-  is posted again on retry. A send whose `ts` was recorded is never repeated, and the Slack
-  adapter puts the delivery id in the message metadata so such a copy can be traced.
+  window and one commit, well under a second), or a post that timed out after Slack had
+  accepted it. Either is posted again on retry. A send whose `ts` was recorded is never
+  repeated, and the Slack adapter puts the delivery id in the message metadata so such a
+  copy can be traced.
 - Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
 
 Retracting a POST in doubt. A POST whose outcome is unknown (attempted and never recorded as
