@@ -188,6 +188,7 @@ class Dispatcher:
     `update_state_ttl` (how long POSTs trust their view of whether the update was retracted),
     `depth_every` (seconds between counts of the queue for the queue-depth gauge),
     `mark_window` (how long SENT marks gather before one commit records them all),
+    `history_every` (seconds between purges of old history, `purge_history`),
     and `rng` (the jitter's source, seeded in tests).
     """
 
@@ -211,6 +212,7 @@ class Dispatcher:
         update_state_ttl: float = 1.0,
         depth_every: float = 5.0,
         mark_window: float = 0.05,
+        history_every: float = 3600.0,
     ) -> None:
         self.store = store
         self.adapters = dict(adapters)
@@ -229,6 +231,7 @@ class Dispatcher:
         self.update_state_ttl = update_state_ttl
         self.depth_every = depth_every
         self.mark_window = mark_window
+        self.history_every = history_every
         self.stats = DrainStats()
         self._depth_at = float("-inf")
 
@@ -241,6 +244,7 @@ class Dispatcher:
         self._update_states: dict[int, tuple[float, asyncio.Future[str | None]]] = {}
         self._marker: _Marker | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._tasks_aside: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._stop_requested = asyncio.Event()
         self._stopped = asyncio.Event()
@@ -267,6 +271,8 @@ class Dispatcher:
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
                 )
             self._begin()
+            history = asyncio.create_task(self._keep_history(), name="delivery-history")
+            self._tasks_aside.add(history)
             while not self._stopping:
                 self.store.outbox_written.clear()
                 self._wake.clear()
@@ -342,6 +348,11 @@ class Dispatcher:
         if self._marker is not None:
             await self._marker.close()
             self._marker = None
+        for aside in list(self._tasks_aside):
+            aside.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await aside
+        self._tasks_aside.clear()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -516,6 +527,38 @@ class Dispatcher:
                 pending.discard(waker)
         finally:
             waker.cancel()
+
+    async def purge_history(self, batch: int = 2000) -> int:
+        """Summarise and delete settled deliveries older than `keep_history_days` (none when
+        it is 0), a batch per transaction so writers and the loop are never held long.
+        Returns how many were purged."""
+        days = self.settings.keep_history_days
+        if days <= 0:
+            return 0
+        now = self.clock()
+        before = now - timedelta(days=days)
+        purged = 0
+        while True:
+            n = await self.store.transact(
+                lambda tx: q.purge_history(tx, before=before, now=now, limit=batch)
+            )
+            purged += n
+            if n < batch or self._stopping:
+                break
+            await asyncio.sleep(0)
+        if purged:
+            log.info("purged %d deliveries older than %d days (summarised)", purged, days)
+        return purged
+
+    async def _keep_history(self) -> None:
+        """`purge_history` a minute after start, then every `history_every` seconds."""
+        await asyncio.sleep(min(60.0, self.history_every))
+        while True:
+            try:
+                await self.purge_history()
+            except Exception:
+                log.exception("purging old deliveries failed; again in %g s", self.history_every)
+            await asyncio.sleep(self.history_every)
 
     async def _renew_leases(self) -> None:
         while True:

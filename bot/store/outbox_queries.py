@@ -22,6 +22,7 @@ others (see `bot.dispatcher`, "Exactly once").
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +35,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    delete,
     exists,
     func,
     literal_column,
@@ -475,7 +477,27 @@ async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, Pla
     for row in await tx.conn.execute(query):
         values = [int(v or 0) for v in row[1:]]
         out[str(row[0])] = PlatformSummary(str(row[0]), *values)
-    return out
+    # Copies already purged (`purge_history`) count from their summary.
+    h = t.delivery_history
+    purged = await tx.conn.execute(
+        select(h.c.platform, h.c.state, func.sum(h.c.count), func.sum(h.c.retried))
+        .where(h.c.update_id == update_id)
+        .group_by(h.c.platform, h.c.state)
+    )
+    for platform, state, count, retried in purged:
+        n, r = int(count or 0), int(retried or 0)
+        was = out.get(str(platform)) or PlatformSummary(str(platform), 0, 0, 0, 0, 0, 0, 0)
+        out[str(platform)] = PlatformSummary(
+            was.platform,
+            was.total + n,
+            was.pending,
+            was.scheduled,
+            was.sent + (n if state == SENT else 0),
+            was.dead + (n if state == DEAD else 0),
+            was.cancelled + (n if state == CANCELLED else 0),
+            was.retried + r,
+        )
+    return dict(sorted(out.items()))
 
 
 async def requeue_dead(
@@ -505,6 +527,68 @@ async def requeue_dead(
         # Wakes dispatchers in other processes when this transaction commits.
         await tx.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
     return before
+
+
+SETTLED: tuple[str, ...] = (SENT, DEAD, CANCELLED)
+
+
+async def purge_history(tx: Tx, *, before: datetime, now: datetime, limit: int = 2000) -> int:
+    """Delete up to `limit` settled deliveries (sent, dead, cancelled) queued before
+    `before`, oldest first, and write what they were into `delivery_history`: one row per
+    (update, platform, action, outcome) with how many, how many needed retries, and the
+    span of their queueing. Returns how many were deleted (less than `limit`: done).
+
+    The rows are read back from the DELETE itself, so two instances purging at once never
+    count a row twice. Pending rows are never touched."""
+    oldest = (
+        select(_d.c.id)
+        .where(_d.c.created_at < before, _d.c.state.in_(SETTLED))
+        .order_by(_d.c.created_at)
+        .limit(limit)
+    )
+    gone = (
+        await tx.conn.execute(
+            delete(_d)
+            .where(_d.c.id.in_(oldest.scalar_subquery()), _d.c.state.in_(SETTLED))
+            .returning(
+                _d.c.update_id,
+                _d.c.platform,
+                _d.c.action,
+                _d.c.state,
+                _d.c.attempts,
+                _d.c.created_at,
+            )
+        )
+    ).all()
+    if not gone:
+        return 0
+    counts: Counter[tuple[int | None, str, str, str]] = Counter()
+    retried: Counter[tuple[int | None, str, str, str]] = Counter()
+    span: dict[tuple[int | None, str, str, str], tuple[datetime, datetime]] = {}
+    for update_id, platform, action, state, attempts, created_at in gone:
+        key = (update_id, str(platform), str(action), str(state))
+        counts[key] += 1
+        retried[key] += 1 if attempts > 1 else 0
+        first, last = span.get(key, (created_at, created_at))
+        span[key] = (min(first, created_at), max(last, created_at))
+    await tx.conn.execute(
+        t.delivery_history.insert(),
+        [
+            {
+                "purged_at": now,
+                "update_id": key[0],
+                "platform": key[1],
+                "action": key[2],
+                "state": key[3],
+                "count": n,
+                "retried": retried[key],
+                "first_created_at": span[key][0],
+                "last_created_at": span[key][1],
+            }
+            for key, n in counts.items()
+        ],
+    )
+    return len(gone)
 
 
 def _chunks(items: list[Any], size: int = 500) -> list[list[Any]]:
