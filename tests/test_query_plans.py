@@ -18,6 +18,7 @@ from sqlalchemy import event, insert
 
 from bot.admin import Admin
 from bot.clock import FixedClock
+from bot.models import UpdateState
 from bot.store import Store, Tx
 from bot.store import outbox_queries as q
 from bot.store import schema as t
@@ -301,3 +302,36 @@ async def test_claims_and_idle_queries_read_only_their_rows_at_100000_pending(
     assert "state = 'pending'" in depth[0]
     if store.dialect == "sqlite":
         assert any("ix_deliveries_pending" in line for line in depth[1]), depth[1]
+
+
+async def test_pickers_read_the_newest_updates_through_an_index(
+    store: Store, clock: FixedClock
+) -> None:
+    await fill(store)
+    recorded: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        recorded.append((str(args[2]), args[3]))
+
+    live = {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
+    engine = store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        async with store.read() as tx:
+            for states in (None, live, {UpdateState.PENDING_APPROVAL}):
+                found = await tx.recent_updates(clock(), limit=25, states=states)
+                assert len(found) == (0 if states == {UpdateState.PENDING_APPROVAL} else 25)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
+    async with store.read() as tx:
+        for statement, parameters in recorded:
+            rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
+            plan = [str(row[-1]) for row in rows]
+            text = "\n".join(plan)
+            # Newest first along the primary key, stopping at the limit (SQLite says "SCAN
+            # updates" for that walk too, but no sort), or the few rows of one state
+            # found through its index and sorted.
+            assert "TEMP B-TREE" not in text and "Seq Scan" not in text, plan
+            if "Sort" in text:
+                assert "Index Cond: ((state)" in text, plan
