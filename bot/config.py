@@ -116,6 +116,9 @@ class DeliverySection(_Model):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     max_attempts: int = Field(default=12, ge=1, le=100)
+    # Sent, dead and cancelled deliveries older than this many days are summarised (per
+    # update, platform and outcome) and purged; 0 keeps them all. The audit log stays.
+    keep_history_days: int = Field(default=90, ge=0, le=3650)
     # Where to tell admins that a channel broke or an update awaits approval.
     admin_channels: list[str] = []  # "platform:workspace/channel"
 

@@ -222,7 +222,7 @@ class Handlers:
         if not self.commands.admin.admins.allows(actor_of(interaction)):
             return []
         try:
-            updates = await self.commands.recent_updates(CHOICES_MAX)
+            updates = await self.commands.recent_updates(CHOICES_MAX, states)
         except Exception:
             log.exception("update autocomplete failed")
             return []

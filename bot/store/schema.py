@@ -207,8 +207,46 @@ deliveries = Table(
     Column("payload", JSON, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("sent_at", UTCDateTime, nullable=True),
-    Index("ix_deliveries_due", "state", "not_before"),
+    # What is pending, in the claim's order: a claim, `next_due` and the queue depth read
+    # only pending rows, however long the history (the queries say `state = 'pending'` as a
+    # literal so that PostgreSQL's generic plans can use it too).
+    Index(
+        "ix_deliveries_pending",
+        "platform",
+        "not_before",
+        "created_at",
+        "id",
+        sqlite_where=text("state = 'pending'"),
+        postgresql_where=text("state = 'pending'"),
+    ),
+    # Leases held: when the next one lapses.
+    Index(
+        "ix_deliveries_leased",
+        "claimed_until",
+        sqlite_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
+        postgresql_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
+    ),
     Index("ix_deliveries_update", "update_id", "subscription_id"),
+    # The retention purge takes the oldest rows first.
+    Index("ix_deliveries_created_at", "created_at"),
+)
+
+delivery_history = Table(
+    "delivery_history",
+    metadata,
+    # What purged deliveries were (`[delivery] keep_history_days`): one row per (update,
+    # platform, action, outcome) per purge, with how many and when they were queued.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("purged_at", UTCDateTime, nullable=False),
+    Column("update_id", Integer, nullable=True),
+    Column("platform", String(16), nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("retried", Integer, nullable=False),
+    Column("first_created_at", UTCDateTime, nullable=False),
+    Column("last_created_at", UTCDateTime, nullable=False),
+    Index("ix_delivery_history_update", "update_id"),
 )
 
 webhook_endpoints = Table(
