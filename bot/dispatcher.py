@@ -19,6 +19,16 @@ lapse (another dispatcher, or its restart under a new `default_worker_id()`, the
 them over, counting one attempt of unknown outcome), or at once when it restarts under the
 same fixed `worker_id`.
 
+One dispatcher per platform. With `leadership` (as `strikebot run` does), a dispatcher sends
+for a platform only while it holds that platform's lock (`bot.leader.dispatcher_lock_key`):
+among several instances on one database, one sends for Discord, one (perhaps another) for
+Slack, and the rest stand by, trying for the lock every `election_seconds`. So one pace per
+token holds for all of them together. The lock is a PostgreSQL session advisory lock: when
+its holder dies, its connection closes and the lock is free; a standby takes it within a
+round, and then takes over at once the rows the dead holder had claimed for that platform
+(each counts an attempt of unknown outcome, see "Exactly once"), rather than waiting for
+their leases to lapse. See docs/scaling.md.
+
 Pacing. Each platform gets a `bot.pacing.Pacer` built from its adapter's `Pacing`: a global
 bucket (Discord: 48/s under the 50/s limit), per-workspace and per-channel buckets, and a cap
 on requests in flight. Many channels are sent to concurrently within those limits. A 429's
@@ -90,7 +100,7 @@ import secrets
 import socket
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -99,6 +109,7 @@ from bot.channels import delivery_refused
 from bot.clock import Clock
 from bot.config import DeliverySection
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
+from bot.leader import Leadership
 from bot.messages import correction_message, retraction_message, update_message
 from bot.metrics import Metrics
 from bot.models import (
@@ -205,6 +216,8 @@ class Dispatcher:
         send_timeout: float = 30.0,
         idle_recheck: float = 2.0,
         update_state_ttl: float = 1.0,
+        leadership: Callable[[Platform], Leadership] | None = None,
+        election_seconds: float = 1.0,
     ) -> None:
         self.store = store
         self.adapters = dict(adapters)
@@ -221,7 +234,12 @@ class Dispatcher:
         self.send_timeout = send_timeout
         self.idle_recheck = idle_recheck
         self.update_state_ttl = update_state_ttl
+        self.election_seconds = election_seconds
         self.stats = DrainStats()
+        self._leadership = leadership
+        self._leads: dict[Platform, Leadership] = {}
+        self._leading: set[Platform] = set()
+        self._election: asyncio.Task[None] | None = None
 
         self._pacers: dict[Platform, Pacer] = {}
         self._held: dict[str, Delivery] = {}
@@ -258,6 +276,8 @@ class Dispatcher:
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
                 )
             self._begin()
+            if self._leadership is not None:
+                self._election = asyncio.create_task(self._elect_loop(), name="dispatcher-leases")
             while not self._stopping:
                 self.store.outbox_written.clear()
                 self._wake.clear()
@@ -276,6 +296,7 @@ class Dispatcher:
                 await self._sleep(wait)
         finally:
             await self._end()
+            await self._resign()
             self._running = False
             self._stopped.set()
 
@@ -317,6 +338,66 @@ class Dispatcher:
             await self._end()
         return self.stats
 
+    # ------------------------------------------------------------------ leases
+
+    @property
+    def leading(self) -> frozenset[Platform]:
+        """The platforms this dispatcher sends for (all of them without `leadership`)."""
+        if self._leadership is None:
+            return frozenset(self.adapters)
+        return frozenset(self._leading)
+
+    async def elect(self) -> frozenset[Platform]:
+        """One election round for every platform: keep, lose or take its lock. A platform
+        taken over gets the rows its previous holder had claimed back at once."""
+        assert self._leadership is not None
+        for platform in self.adapters:
+            lead = self._leads.get(platform)
+            if lead is None:
+                lead = self._leads[platform] = self._leadership(platform)
+            try:
+                if platform in self._leading:
+                    if await lead.still_held():
+                        continue
+                    self._leading.discard(platform)
+                    log.warning("lost the %s dispatcher lock; another instance sends now", platform)
+                if not await lead.acquire():
+                    continue
+                async with self.store.write() as tx:
+                    taken = await q.take_over(
+                        tx, worker=self.worker_id, platform=str(platform), now=self.clock()
+                    )
+            except Exception:
+                log.exception("the %s dispatcher election failed; trying again", platform)
+                self._leading.discard(platform)
+                continue
+            self._leading.add(platform)
+            log.info(
+                "this instance now sends for %s%s",
+                platform,
+                f" (took over {taken} deliveries of a previous holder)" if taken else "",
+            )
+            self._wake.set()
+        return self.leading
+
+    async def _elect_loop(self) -> None:
+        while not self._stopping:
+            await self.elect()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_requested.wait(), self.election_seconds)
+
+    async def _resign(self) -> None:
+        if self._election is not None:
+            self._election.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._election
+            self._election = None
+        for lead in self._leads.values():
+            with contextlib.suppress(Exception):
+                await lead.release()
+        self._leads.clear()
+        self._leading.clear()
+
     # ------------------------------------------------------------------ the loop
 
     def _begin(self) -> None:
@@ -354,7 +435,7 @@ class Dispatcher:
         """Lease due rows for every platform with room, and start a task for each."""
         room = {
             platform: self._capacity(platform) - self._held_per_platform[platform]
-            for platform in self.adapters
+            for platform in self.leading
         }
         room = {platform: n for platform, n in room.items() if n > 0}
         if not room or self._stopping:
@@ -447,9 +528,7 @@ class Dispatcher:
     async def _next_wait(self) -> float:
         """Seconds until the next row falls due (at most `idle_recheck`)."""
         now = self.clock()
-        platforms = [
-            str(p) for p in self.adapters if self._held_per_platform[p] < self._capacity(p)
-        ]
+        platforms = [str(p) for p in self.leading if self._held_per_platform[p] < self._capacity(p)]
         async with self.store.read() as tx:
             due = await q.next_due(tx, platforms=platforms, now=now)
             self._record_depth(await q.pending_counts(tx))

@@ -122,6 +122,24 @@ async def claim(
     return rows
 
 
+async def take_over(tx: Tx, *, worker: str, platform: str, now: datetime) -> int:
+    """Make the rows of `platform` held by other workers claimable now: `worker` has just
+    become the one dispatcher for `platform` (`bot.leader.dispatcher_lock_key`), so their
+    holder is gone. Their claim counts an attempt of unknown outcome, as for a lapsed lease."""
+    result = await tx.conn.execute(
+        update(_d)
+        .where(
+            _d.c.state == PENDING,
+            _d.c.platform == platform,
+            _d.c.claimed_by.is_not(None),
+            _d.c.claimed_by != worker,
+            _d.c.claimed_until > now,
+        )
+        .values(claimed_until=now)
+    )
+    return int(result.rowcount)
+
+
 async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datetime) -> int:
     """Extend the lease on rows this worker still holds; returns how many it holds."""
     renewed = 0
