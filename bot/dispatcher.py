@@ -46,14 +46,19 @@ rows are cancelled (nothing more goes there), and a NOTICE is queued to every ad
 Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
 delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
 marked SENT in one transaction (sends finishing together share one commit). A crash between
-the send and that commit means the row is sent again with the same key after restart:
-- Discord: the key is the message nonce with `enforce_nonce`, so Discord returns the message
-  it already created instead of posting twice. No duplicate.
-- Slack: chat.postMessage takes no idempotency key. What remains is a window: a crash after
-  Slack accepted a post but before the commit recording its `ts` (one round trip plus one
-  commit, well under a second), or a post that timed out after Slack had accepted it. Either
-  is posted again on retry. A send whose `ts` was recorded is never repeated, and the Slack
-  adapter puts the delivery id in the message metadata so such a copy can be traced.
+the send and that commit, a send that timed out, a lease that lapsed or was taken over:
+each leaves the row in doubt (`in_doubt_since`), and it is sent again with the same key.
+Before that, an adapter that can (`FindsSent`) looks for the copy in the channel by a
+marker carrying the delivery id; found, it is recorded as SENT and not posted again
+(`DrainStats.found`). This is what holds past the platform's idempotency window:
+- Discord: the key is the message nonce with `enforce_nonce`, so within a few minutes
+  Discord returns the message it already created. Past that window the copy is found among
+  the channel's recent messages by the delivery id in its link (`adapters.discord._outbound`).
+  Without Read Message History in a channel, a retry past the window may post twice.
+- Slack: chat.postMessage takes no idempotency key; the delivery id rides in the message
+  metadata and the copy is found in `conversations.history`. Without the history scopes,
+  what remains is a window: a crash after Slack accepted a post but before the commit
+  recording its `ts`, or a post that timed out after Slack had accepted it.
 - Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
 
 Retracting a POST in doubt. A POST whose outcome is unknown (attempted and never recorded as
@@ -61,16 +66,13 @@ sent or failed: its worker was killed mid-send, a send timed out, a lease lapsed
 taken over, which counts an attempt) may already be up. A retraction does not cancel it
 (`outbox_queries.withdraw_posts` leaves it pending) and its RETRACT waits for it. The
 dispatcher then sends it once more with the same idempotency key, rendered as the
-retraction, records the message id, and the RETRACT edits that message:
-- Discord: the nonce returns the message created before, which the RETRACT then edits into
-  the retraction; if nothing had been created, the channel gets the retraction notice
-  itself. One message either way. The remaining window: Discord dedupes nonces for a few
-  minutes only, so after a longer outage a first copy that did go out is not found by its
-  nonce; a new retraction notice is posted and the first copy stays as it was.
-- Slack: no idempotency key, so the retraction notice is posted as a new message. If the
-  first post had gone through, it stays as it was, followed by that notice (its message
-  metadata carries the delivery id, to find it by hand). If it had not, the channel sees
-  only the notice. A channel never sees the retracted text without its retraction.
+retraction, records the message id, and the RETRACT edits that message. The copy that did
+go out is found first (by its nonce within Discord's window, else by its marker) and the
+RETRACT edits it into the retraction; if nothing had been created, the channel gets the
+retraction notice itself. One message either way. Where the copy cannot be looked for
+(no history access, past Discord's nonce window), a first copy that did go out stays as it
+was, followed by the retraction notice. A channel never sees the retracted text without its
+retraction.
 
 What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
@@ -122,7 +124,14 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.outbound import Adapter, ChannelRef, EventSink, OutboundMessage, edits_in_place
+from bot.outbound import (
+    Adapter,
+    ChannelRef,
+    EventSink,
+    FindsSent,
+    OutboundMessage,
+    edits_in_place,
+)
 from bot.outbox import release_time
 from bot.pacing import Pacer, Paused, backoff_delay
 from bot.store import Store, Tx
@@ -145,6 +154,7 @@ class DrainStats:
     dead: int = 0
     cancelled: int = 0
     postponed: int = 0
+    found: int = 0  # copies in doubt found already posted, recorded instead of sent again
 
 
 # What to do with one claimed row, decided just before sending it.
@@ -270,7 +280,9 @@ class Dispatcher:
         failures = 0
         try:
             async with self.store.write() as tx:
-                released = await q.release(tx, worker=self.worker_id, in_doubt=True)
+                released = await q.release(
+                    tx, worker=self.worker_id, in_doubt=True, now=self.clock()
+                )
             if released:
                 log.info(
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
@@ -606,6 +618,7 @@ class Dispatcher:
         adapter = self.adapters[delivery.platform]
         pacer = self._pacer(delivery.platform)
         attempts = delivery.attempts
+        in_doubt = delivery.in_doubt_since is not None
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
         async with self._locks.hold(key):
             while True:
@@ -621,7 +634,9 @@ class Dispatcher:
                         assert task is not None
                         self._sending.add(task)  # from here on, stop() waits for the outcome
                         try:
-                            failure = await self._attempt(adapter, channel, delivery, sub, plan)
+                            failure = await self._attempt(
+                                adapter, channel, delivery, sub, plan, in_doubt=in_doubt
+                            )
                         finally:
                             self._sending.discard(task)
                 except Paused as paused:
@@ -633,6 +648,7 @@ class Dispatcher:
                 if failure is None:
                     return
                 attempts += 1
+                in_doubt = in_doubt or failure.in_doubt
                 wait = await self._after_failure(delivery, sub, channel, failure, attempts)
                 if wait is None:
                     return
@@ -646,11 +662,30 @@ class Dispatcher:
         delivery: Delivery,
         sub: Subscription,
         plan: _Send | _Edit | _SendEvent,
+        *,
+        in_doubt: bool = False,
     ) -> TransientDeliveryError | None:
-        """One try. Returns None when the row is settled (sent or dead), else the failure."""
+        """One try. Returns None when the row is settled (sent or dead), else the failure.
+
+        A new message whose earlier attempt's outcome is unknown (`in_doubt`) is first
+        looked for on the platform when the adapter can (`FindsSent`): found, it is recorded
+        as sent instead of posted again."""
         try:
             async with asyncio.timeout(self.send_timeout):
-                if isinstance(plan, _SendEvent):
+                found = None
+                if in_doubt and isinstance(plan, _Send) and isinstance(adapter, FindsSent):
+                    found = await adapter.find_sent(
+                        channel, delivery.id, plan.message, since=delivery.created_at
+                    )
+                if found is not None:
+                    log.info(
+                        "delivery %s was already posted (%s); recorded, not sent again",
+                        delivery.id,
+                        found,
+                    )
+                    self.stats.found += 1
+                    message_id = found
+                elif isinstance(plan, _SendEvent):
                     if not isinstance(adapter, EventSink):
                         raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
                     message_id = await adapter.send_event(
@@ -677,12 +712,14 @@ class Dispatcher:
         except TransientDeliveryError as exc:
             return exc
         except TimeoutError:
-            return TransientDeliveryError(f"no answer within {self.send_timeout:g} s")
+            return TransientDeliveryError(
+                f"no answer within {self.send_timeout:g} s", in_doubt=True
+            )
         except Exception as exc:
             log.warning(
                 "sending %s raised %s; retrying", delivery.id, type(exc).__name__, exc_info=True
             )
-            return TransientDeliveryError(f"{type(exc).__name__}: {exc}")
+            return TransientDeliveryError(f"{type(exc).__name__}: {exc}", in_doubt=True)
         try:
             await self._mark_sent(delivery, str(message_id))
         except Exception:
@@ -732,6 +769,7 @@ class Dispatcher:
                 reason=failure.reason,
                 lease_until=now + timedelta(seconds=self.lease),
                 retry_at=None if inline else now + timedelta(seconds=delay),
+                in_doubt_since=now if failure.in_doubt else None,
             )
         if recorded is None:
             log.warning("lost the lease on %s; another dispatcher has it", delivery.id)

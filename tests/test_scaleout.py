@@ -101,6 +101,8 @@ async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_
             # 60-second lease, and sends each once more with the same idempotency key.
             lead = first._leads["discord"]
             assert isinstance(lead, PostgresLeadership) and lead.backend_pid
+            assert first._election is not None
+            first._election.cancel()  # a dead process stands for nothing again
             async with one.write() as tx:
                 await tx.conn.execute(
                     text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid}

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from datetime import datetime
 
 import discord
 from aiohttp import web
@@ -31,7 +32,7 @@ from adapters.discord._client import GatewayHealth, StrikeClient
 from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._http_interactions import INTERACTIONS_PATH, InteractionsEndpoint
 from adapters.discord._interactions import Handlers
-from adapters.discord._outbound import RestSender
+from adapters.discord._outbound import RestSender, mark
 from adapters.discord._posting import DraftButton, Drafts
 from adapters.discord._render import render_embeds
 from adapters.discord._settings import (
@@ -231,6 +232,19 @@ class DiscordAdapter:
         return await self._rest.send(
             channel.channel, render_embeds([message]), nonce=idempotency_key
         )
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None:
+        """The message a send of `idempotency_key` created, found among the channel's recent
+        messages by the marker its link carries (see `adapters.discord._outbound`)."""
+        embeds = mark(render_embeds([message]), idempotency_key)
+        return await self._rest.find(channel.channel, idempotency_key, embeds, since=since)
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         await self._rest.edit(channel.channel, message_id, render_embeds([message]))

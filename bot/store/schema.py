@@ -207,6 +207,8 @@ deliveries = Table(
     Column("payload", JSON, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("sent_at", UTCDateTime, nullable=True),
+    # Set when the outcome of a send became unknown (see bot.dispatcher, "Exactly once").
+    Column("in_doubt_since", UTCDateTime, nullable=True),
     Index("ix_deliveries_due", "state", "not_before"),
     Index("ix_deliveries_update", "update_id", "subscription_id"),
 )

@@ -15,7 +15,8 @@ GUILD_CREATE), RESUME → replay of missed events + RESUMED, unknown session →
 `drop_gateway()` closes every socket (with a close code, or abruptly).
 
 Faults: `inject()` answers matching requests with a status (403/404/429/5xx), holds them
-past the client's timeout ("timeout") or cuts the connection ("reset"). `inject(429,
+past the client's timeout ("timeout"), carries them out and then holds the answer ("lost":
+a message posted whose answer never arrives) or cuts the connection ("reset"). `inject(429,
 is_global=True)` is a global 429 (`X-RateLimit-Global: true`, `"global": true`, `Via`);
 `inject(status, raw=(content_type, body))` answers with a body that is not Discord's JSON
 (a proxy's HTML or plain-text page, JSON cut short). Channels can be
@@ -62,6 +63,7 @@ T = TypeVar("T")
 PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE, UPDATE_MESSAGE = 1, 4, 5, 6, 7
 AUTOCOMPLETE_RESULT, MODAL = 8, 9
 EPHEMERAL_FLAG = 1 << 6
+LOST = object()  # an injected fault: the request is carried out, its answer never comes
 
 
 def load_payload(name: str) -> dict[str, Any]:
@@ -339,6 +341,8 @@ class FakeDiscord:
         # -- faults --
         self.gateway_open = True  # False: the gateway answers 503 (Discord's gateway is down)
         self.forbidden_channels: set[str] = set()
+        self.no_history_channels: set[str] = set()  # the bot lacks Read Message History
+        self.history_reads = 0
         self.missing_channels: set[str] = set()
         self._injections: list[Injection] = []
         # -- internals --
@@ -644,6 +648,7 @@ class FakeDiscord:
              self._get_commands, True, None),
             ("POST", "/channels/{channel_id}/messages", self._create_message, True,
              channel_bucket),
+            ("GET", "/channels/{channel_id}/messages", self._list_messages, True, None),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message, True,
              channel_bucket),
             ("DELETE", "/channels/{channel_id}/messages/{message_id}", self._delete_message,
@@ -684,7 +689,14 @@ class FakeDiscord:
             if is_post and self.first_message_post_at is None:
                 self.first_message_post_at = time.monotonic()
             injected = await self._injected(request, key, params)
-            if injected is not None:
+            if injected is LOST:
+                # Discord did it, but the answer never arrives (a cut connection, a timeout).
+                await route.handler(request, params)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(30):
+                        await self._closing.wait()
+                return error(504, "held past the client's timeout")
+            if isinstance(injected, web.StreamResponse):
                 return injected
             if route.bot_auth and self.global_per_second is not None:
                 limited = self._global_limit(key)
@@ -706,7 +718,7 @@ class FakeDiscord:
 
     async def _injected(
         self, request: web.Request, key: str, params: Mapping[str, str]
-    ) -> web.StreamResponse | None:
+    ) -> web.StreamResponse | object | None:
         for injection in self._injections:
             if injection.times <= 0:
                 continue
@@ -717,6 +729,8 @@ class FakeDiscord:
             ):
                 continue
             injection.times -= 1
+            if injection.status == "lost":
+                return LOST
             if injection.status == "timeout":
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(30):
@@ -916,6 +930,39 @@ class FakeDiscord:
         if nonce is not None:
             self._nonces[(channel_id, str(nonce))] = (message.id, now)
         return json_response(message.to_json(self.bot_user))
+
+    async def _list_messages(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        """GET a channel's messages (newest first; `after`, `before`, `limit` 1-100). Like
+        Discord, a stored message does not carry the nonce it was sent with."""
+        channel_id = params["channel_id"]
+        fault = self._channel_fault(channel_id)
+        if fault is not None:
+            return fault
+        if channel_id in self.no_history_channels:
+            return error(403, "Missing Access", 50001)
+        try:
+            limit = int(request.query.get("limit", "50"))
+            after = int(request.query.get("after", "0"))
+            before = int(request.query.get("before", str(1 << 63)))
+        except ValueError:
+            return error(400, "Invalid Form Body (limit, after, before)", 50035)
+        if not 1 <= limit <= 100:
+            return error(400, "Invalid Form Body (limit: between 1 and 100)", 50035)
+        found = sorted(
+            (m for m in self.channel_messages(channel_id) if after < int(m.id) < before),
+            key=lambda m: int(m.id),
+        )
+        # With `after`, Discord returns the oldest `limit` after it (newest first).
+        chosen = found[:limit] if "after" in request.query else found[-limit:]
+        self.history_reads += 1
+        return json_response(
+            [
+                {k: v for k, v in m.to_json(self.bot_user).items() if k != "nonce"}
+                for m in reversed(chosen)
+            ]
+        )
 
     async def _edit_message(
         self, request: web.Request, params: dict[str, str]
