@@ -29,6 +29,7 @@ from bot.config import Settings, StrikeConfig
 from bot.context import PluginContext, commands_for, plugin_context
 from bot.dispatcher import Dispatcher
 from bot.errors import StrikebotError
+from bot.leader import dispatcher_lock_key, leadership_for
 from bot.metrics import Metrics
 from bot.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
@@ -154,8 +155,15 @@ async def serve(
                 stack.push_async_callback(_logged, part.plugin.title, part.instance.stop)
 
         adapters = adapters_of(parts)
+        # One dispatcher per platform among all instances: one pace per token.
         dispatcher = Dispatcher(
-            store, adapters, campaign, clock, settings=config.delivery, metrics=metrics
+            store,
+            adapters,
+            campaign,
+            clock,
+            settings=config.delivery,
+            metrics=metrics,
+            leadership=lambda platform: leadership_for(store, dispatcher_lock_key(platform)),
         )
         dispatching = asyncio.create_task(dispatcher.run(), name="dispatcher")
         # Posts from the CLI or another instance wake the dispatcher too.

@@ -19,6 +19,16 @@ lapse (another dispatcher, or its restart under a new `default_worker_id()`, the
 them over, counting one attempt of unknown outcome), or at once when it restarts under the
 same fixed `worker_id`.
 
+One dispatcher per platform. With `leadership` (as `strikebot run` does), a dispatcher sends
+for a platform only while it holds that platform's lock (`bot.leader.dispatcher_lock_key`):
+among several instances on one database, one sends for Discord, one (perhaps another) for
+Slack, and the rest stand by, trying for the lock every `election_seconds`. So one pace per
+token holds for all of them together. The lock is a PostgreSQL session advisory lock: when
+its holder dies, its connection closes and the lock is free; a standby takes it within a
+round, and then takes over at once the rows the dead holder had claimed for that platform
+(each counts an attempt of unknown outcome, see "Exactly once"), rather than waiting for
+their leases to lapse. See docs/scaling.md.
+
 Pacing. Each platform gets a `bot.pacing.Pacer` built from its adapter's `Pacing`: a global
 bucket (Discord: 48/s under the 50/s limit), per-workspace and per-channel buckets, and a cap
 on requests in flight. Many channels are sent to concurrently within those limits. A 429's
@@ -36,16 +46,20 @@ rows are cancelled (nothing more goes there), and a NOTICE is queued to every ad
 Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
 delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
 marked SENT in one transaction (sends finishing within `mark_window`, 50 ms, share one
-commit). A crash between the send and that commit means the row is sent again with the same
-key after restart:
-- Discord: the key is the message nonce with `enforce_nonce`, so Discord returns the message
-  it already created instead of posting twice. No duplicate.
-- Slack: chat.postMessage takes no idempotency key. What remains is a window: a crash after
-  Slack accepted a post but before the commit recording its `ts` (one round trip, the mark
-  window and one commit, well under a second), or a post that timed out after Slack had
-  accepted it. Either is posted again on retry. A send whose `ts` was recorded is never
-  repeated, and the Slack adapter puts the delivery id in the message metadata so such a
-  copy can be traced.
+commit). A crash between the send and that commit, a send that timed out, a lease that lapsed
+or was taken over: each leaves the row in doubt (`in_doubt_since`), and it is sent again with
+the same key.
+Before that, an adapter that can (`FindsSent`) looks for the copy in the channel by a
+marker carrying the delivery id; found, it is recorded as SENT and not posted again
+(`DrainStats.found`). This is what holds past the platform's idempotency window:
+- Discord: the key is the message nonce with `enforce_nonce`, so within a few minutes
+  Discord returns the message it already created. Past that window the copy is found among
+  the channel's recent messages by the delivery id in its link (`adapters.discord._outbound`).
+  Without Read Message History in a channel, a retry past the window may post twice.
+- Slack: chat.postMessage takes no idempotency key; the delivery id rides in the message
+  metadata and the copy is found in `conversations.history`. Without the history scopes,
+  what remains is a window: a crash after Slack accepted a post but before the commit
+  recording its `ts`, or a post that timed out after Slack had accepted it.
 - Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
 
 Retracting a POST in doubt. A POST whose outcome is unknown (attempted and never recorded as
@@ -53,16 +67,13 @@ sent or failed: its worker was killed mid-send, a send timed out, a lease lapsed
 taken over, which counts an attempt) may already be up. A retraction does not cancel it
 (`outbox_queries.withdraw_posts` leaves it pending) and its RETRACT waits for it. The
 dispatcher then sends it once more with the same idempotency key, rendered as the
-retraction, records the message id, and the RETRACT edits that message:
-- Discord: the nonce returns the message created before, which the RETRACT then edits into
-  the retraction; if nothing had been created, the channel gets the retraction notice
-  itself. One message either way. The remaining window: Discord dedupes nonces for a few
-  minutes only, so after a longer outage a first copy that did go out is not found by its
-  nonce; a new retraction notice is posted and the first copy stays as it was.
-- Slack: no idempotency key, so the retraction notice is posted as a new message. If the
-  first post had gone through, it stays as it was, followed by that notice (its message
-  metadata carries the delivery id, to find it by hand). If it had not, the channel sees
-  only the notice. A channel never sees the retracted text without its retraction.
+retraction, records the message id, and the RETRACT edits that message. The copy that did
+go out is found first (by its nonce within Discord's window, else by its marker) and the
+RETRACT edits it into the retraction; if nothing had been created, the channel gets the
+retraction notice itself. One message either way. Where the copy cannot be looked for
+(no history access, past Discord's nonce window), a first copy that did go out stays as it
+was, followed by the retraction notice. A channel never sees the retracted text without its
+retraction.
 
 What is sent. Each row is rendered at send time by `bot.messages`: POST → `update_message`
 (a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
@@ -92,7 +103,7 @@ import secrets
 import socket
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -101,6 +112,7 @@ from bot.channels import delivery_refused
 from bot.clock import Clock
 from bot.config import DeliverySection
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
+from bot.leader import Leadership
 from bot.messages import correction_message, retraction_message, update_message
 from bot.metrics import Metrics
 from bot.models import (
@@ -113,7 +125,14 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.outbound import Adapter, ChannelRef, EventSink, OutboundMessage, edits_in_place
+from bot.outbound import (
+    Adapter,
+    ChannelRef,
+    EventSink,
+    FindsSent,
+    OutboundMessage,
+    edits_in_place,
+)
 from bot.outbox import release_time
 from bot.pacing import Monotonic, Pacer, Paused, Sleep, backoff_delay
 from bot.store import Store, Tx
@@ -136,6 +155,7 @@ class DrainStats:
     dead: int = 0
     cancelled: int = 0
     postponed: int = 0
+    found: int = 0  # copies in doubt found already posted, recorded instead of sent again
 
 
 # What to do with one claimed row, decided just before sending it.
@@ -216,6 +236,8 @@ class Dispatcher:
         depth_every: float = 5.0,
         mark_window: float = 0.05,
         history_every: float = 3600.0,
+        leadership: Callable[[Platform], Leadership] | None = None,
+        election_seconds: float = 1.0,
     ) -> None:
         self.store = store
         self.adapters = dict(adapters)
@@ -237,8 +259,13 @@ class Dispatcher:
         self.depth_every = depth_every
         self.mark_window = mark_window
         self.history_every = history_every
+        self.election_seconds = election_seconds
         self.stats = DrainStats()
         self._depth_at = float("-inf")
+        self._leadership = leadership
+        self._leads: dict[Platform, Leadership] = {}
+        self._leading: set[Platform] = set()
+        self._election: asyncio.Task[None] | None = None
 
         self._pacers: dict[Platform, Pacer] = {}
         self._held: dict[str, Delivery] = {}
@@ -270,7 +297,9 @@ class Dispatcher:
         failures = 0
         try:
             async with self.store.write() as tx:
-                released = await q.release(tx, worker=self.worker_id, in_doubt=True)
+                released = await q.release(
+                    tx, worker=self.worker_id, in_doubt=True, now=self.clock()
+                )
             if released:
                 log.info(
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
@@ -278,6 +307,8 @@ class Dispatcher:
             self._begin()
             history = asyncio.create_task(self._keep_history(), name="delivery-history")
             self._tasks_aside.add(history)
+            if self._leadership is not None:
+                self._election = asyncio.create_task(self._elect_loop(), name="dispatcher-leases")
             while not self._stopping:
                 self.store.outbox_written.clear()
                 self._wake.clear()
@@ -293,6 +324,7 @@ class Dispatcher:
                 await self._sleep(wait)
         finally:
             await self._end()
+            await self._resign()
             self._running = False
             self._stopped.set()
 
@@ -333,6 +365,66 @@ class Dispatcher:
         finally:
             await self._end()
         return self.stats
+
+    # ------------------------------------------------------------------ leases
+
+    @property
+    def leading(self) -> frozenset[Platform]:
+        """The platforms this dispatcher sends for (all of them without `leadership`)."""
+        if self._leadership is None:
+            return frozenset(self.adapters)
+        return frozenset(self._leading)
+
+    async def elect(self) -> frozenset[Platform]:
+        """One election round for every platform: keep, lose or take its lock. A platform
+        taken over gets the rows its previous holder had claimed back at once."""
+        assert self._leadership is not None
+        for platform in self.adapters:
+            lead = self._leads.get(platform)
+            if lead is None:
+                lead = self._leads[platform] = self._leadership(platform)
+            try:
+                if platform in self._leading:
+                    if await lead.still_held():
+                        continue
+                    self._leading.discard(platform)
+                    log.warning("lost the %s dispatcher lock; another instance sends now", platform)
+                if not await lead.acquire():
+                    continue
+                async with self.store.write() as tx:
+                    taken = await q.take_over(
+                        tx, worker=self.worker_id, platform=str(platform), now=self.clock()
+                    )
+            except Exception:
+                log.exception("the %s dispatcher election failed; trying again", platform)
+                self._leading.discard(platform)
+                continue
+            self._leading.add(platform)
+            log.info(
+                "this instance now sends for %s%s",
+                platform,
+                f" (took over {taken} deliveries of a previous holder)" if taken else "",
+            )
+            self._wake.set()
+        return self.leading
+
+    async def _elect_loop(self) -> None:
+        while not self._stopping:
+            await self.elect()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_requested.wait(), self.election_seconds)
+
+    async def _resign(self) -> None:
+        if self._election is not None:
+            self._election.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._election
+            self._election = None
+        for lead in self._leads.values():
+            with contextlib.suppress(Exception):
+                await lead.release()
+        self._leads.clear()
+        self._leading.clear()
 
     # ------------------------------------------------------------------ the loop
 
@@ -376,7 +468,7 @@ class Dispatcher:
         """Lease due rows for every platform with room, and start a task for each."""
         room = {
             platform: self._capacity(platform) - self._held_per_platform[platform]
-            for platform in self.adapters
+            for platform in self.leading
         }
         room = {platform: n for platform, n in room.items() if n > 0}
         if not room or self._stopping:
@@ -485,9 +577,7 @@ class Dispatcher:
         """One look at the store, and a claim only when something is due: an idle round
         reads two index entries and writes nothing. Returns how long to sleep."""
         now = self.clock()
-        platforms = [
-            str(p) for p in self.adapters if self._held_per_platform[p] < self._capacity(p)
-        ]
+        platforms = [str(p) for p in self.leading if self._held_per_platform[p] < self._capacity(p)]
         count_depth = (
             self.metrics is not None and time.monotonic() - self._depth_at >= self.depth_every
         )
@@ -610,6 +700,7 @@ class Dispatcher:
         adapter = self.adapters[delivery.platform]
         pacer = self._pacer(delivery.platform)
         attempts = delivery.attempts
+        in_doubt = delivery.in_doubt_since is not None
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
         async with self._locks.hold(key):
             while True:
@@ -625,7 +716,9 @@ class Dispatcher:
                         assert task is not None
                         self._sending.add(task)  # from here on, stop() waits for the outcome
                         try:
-                            failure = await self._attempt(adapter, channel, delivery, sub, plan)
+                            failure = await self._attempt(
+                                adapter, channel, delivery, sub, plan, in_doubt=in_doubt
+                            )
                         finally:
                             self._sending.discard(task)
                 except Paused as paused:
@@ -637,6 +730,7 @@ class Dispatcher:
                 if failure is None:
                     return
                 attempts += 1
+                in_doubt = in_doubt or failure.in_doubt
                 wait = await self._after_failure(delivery, sub, channel, failure, attempts)
                 if wait is None:
                     return
@@ -650,11 +744,30 @@ class Dispatcher:
         delivery: Delivery,
         sub: Subscription,
         plan: _Send | _Edit | _SendEvent,
+        *,
+        in_doubt: bool = False,
     ) -> TransientDeliveryError | None:
-        """One try. Returns None when the row is settled (sent or dead), else the failure."""
+        """One try. Returns None when the row is settled (sent or dead), else the failure.
+
+        A new message whose earlier attempt's outcome is unknown (`in_doubt`) is first
+        looked for on the platform when the adapter can (`FindsSent`): found, it is recorded
+        as sent instead of posted again."""
         try:
             async with asyncio.timeout(self.send_timeout):
-                if isinstance(plan, _SendEvent):
+                found = None
+                if in_doubt and isinstance(plan, _Send) and isinstance(adapter, FindsSent):
+                    found = await adapter.find_sent(
+                        channel, delivery.id, plan.message, since=delivery.created_at
+                    )
+                if found is not None:
+                    log.info(
+                        "delivery %s was already posted (%s); recorded, not sent again",
+                        delivery.id,
+                        found,
+                    )
+                    self.stats.found += 1
+                    message_id = found
+                elif isinstance(plan, _SendEvent):
                     if not isinstance(adapter, EventSink):
                         raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
                     message_id = await adapter.send_event(
@@ -681,12 +794,14 @@ class Dispatcher:
         except TransientDeliveryError as exc:
             return exc
         except TimeoutError:
-            return TransientDeliveryError(f"no answer within {self.send_timeout:g} s")
+            return TransientDeliveryError(
+                f"no answer within {self.send_timeout:g} s", in_doubt=True
+            )
         except Exception as exc:
             log.warning(
                 "sending %s raised %s; retrying", delivery.id, type(exc).__name__, exc_info=True
             )
-            return TransientDeliveryError(f"{type(exc).__name__}: {exc}")
+            return TransientDeliveryError(f"{type(exc).__name__}: {exc}", in_doubt=True)
         try:
             await self._mark_sent(delivery, str(message_id))
         except Exception:
@@ -736,6 +851,7 @@ class Dispatcher:
                 reason=failure.reason,
                 lease_until=now + timedelta(seconds=self.lease),
                 retry_at=None if inline else now + timedelta(seconds=delay),
+                in_doubt_since=now if failure.in_doubt else None,
             )
         if recorded is None:
             log.warning("lost the lease on %s; another dispatcher has it", delivery.id)

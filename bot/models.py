@@ -296,6 +296,8 @@ class Delivery:
     last_error: str | None = None
     sent_at: datetime | None = None
     payload: Mapping[str, object] | None = None
+    # When an attempt's outcome became unknown (it may be on the platform already).
+    in_doubt_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.families import family_answers
+from bot.leader import Leadership, leadership_for, shard_lock_key
 from bot.locales import not_found, say
 from bot.logging import configure_logging
 from bot.messages import (
@@ -66,6 +67,7 @@ from bot.outbound import (
     ChannelRef,
     EventSink,
     Field,
+    FindsSent,
     HealthBoard,
     Limits,
     Link,
@@ -160,9 +162,11 @@ __all__ = [
     "Draft",
     "EventSink",
     "Field",
+    "FindsSent",
     "FixedClock",
     "HealthBoard",
     "InvalidInput",
+    "Leadership",
     "Limits",
     "Link",
     "MessageKind",
@@ -219,6 +223,7 @@ __all__ = [
     "fit_message",
     "i18n",
     "installed_plugins",
+    "leadership_for",
     "local_zone",
     "mask",
     "moment_type",
@@ -233,6 +238,7 @@ __all__ = [
     "print_json",
     "reach",
     "say",
+    "shard_lock_key",
     "shifted_clock",
     "short_union",
     "split",

@@ -172,6 +172,7 @@ class DeliveryRecord(_Record):
     payload: dict[str, Any] | None
     created_at: Moment
     sent_at: Moment | None
+    in_doubt_since: Moment | None = None  # absent from exports before schema 0008
 
 
 class BriefingRunRecord(_Record):

@@ -209,7 +209,12 @@ async def test_only_the_author_of_a_preview_can_post_it(bot: DiscordBot) -> None
 
     assert answer.type == CHANNEL_MESSAGE and answer.ephemeral
     assert "Only the admin who wrote this preview" in answer.text
-    assert len(bot.adapter.drafts) == 1  # still there for its author
+    # Still there for its author.
+    mine = await bot.fake.send_interaction(
+        button_payload(message, buttons(message)["Post"], like=command)
+    )
+    deferred, posted = await bot.fake.wait_reply(mine, count=2)
+    assert deferred.type == DEFERRED_UPDATE and "expired" not in posted.text
 
 
 async def test_members_get_no_update_choices(bot: DiscordBot) -> None:

@@ -4,6 +4,13 @@ Who: an `Actor` with the member's user id, role ids and Discord's Manage Server 
 Where: the guild and channel ids. Language: the member's Discord locale when the bot speaks
 it (es-ES, es-419 → Spanish), else the channel's subscription language, else the campaign's.
 
+Once: Discord gives an interaction to every session identified for its shard, a replayed or
+retried request may bring it again, and several instances may be running. Before anything
+is done, the interaction's id is claimed in the store (`tx.first_time_seen`); only the
+instance whose claim is first handles it (`Handlers.claim`). A preview's draft and an open
+modal's context live in the store (`adapters.discord._posting.Drafts`), so the click or
+submission that continues them may land on any instance.
+
 Discord wants an answer within 3 seconds. Admin writes defer first (they queue a delivery
 per subscribed channel); questions answer directly unless the answer is not ready within
 `defer_after` seconds, in which case they defer and edit the answer in. Replies that are
@@ -24,11 +31,14 @@ import discord
 from discord import app_commands
 
 from adapters.discord._posting import (
+    MODAL_ID,
     Drafts,
     EditModal,
     EditRequest,
     PostDraft,
     PostModal,
+    modal_from_state,
+    modal_state,
     preview_buttons,
     word,
 )
@@ -99,6 +109,43 @@ class Handlers:
         self.commands = ctx.commands
         self.drafts = drafts
         self.defer_after = defer_after
+
+    # ------------------------------------------------------------------ once
+
+    async def claim(self, data: dict[str, Any]) -> bool:
+        """True for the one instance (and the one time) that handles interaction `data`."""
+        interaction_id = str(data.get("id") or "")
+        if not interaction_id:
+            return False
+        try:
+            async with self.ctx.store.write() as tx:
+                return await tx.first_time_seen(
+                    NAME, f"interaction:{interaction_id[:100]}", self.ctx.clock()
+                )
+        except Exception:
+            # Without the store nothing can be answered properly anyway; answering (and
+            # perhaps being told "already acknowledged") beats silence.
+            log.exception("could not claim Discord interaction %s; handling it", interaction_id)
+            return True
+
+    async def restore_modal(self, state: Any, data: dict[str, Any]) -> None:
+        """A modal submission whose modal this client object does not hold (opened on
+        another instance, or before a takeover): rebuild it from the store."""
+        if data.get("type") != 5:
+            return
+        custom_id = str((data.get("data") or {}).get("custom_id") or "")
+        match = MODAL_ID.fullmatch(custom_id)
+        store = getattr(state, "_view_store", None)
+        if match is None or store is None or custom_id in store._modals:
+            return
+        saved = await self.drafts.take_modal(match["token"], self.ctx.clock())
+        modal = None if saved is None else modal_from_state(self, match["token"], saved)
+        if modal is not None:
+            state.store_view(modal)
+
+    async def open_modal(self, interaction: Interaction, modal: PostModal | EditModal) -> None:
+        await self.drafts.keep_modal(modal.token, modal_state(modal), self.ctx.clock())
+        await interaction.response.send_modal(modal)
 
     # ------------------------------------------------------------------ context
 
@@ -267,7 +314,7 @@ class Handlers:
             publish_at=publish_at,
             next_step_at=next_step_at,
         )
-        await interaction.response.send_modal(modal)
+        await self.open_modal(interaction, modal)
 
     async def preview_post(self, interaction: Interaction, draft: PostDraft) -> None:
         """The modal was submitted: show the update as members will see it, with Post and
@@ -277,7 +324,7 @@ class Handlers:
         lang = self.language(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
         reach = await self.ctx.reach(self._draft_update(draft))
-        token = self.drafts.put(draft)
+        token = await self.drafts.put(draft, self.ctx.clock())
         note = OutboundMessage(
             title=word(lang, "preview_title"),
             body=word(lang, "preview_body", reach=reach.sentence(lang)),
@@ -297,18 +344,16 @@ class Handlers:
 
     async def _draft_button(self, interaction: Interaction, action: str, token: str) -> None:
         lang = self.language(interaction)
-        draft = self.drafts.peek(token)
-        if draft is None:
-            await interaction.response.edit_message(
-                embed=text_embed(word(lang, "expired")), view=None
-            )
-            return
-        if str(interaction.user.id) != draft.user_id:
+        draft = await self.drafts.take(token, str(interaction.user.id), self.ctx.clock())
+        if draft == "not_yours":
             await interaction.response.send_message(
                 embed=text_embed(word(lang, "not_yours")), ephemeral=True
             )
             return
-        if self.drafts.take(token) is None:  # pragma: no cover - a click raced this one
+        if not isinstance(draft, PostDraft):
+            await interaction.response.edit_message(
+                embed=text_embed(word(lang, "expired")), view=None
+            )
             return
         if action == "cancel":
             await interaction.response.edit_message(
@@ -372,8 +417,8 @@ class Handlers:
             return
         text = update.text(request.language or self.ctx.campaign.default_language)
         filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
-        await interaction.response.send_modal(
-            EditModal(self, ui_language=self.language(interaction), request=filled)
+        await self.open_modal(
+            interaction, EditModal(self, ui_language=self.language(interaction), request=filled)
         )
 
     async def submit_edit(

@@ -2,26 +2,32 @@
 
 The preview's buttons are `DynamicItem`s: their custom id carries the draft's token
 (`strike:draft:post:<token>`), so a click is understood by any client object, including one
-rebuilt after a gateway failure. Drafts live in the adapter (`Drafts`) for 15 minutes, an
-interaction token's life; a click on an expired or already-used preview says so.
+rebuilt after a gateway failure, on any instance. Drafts live in the store (`tx.save_draft`)
+for 15 minutes, an interaction token's life; a click on an expired or already-used preview
+says so. What an open modal continues from (the status and times given with `/strike post`,
+the update being edited) is kept in the store under the modal's token too, so its
+submission can land on another instance (the Interactions Endpoint URL behind a load
+balancer, or a gateway taken over meanwhile) and still be understood.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Urgency, i18n
+from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Store, Urgency, i18n
 
 if TYPE_CHECKING:
     from adapters.discord._interactions import Handlers
 
 DRAFT_TTL = 15 * 60.0
+POST_DRAFT = "discord-post"
+MODAL_DRAFT = "discord-modal"
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
 
@@ -89,37 +95,57 @@ class PostDraft:
     urgency: str
     publish_at: str | None
     next_step_at: str | None
-    created: float
 
 
 class Drafts:
-    """Drafts by token. `take` removes, so one draft is posted at most once."""
+    """Previews and open modals, in the store: any instance can take them up. `take`
+    removes a draft, so one draft is posted at most once whichever instance gets the click."""
 
-    def __init__(self, ttl: float = DRAFT_TTL) -> None:
-        self.ttl = ttl
-        self._drafts: dict[str, PostDraft] = {}
+    def __init__(self, store: Store, ttl: float = DRAFT_TTL) -> None:
+        self.store = store
+        self.ttl = timedelta(seconds=ttl)
 
-    def put(self, draft: PostDraft) -> str:
-        self._expire()
-        token = secrets.token_hex(8)
-        self._drafts[token] = draft
-        return token
+    async def put(self, draft: PostDraft, now: datetime) -> str:
+        payload = {**asdict(draft), "saved_at": now.isoformat()}
+        async with self.store.write() as tx:
+            return await tx.save_draft(POST_DRAFT, payload, now)
 
-    def peek(self, token: str) -> PostDraft | None:
-        self._expire()
-        return self._drafts.get(token)
+    async def take(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
+        """The draft, removed, if `user_id` wrote it; else why not: "expired" (taken
+        already, never existed, too old) or "not_yours" (left in place for its author)."""
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(POST_DRAFT, token)
+            if payload is None or not _fresh(payload, now, self.ttl):
+                return "expired"
+            saved_at = datetime.fromisoformat(str(payload.pop("saved_at")))
+            if str(payload.get("user_id")) != user_id:
+                await tx.keep_draft(
+                    POST_DRAFT, token, {**payload, "saved_at": saved_at.isoformat()}, saved_at
+                )
+                return "not_yours"
+        try:
+            return PostDraft(**payload)
+        except TypeError:  # a draft saved by another version of the bot
+            return "expired"
 
-    def take(self, token: str) -> PostDraft | None:
-        self._expire()
-        return self._drafts.pop(token, None)
+    async def keep_modal(self, token: str, payload: dict[str, Any], now: datetime) -> None:
+        async with self.store.write() as tx:
+            await tx.keep_draft(MODAL_DRAFT, token, {**payload, "saved_at": now.isoformat()}, now)
 
-    def __len__(self) -> int:
-        return len(self._drafts)
+    async def take_modal(self, token: str, now: datetime) -> dict[str, Any] | None:
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(MODAL_DRAFT, token)
+        if payload is None or not _fresh(payload, now, self.ttl):
+            return None
+        return payload
 
-    def _expire(self) -> None:
-        cutoff = time.monotonic() - self.ttl
-        for token in [t for t, d in self._drafts.items() if d.created < cutoff]:
-            del self._drafts[token]
+
+def _fresh(payload: dict[str, Any], now: datetime, ttl: timedelta) -> bool:
+    try:
+        saved_at = datetime.fromisoformat(str(payload.get("saved_at")))
+    except ValueError:
+        return False
+    return now - saved_at <= ttl
 
 
 def _text(
@@ -165,11 +191,13 @@ class _UpdateModal(discord.ui.Modal):
         headline: str | None = None,
         body: str | None = None,
         next_step: str | None = None,
+        token: str | None = None,
     ) -> None:
+        self.token = token or secrets.token_hex(8)
         super().__init__(
             title=title[:MODAL_TITLE_MAX],
             timeout=DRAFT_TTL,
-            custom_id=f"strike:{kind}:{secrets.token_hex(8)}",
+            custom_id=f"strike:{kind}:{self.token}",
         )
         self.handlers = handlers
         self.headline = _text(
@@ -218,9 +246,14 @@ class PostModal(_UpdateModal):
         status: str,
         publish_at: str | None,
         next_step_at: str | None,
+        token: str | None = None,
     ) -> None:
         super().__init__(
-            handlers, title=word(language, "post_title"), kind="post", language=language
+            handlers,
+            title=word(language, "post_title"),
+            kind="post",
+            language=language,
+            token=token,
         )
         self.language = language
         self.status = status
@@ -257,7 +290,6 @@ class PostModal(_UpdateModal):
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
-            created=time.monotonic(),
         )
         await self.handlers.preview_post(interaction, draft)
 
@@ -276,7 +308,14 @@ class EditRequest:
 class EditModal(_UpdateModal):
     """The update's current text, to change in place."""
 
-    def __init__(self, handlers: Handlers, *, ui_language: str, request: EditRequest) -> None:
+    def __init__(
+        self,
+        handlers: Handlers,
+        *,
+        ui_language: str,
+        request: EditRequest,
+        token: str | None = None,
+    ) -> None:
         super().__init__(
             handlers,
             title=word(ui_language, "edit_title", id=request.update_id),
@@ -285,7 +324,9 @@ class EditModal(_UpdateModal):
             headline=request.headline,
             body=request.body,
             next_step=request.next_step,
+            token=token,
         )
+        self.ui_language = ui_language
         self.request = request
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
@@ -302,7 +343,8 @@ class EditModal(_UpdateModal):
         await self.handlers.submit_edit(interaction, r, changed)
 
 
-DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[0-9a-f]{16})")
+DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[A-Za-z0-9_-]{16})")
+MODAL_ID = re.compile(r"strike:(?P<kind>post|edit):(?P<token>[0-9a-f]{16})")
 
 
 class DraftButton(
@@ -342,3 +384,43 @@ def preview_buttons(token: str, language: str) -> discord.ui.View:
     view.add_item(DraftButton("post", token, label=word(language, "post")))
     view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
     return view
+
+
+def modal_state(modal: discord.ui.Modal) -> dict[str, Any]:
+    """What a modal of ours continues from, to keep in the store while it is open."""
+    if isinstance(modal, PostModal):
+        return {
+            "kind": "post",
+            "language": modal.language,
+            "status": modal.status,
+            "publish_at": modal.publish_at,
+            "next_step_at": modal.next_step_at,
+        }
+    assert isinstance(modal, EditModal)
+    return {"kind": "edit", "ui_language": modal.ui_language, "request": asdict(modal.request)}
+
+
+def modal_from_state(
+    handlers: Handlers, token: str, state: dict[str, Any]
+) -> PostModal | EditModal | None:
+    """The modal `modal_state` described, rebuilt on any instance (None if unreadable)."""
+    try:
+        if state.get("kind") == "post":
+            return PostModal(
+                handlers,
+                language=str(state["language"]),
+                status=str(state["status"]),
+                publish_at=state.get("publish_at"),
+                next_step_at=state.get("next_step_at"),
+                token=token,
+            )
+        if state.get("kind") == "edit":
+            return EditModal(
+                handlers,
+                ui_language=str(state["ui_language"]),
+                request=EditRequest(**state["request"]),
+                token=token,
+            )
+    except (KeyError, TypeError):
+        return None
+    return None

@@ -42,6 +42,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    type_coerce,
     update,
 )
 from sqlalchemy.sql.selectable import NamedFromClause
@@ -149,11 +150,37 @@ def _claim_statement(dialect: str) -> Any:
         .values(
             claimed_by=bindparam("c_worker", type_=String),
             claimed_until=bindparam("c_lease_until", type_=t.UTCDateTime),
-            # A lease that lapsed unsettled: its holder may have sent it. One attempt.
+            # A lease that lapsed unsettled: its holder may have sent it. One attempt, whose
+            # outcome is unknown.
             attempts=case((_d.c.claimed_by.is_not(None), _d.c.attempts + 1), else_=_d.c.attempts),
+            in_doubt_since=case(
+                (
+                    and_(_d.c.claimed_by.is_not(None), _d.c.in_doubt_since.is_(None)),
+                    type_coerce(now, t.UTCDateTime),
+                ),
+                else_=_d.c.in_doubt_since,
+            ),
         )
         .returning(*_d.c)
     )
+
+
+async def take_over(tx: Tx, *, worker: str, platform: str, now: datetime) -> int:
+    """Make the rows of `platform` held by other workers claimable now: `worker` has just
+    become the one dispatcher for `platform` (`bot.leader.dispatcher_lock_key`), so their
+    holder is gone. Their claim counts an attempt of unknown outcome, as for a lapsed lease."""
+    result = await tx.conn.execute(
+        update(_d)
+        .where(
+            _d.c.state == PENDING,
+            _d.c.platform == platform,
+            _d.c.claimed_by.is_not(None),
+            _d.c.claimed_by != worker,
+            _d.c.claimed_until > now,
+        )
+        .values(claimed_until=now)
+    )
+    return int(result.rowcount)
 
 
 async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datetime) -> int:
@@ -170,15 +197,24 @@ async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datet
 
 
 async def release(
-    tx: Tx, *, worker: str, ids: Collection[str] | None = None, in_doubt: bool = False
+    tx: Tx,
+    *,
+    worker: str,
+    ids: Collection[str] | None = None,
+    in_doubt: bool = False,
+    now: datetime | None = None,
 ) -> int:
     """Give back rows this worker holds (all of them when `ids` is None), unsent. With
     `in_doubt` (a previous run under the same id died holding them) each counts an attempt
-    whose outcome is unknown."""
+    whose outcome is unknown (since `now`)."""
     conds: list[ColumnElement[bool]] = [_d.c.claimed_by == worker]
     values: dict[str, Any] = {"claimed_by": None, "claimed_until": None}
     if in_doubt:
         values["attempts"] = _d.c.attempts + 1
+        if now is not None:
+            values["in_doubt_since"] = func.coalesce(
+                _d.c.in_doubt_since, type_coerce(now, t.UTCDateTime)
+            )
     if ids is None:
         result = await tx.conn.execute(update(_d).where(*conds).values(**values))
         return int(result.rowcount)
@@ -240,13 +276,17 @@ async def record_failure(
     reason: str,
     lease_until: datetime,
     retry_at: datetime | None = None,
+    in_doubt_since: datetime | None = None,
 ) -> int | None:
     """Count a failed attempt. With `retry_at` the row goes back to the queue until then;
-    without, the worker keeps it (retrying soon) under a renewed lease.
+    without, the worker keeps it (retrying soon) under a renewed lease. `in_doubt_since`:
+    the attempt's outcome is unknown (it may be on the platform).
 
     Returns the attempts made so far, or None if this worker no longer holds the row.
     """
     values: dict[str, Any] = {"attempts": _d.c.attempts + 1, "last_error": reason[:2000]}
+    if in_doubt_since is not None:
+        values["in_doubt_since"] = func.coalesce(_d.c.in_doubt_since, in_doubt_since)
     if retry_at is None:
         values["claimed_until"] = lease_until
     else:

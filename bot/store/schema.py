@@ -207,6 +207,8 @@ deliveries = Table(
     Column("payload", JSON, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("sent_at", UTCDateTime, nullable=True),
+    # Set when the outcome of a send became unknown (see bot.dispatcher, "Exactly once").
+    Column("in_doubt_since", UTCDateTime, nullable=True),
     # What is pending, in the claim's order: a claim, `next_due` and the queue depth read
     # only pending rows, however long the history (the queries say `state = 'pending'` as a
     # literal so that PostgreSQL's generic plans can use it too).

@@ -114,6 +114,8 @@ class FakeSlack:
         self.bot_id = bot_id
         self.app_id = app_id
         self.calls: list[Call] = []
+        # The bot token's scopes (config/slack-manifest.yml) for the methods that check them.
+        self.scopes: set[str] = {"channels:history", "groups:history"}
         self.channels: dict[str, Channel] = {}
         self.users: dict[str, dict[str, Any]] = {}
         self.usergroups: dict[str, list[str]] = {}
@@ -332,6 +334,25 @@ class FakeSlack:
         message = _message(args, ts, self.bot_id, self.app_id)
         channel.messages.append(message)
         return {"ok": True, "channel": channel.id, "ts": ts, "message": _public(message)}
+
+    def _m_conversations_history(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
+        """Newest first, from `oldest`; metadata only with `include_all_metadata`. Needs
+        the history scope, as Slack does (`missing_scope` without it)."""
+        if "channels:history" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "channels:history"}
+        error = self._channel_error(args.get("channel"))
+        if error is not None:
+            return {"ok": False, "error": error}
+        channel = self.channels[args["channel"]]
+        oldest = float(args.get("oldest") or 0)
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("true", "1")
+        limit = int(args.get("limit") or 100)
+        messages = [
+            {k: v for k, v in _public(m).items() if with_metadata or k != "metadata"}
+            for m in reversed(channel.messages)
+            if float(m["ts"]) > oldest and not m.get("deleted")
+        ]
+        return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
 
     def _m_chat_update(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
         error = self._channel_error(args.get("channel")) or message_error(args)
