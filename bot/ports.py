@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot import events, i18n
 from bot.addresses import Address, example_address, parse_address
-from bot.admin import Admin, Changes, Draft
+from bot.admin import Admin, Changes, DemandResult, Draft
 from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
@@ -20,6 +20,7 @@ from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import LOCALIZED_NAMES, CommandContext, Commands, Reply, command_named
 from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
+from bot.demands import DemandWording
 from bot.dispatcher import Dispatcher
 from bot.errors import (
     ConfigError,
@@ -50,6 +51,7 @@ from bot.models import (
     Campaign,
     DeliveryState,
     Demand,
+    DemandChange,
     DemandEvent,
     DemandStatus,
     Platform,
@@ -154,8 +156,11 @@ __all__ = [
     "Created",
     "DeliveryState",
     "Demand",
+    "DemandChange",
     "DemandEvent",
+    "DemandResult",
     "DemandStatus",
+    "DemandWording",
     "Dispatcher",
     "Draft",
     "EventSink",
