@@ -13,15 +13,24 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from bot import events
+from bot import events, i18n
 from bot.auth import AdminList
 from bot.clock import Clock, utcnow
+from bot.demands import (
+    DemandWording,
+    announcement,
+    apply_wording,
+    check_key,
+    check_offer_date,
+    check_wording,
+)
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
 from bot.models import (
     Actor,
     Campaign,
     DeliveryAction,
     Demand,
+    DemandChange,
     DemandEvent,
     DemandStatus,
     Revision,
@@ -128,42 +137,57 @@ class Admin:
                 f"The embargo time {publish_at.isoformat()} is in the past. "
                 "Give a future time, or leave it out to publish now."
             )
-        default = self.campaign.default_language
-        needs_approval = self.campaign.require_approval and seed_key is None
-        state = UpdateState.PENDING_APPROVAL if needs_approval else UpdateState.PUBLISHED
         async with self.store.write() as tx:
             if seed_key is not None:
                 existing = await tx.get_update_by_seed(seed_key, now)
                 if existing is not None:
                     return existing
-            update_id = await tx.insert_update(
-                {
-                    "seed_key": seed_key,
-                    "status": str(draft.status),
-                    "urgency": str(draft.urgency),
-                    "state": str(state),
-                    # The campaign's main language first: translations fall back to it.
-                    "texts": texts_to_json(
-                        dict(sorted(draft.texts.items(), key=lambda kv: kv[0] != default))
-                    ),
-                    "next_step_at": draft.next_step_at,
-                    "author": actor.id,
-                    "created_at": created_at or now,
-                    "publish_at": publish_at,
-                    "published_at": None if needs_approval else (publish_at or now),
-                    "revision": 1,
-                }
-            )
-            update = await self._get(tx, update_id, now)
-            if not needs_approval and seed_key is None:
-                await tx.enqueue(await self._plan_posts(tx, update, now), now)
-            action = "update.submit" if needs_approval else "update.post"
-            if seed_key is not None:
-                action = "update.seed"
-            await tx.audit(
-                now, actor.id, action, f"update:{update_id}", None, update_snapshot(update)
-            )
-            return update
+            return await self._insert(
+                tx, actor, draft, now, publish_at=publish_at, seed_key=seed_key,
+                created_at=created_at,
+            )  # fmt: skip
+
+    async def _insert(
+        self,
+        tx: Tx,
+        actor: Actor,
+        draft: Draft,
+        now: datetime,
+        *,
+        publish_at: datetime | None = None,
+        seed_key: str | None = None,
+        created_at: datetime | None = None,
+    ) -> Update:
+        """Insert a checked draft with its outbox rows and audit entry, inside `tx`."""
+        default = self.campaign.default_language
+        needs_approval = self.campaign.require_approval and seed_key is None
+        state = UpdateState.PENDING_APPROVAL if needs_approval else UpdateState.PUBLISHED
+        update_id = await tx.insert_update(
+            {
+                "seed_key": seed_key,
+                "status": str(draft.status),
+                "urgency": str(draft.urgency),
+                "state": str(state),
+                # The campaign's main language first: translations fall back to it.
+                "texts": texts_to_json(
+                    dict(sorted(draft.texts.items(), key=lambda kv: kv[0] != default))
+                ),
+                "next_step_at": draft.next_step_at,
+                "author": actor.id,
+                "created_at": created_at or now,
+                "publish_at": publish_at,
+                "published_at": None if needs_approval else (publish_at or now),
+                "revision": 1,
+            }
+        )
+        update = await self._get(tx, update_id, now)
+        if not needs_approval and seed_key is None:
+            await tx.enqueue(await self._plan_posts(tx, update, now), now)
+        action = "update.submit" if needs_approval else "update.post"
+        if seed_key is not None:
+            action = "update.seed"
+        await tx.audit(now, actor.id, action, f"update:{update_id}", None, update_snapshot(update))
+        return update
 
     async def approve(self, actor: Actor, update_id: int) -> Update:
         self.admins.require(actor, "approve updates")
@@ -356,14 +380,20 @@ class Admin:
         offer: Mapping[str, str] | None = None,
         source: str,
         note: str = "",
-    ) -> Demand:
-        """Record a new employer offer and/or a status change, with its source."""
+        at: datetime | None = None,
+        announce: bool = False,
+    ) -> DemandResult:
+        """Record an employer offer and/or a status change, with its source, dated `at`
+        (when it was made: earlier than now is fine, later is refused). A backdated entry
+        joins the history in its place; the demand's current offer and status change only
+        if it is the latest. `announce` also posts an update about it to every channel."""
         self.admins.require(actor, "change demands")
         now = self.clock()
         if status is None and not offer:
             raise InvalidInput("Give a new status, a new offer, or both.")
         source = check_field(source, SOURCE_MAX, required=True, what="source")
         note = check_field(note, NOTE_MAX, what="note")
+        when = check_offer_date(check_year(at), now)
         if offer:
             offer = {
                 check_language(lang, self.campaign.languages): check_field(
@@ -372,51 +402,226 @@ class Admin:
                 for lang, text in offer.items()
             }
         async with self.store.write() as tx:
-            before = await tx.get_demand(key)
-            if before is None:
-                known = ", ".join(await tx.demand_keys())
-                raise NotFound(f"No demand with key {key!r}. Known keys: {known}.")
-            new_status = status or before.status
+            before = await self._demand(tx, key)
+            latest = max((e.at for e in before.history if e.kind is DemandChange.OFFER),
+                         default=None)  # fmt: skip
+            current = latest is None or when >= latest
             texts = dict(before.texts)
-            if offer:
+            if offer and current:
                 for lang, text in offer.items():
-                    base = before.text(lang)
-                    texts[lang] = replace(base, employer_offer=text.strip())
-            await tx.set_demand(
-                key,
-                {
-                    "status": str(new_status),
-                    "texts": demand_texts_to_json(texts),
-                    "updated_at": now,
-                },
-            )
+                    texts[lang] = replace(before.text(lang), employer_offer=text.strip())
             change = DemandEvent(
-                at=now,
-                status=new_status,
+                at=when,
+                status=status or before.status,
                 offer={k: v.strip() for k, v in (offer or {}).items()},
                 source=source,
                 recorded_by=actor.id,
                 note=note,
+                recorded_at=now,
             )
-            change_id = await tx.insert_demand_event(key, change)
-            after = await tx.get_demand(key)
-            assert after is not None
-            _, machines = self._audiences(await tx.list_subscriptions())
-            event = events.demand_event(after, change, self.campaign, now)
-            await tx.enqueue(plan_events(event, machines, now, key=f"demand:{change_id}"), now)
-            await tx.audit(
-                now,
-                actor.id,
-                "demand.record",
-                f"demand:{key}",
-                {"status": str(before.status), "texts": demand_texts_to_json(before.texts)},
-                {
-                    "status": str(after.status),
-                    "texts": demand_texts_to_json(after.texts),
-                    "source": source,
-                },
+            values: dict[str, Any] = {"texts": demand_texts_to_json(texts), "updated_at": now}
+            if current and status is not None:
+                values["status"] = str(status)
+            return await self._demand_changed(
+                tx, actor, before, change, values, now, "demand.record", announce=announce
             )
-            return after
+
+    async def edit_demand(
+        self,
+        actor: Actor,
+        key: str,
+        wordings: Mapping[str, DemandWording],
+        *,
+        reason: str,
+        status: DemandStatus | None = None,
+        announce: bool = False,
+    ) -> DemandResult:
+        """Re-word any field of a demand, per language, with a reason kept in its history."""
+        self.admins.require(actor, "change demands")
+        now = self.clock()
+        why = check_reason(reason)
+        checked = check_wording(wordings, self.campaign.languages)
+        if not checked and status is None:
+            raise InvalidInput(
+                "Say what to change: a title, summary, union position, offer or facts (in a "
+                "language), or a status."
+            )
+        async with self.store.write() as tx:
+            before = await self._demand(tx, key)
+            if before.retired_at is not None:
+                raise Conflict(
+                    f"The demand {key!r} is retired; its history stays as it is.",
+                    translations={"es": f"La demanda {key!r} está retirada."},
+                )
+            texts, changes = apply_wording(before, checked)
+            if not changes and (status is None or status == before.status):
+                raise Conflict(
+                    "That is what the demand already says: nothing changed.",
+                    translations={"es": "La demanda ya dice eso: no cambió nada."},
+                )
+            change = DemandEvent(
+                at=now,
+                status=status or before.status,
+                offer={},
+                source="",
+                recorded_by=actor.id,
+                note=why,
+                kind=DemandChange.EDIT,
+                changes=changes,
+                recorded_at=now,
+            )
+            values: dict[str, Any] = {"texts": demand_texts_to_json(texts), "updated_at": now}
+            if status is not None:
+                values["status"] = str(status)
+            return await self._demand_changed(
+                tx, actor, before, change, values, now, "demand.edit", announce=announce
+            )
+
+    async def add_demand(
+        self,
+        actor: Actor,
+        key: str,
+        wordings: Mapping[str, DemandWording],
+        *,
+        status: DemandStatus = DemandStatus.OPEN,
+        reason: str = "",
+        announce: bool = False,
+    ) -> DemandResult:
+        """Add a demand at the end of the list; it needs a title in the first language."""
+        self.admins.require(actor, "change demands")
+        now = self.clock()
+        key = check_key(key)
+        note = check_field(reason, NOTE_MAX, what="reason")
+        checked = check_wording(wordings, self.campaign.languages)
+        default = self.campaign.default_language
+        if checked.get(default) is None or checked[default].title is None:
+            raise InvalidInput(
+                f"A new demand needs a title in {default}, the campaign's first language.",
+                translations={"es": f"Una demanda nueva necesita un título en {default}."},
+            )
+        async with self.store.write() as tx:
+            if await tx.get_demand(key) is not None:
+                raise Conflict(
+                    f"There is already a demand {key!r} (perhaps retired); choose another key.",
+                    translations={"es": f"Ya existe una demanda {key!r}; elige otra clave."},
+                )
+            empty = Demand(key, await tx.next_demand_position(), status, {}, now)
+            texts, changes = apply_wording(empty, checked)
+            demand = replace(empty, texts=texts)
+            await tx.insert_demand(demand)
+            change = DemandEvent(
+                at=now,
+                status=status,
+                offer={},
+                source="",
+                recorded_by=actor.id,
+                note=note,
+                kind=DemandChange.ADDED,
+                changes=changes,
+                recorded_at=now,
+            )
+            return await self._demand_changed(
+                tx, actor, None, change, {}, now, "demand.add", announce=announce, key=key
+            )
+
+    async def retire_demand(
+        self, actor: Actor, key: str, *, reason: str, announce: bool = False
+    ) -> DemandResult:
+        """Take a demand off the list; it keeps its history and stays readable by key."""
+        self.admins.require(actor, "change demands")
+        now = self.clock()
+        why = check_reason(reason)
+        async with self.store.write() as tx:
+            before = await self._demand(tx, key)
+            if before.retired_at is not None:
+                raise Conflict(
+                    f"The demand {key!r} is already retired.",
+                    translations={"es": f"La demanda {key!r} ya está retirada."},
+                )
+            change = DemandEvent(
+                at=now,
+                status=before.status,
+                offer={},
+                source="",
+                recorded_by=actor.id,
+                note=why,
+                kind=DemandChange.RETIRED,
+                recorded_at=now,
+            )
+            return await self._demand_changed(
+                tx, actor, before, change, {"retired_at": now, "updated_at": now}, now,
+                "demand.retire", announce=announce,
+            )  # fmt: skip
+
+    async def _demand(self, tx: Tx, key: str) -> Demand:
+        demand = await tx.get_demand(key)
+        if demand is None:
+            known = ", ".join(await tx.demand_keys())
+            raise NotFound(
+                f"No demand with key {key!r}. Known keys: {known}.",
+                translations={"es": f"No hay ninguna demanda {key!r}. Claves: {known}."},
+            )
+        return demand
+
+    async def _demand_changed(
+        self,
+        tx: Tx,
+        actor: Actor,
+        before: Demand | None,
+        change: DemandEvent,
+        values: Mapping[str, Any],
+        now: datetime,
+        action: str,
+        *,
+        announce: bool,
+        key: str | None = None,
+    ) -> DemandResult:
+        """The rest of every demand change, in its transaction: the row, the history entry,
+        the event for machines, the audit entry, and the announcement if asked for."""
+        key = key or (before.key if before else "")
+        if values:
+            await tx.set_demand(key, values)
+        change_id = await tx.insert_demand_event(key, change)
+        after = await tx.get_demand(key)
+        assert after is not None
+        _, machines = self._audiences(await tx.list_subscriptions())
+        event = events.demand_event(after, change, self.campaign, now)
+        await tx.enqueue(plan_events(event, machines, now, key=f"demand:{change_id}"), now)
+        announced = None
+        if announce:
+            announced = await self._announce(tx, actor, after, change, now)
+        await tx.audit(
+            now,
+            actor.id,
+            action,
+            f"demand:{key}",
+            None if before is None else _demand_snapshot(before),
+            _demand_snapshot(after)
+            | {
+                "change": str(change.kind),
+                "at": change.at,
+                "source": change.source,
+                "note": change.note,
+                "announced_as": None if announced is None else f"update:{announced.id}",
+            },
+        )
+        return DemandResult(after, announced)
+
+    async def _announce(
+        self, tx: Tx, actor: Actor, demand: Demand, change: DemandEvent, now: datetime
+    ) -> Update:
+        """The update telling every channel about a demand change (only when asked)."""
+        self.admins.require(actor, "post updates")
+        latest = await tx.latest_update(now)
+        labels = {
+            lang: i18n.demand_status_label(demand.status, lang) for lang in self.campaign.languages
+        }
+        texts = announcement(demand, change, self.campaign.languages, labels)
+        draft = Draft(
+            latest.status if latest is not None else Status.BARGAINING,
+            self._check_texts(texts, require_default=True),
+        )
+        return await self._insert(tx, actor, draft, now)
 
     # -- subscriptions ---------------------------------------------------------
 
@@ -495,6 +700,22 @@ class Admin:
         return check_texts(
             texts, self.campaign.languages, require=default if require_default else None
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DemandResult:
+    """A demand after a change, and the update that announced it (if the admin asked)."""
+
+    demand: Demand
+    announced: Update | None = None
+
+
+def _demand_snapshot(demand: Demand) -> dict[str, Any]:
+    return {
+        "status": str(demand.status),
+        "texts": demand_texts_to_json(demand.texts),
+        "retired_at": demand.retired_at,
+    }
 
 
 def _sub_snapshot(sub: Subscription) -> dict[str, Any]:

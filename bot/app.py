@@ -28,6 +28,7 @@ from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
 from bot.context import PluginContext, commands_for, plugin_context
 from bot.dispatcher import Dispatcher
+from bot.doctor import startup_warnings
 from bot.errors import StrikebotError
 from bot.leader import dispatcher_lock_key, leadership_for
 from bot.metrics import Metrics
@@ -113,6 +114,9 @@ async def serve(
     plugins = installed_plugins() if plugins is None else plugins
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as stack:
+        # Once, clearly: members would get dead links, or nobody could post.
+        for warning in startup_warnings(settings, config, plugins):
+            log.warning("check the campaign file: %s", warning)
         store = await stack.enter_async_context(Store.open(settings.database_url))
         await apply_seed(store, config, clock)
         campaign = config.to_campaign()

@@ -31,7 +31,7 @@ from bot.briefing_times import (
 )
 from bot.briefings import BriefingInputs, gather_briefing_inputs
 from bot.metrics import Metrics
-from bot.models import Campaign, DeliveryAction, Subscription
+from bot.models import Actor, Campaign, DeliveryAction, Subscription
 from bot.store import NewDelivery, Store, new_delivery_id
 from bot.store.briefings import (
     QUEUED,
@@ -325,11 +325,11 @@ async def catch_up(
 
 
 async def send_now(
-    store: Store, campaign: Campaign, subscription: Subscription, now: datetime
+    store: Store, campaign: Campaign, subscription: Subscription, now: datetime, actor: Actor
 ) -> str:
-    """An admin's `briefing send-now`: queue the briefing at once and return the delivery
-    id. It counts as today's briefing if today's has not gone yet (so the scheduled one does
-    not follow it); if it has, this is an extra one."""
+    """An admin's `briefing send-now`: queue the briefing at once, audited, and return the
+    delivery id. It counts as today's briefing if today's has not gone yet (so the scheduled
+    one does not follow it); if it has, this is an extra one."""
     slot = BriefingSlot(now, local_date_for(subscription, now))
     row = NewDelivery(
         dedupe_key=dedupe_key(subscription.id, slot),
@@ -367,6 +367,18 @@ async def send_now(
                 )
             ],
             now,
+        )
+        await tx.audit(
+            now,
+            actor.id,
+            "briefing.send_now",
+            f"subscription:{subscription.id}",
+            None,
+            {
+                "delivery_id": row.id,
+                "local_date": slot.local_date.isoformat(),
+                "extra": not won,
+            },
         )
     return row.id
 

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.families import as_line, family_answers
 from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
-from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
+from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store.briefings import updates_changed_since
@@ -287,6 +287,8 @@ def _changes(
     moved: dict[str, tuple[datetime, str]] = {}
     for key, event in events:
         if event.recorded_by == SEED_RECORDER or not since < event.at <= now:
+            continue
+        if event.kind is not DemandChange.OFFER:  # re-wordings, additions: the list shows them
             continue
         title = _human(titles.get(key, key))
         offer = event.offer.get(lang) or next(iter(event.offer.values()), "")

@@ -20,8 +20,9 @@ from __future__ import annotations
 import argparse
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
@@ -30,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from bot.contacts import Contact
 from bot.errors import ConfigError
-from bot.models import Actor, Campaign
+from bot.models import Actor, Campaign, Subscription
 from bot.outbound import Limits, OutboundMessage
 
 if TYPE_CHECKING:
@@ -115,6 +116,43 @@ class AdminRule(Section):
         return actor.user_id in self.user_ids
 
 
+class Verdict(StrEnum):
+    """How one `strikebot doctor` check came out."""
+
+    OK = "ok"
+    WARN = "warn"  # works, but something will surprise people
+    FAIL = "fail"  # something will not work until fixed
+    SKIP = "skip"  # could not be checked
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One thing `strikebot doctor` checked: what (`subject`: "token", "scopes", a channel's
+    address), how it came out, what was found, and the fix, in words an organiser follows."""
+
+    platform: str
+    subject: str
+    verdict: Verdict
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorRequest:
+    """What a plugin's doctor gets: its own settings (tokens included: it may use them, never
+    print them), its campaign-file sections, the campaign, and every active subscription on
+    its platform, to say for each whether the bot can post there."""
+
+    settings: PluginSettings
+    section: Section | None
+    admins: AdminRule | None
+    campaign: Campaign
+    channels: tuple[Subscription, ...]
+
+
+Doctor = Callable[[DoctorRequest], Awaitable[Sequence[Check]]]
+
+
 @runtime_checkable
 class Mountable(Protocol):
     """A plugin part that adds routes (and middlewares) to the bot's one web server."""
@@ -152,7 +190,8 @@ class Plugin:
     `cost` says what each message spends. `events` is True for a plugin whose channels take
     documents for machines (`bot.events`: webhook endpoints) instead of messages for people:
     its subscriptions get an event per change (and demand changes too), delivered through
-    `bot.outbound.EventSink.send_event`.
+    `bot.outbound.EventSink.send_event`. `doctor` answers `strikebot doctor` for the
+    platform (see `DoctorRequest`).
     """
 
     name: str
@@ -171,6 +210,10 @@ class Plugin:
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
     contact: Contact | None = None
     cost: Cost | None = None
+    # `strikebot doctor`: asks the platform, with the configured token, what the bot can do
+    # (token valid, scopes or intents, and for every subscribed channel whether it can post
+    # there), and says how to fix each problem. No network call may outlive a few seconds.
+    doctor: Doctor | None = None
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:

@@ -32,6 +32,7 @@ from bot.errors import Conflict, ImportRefused
 from bot.models import (
     DeliveryAction,
     DeliveryState,
+    DemandChange,
     DemandStatus,
     Platform,
     Status,
@@ -114,6 +115,9 @@ class DemandEventRecord(_Record):
     source: str
     recorded_by: str
     note: str
+    kind: DemandChange = DemandChange.OFFER
+    changes: dict[str, dict[str, list[str]]] | None = None
+    recorded_at: Moment | None = None
 
 
 class DemandRecord(_Record):
@@ -122,6 +126,7 @@ class DemandRecord(_Record):
     status: DemandStatus
     texts: dict[str, DemandTextRecord]
     updated_at: Moment
+    retired_at: Moment | None = None
     history: list[DemandEventRecord] = []
 
 

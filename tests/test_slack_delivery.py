@@ -38,7 +38,8 @@ async def slack() -> AsyncIterator[FakeSlack]:
         for channel in ("C0ONE", "C0TWO", "C0ESPANOL"):
             fake.add_channel(channel)
         fake.add_channel("C0OLD", archived=True)
-        fake.add_channel("C0PRIVATE", member=False)
+        fake.add_channel("C0PRIVATE", member=False, private=True)
+        fake.add_channel("C0PUBLIC", member=False)
         fake.add_user("U0ADMIN", "alex")
         yield fake
 
@@ -186,13 +187,15 @@ async def test_a_request_that_gets_no_answer_is_transient(
     ("channel", "code"),
     [
         ("C0GONE", "channel_not_found"),
-        ("C0PRIVATE", "not_in_channel"),
+        ("C0PRIVATE", "channel_not_found"),  # a private channel the bot was not invited to
+        ("C0PUBLIC", "not_in_channel"),  # public, not invited, no chat:write.public
         ("C0OLD", "is_archived"),
     ],
 )
 async def test_a_channel_that_cannot_take_messages_is_permanent(
-    bot: SlackBot, channel: str, code: str
+    bot: SlackBot, slack: FakeSlack, channel: str, code: str
 ) -> None:
+    slack.scopes.discard("chat:write.public")
     with pytest.raises(PermanentDeliveryError) as refused:
         await bot.adapter.send(where(channel), NOTICE, idempotency_key="d4")
     assert refused.value.reason.startswith(code)

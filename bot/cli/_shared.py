@@ -221,6 +221,9 @@ def demand_event_json(event: DemandEvent) -> dict[str, Any]:
         "source": event.source,
         "recorded_by": event.recorded_by,
         "note": event.note,
+        "kind": str(event.kind),
+        "changes": {lang: {k: list(v) for k, v in f.items()} for lang, f in event.changes.items()},
+        "recorded_at": iso(event.recorded_at),
     }
 
 
@@ -230,6 +233,7 @@ def demand_json(demand: Demand) -> dict[str, Any]:
         "position": demand.position,
         "status": str(demand.status),
         "updated_at": iso(demand.updated_at),
+        "retired_at": iso(demand.retired_at),
         "texts": demand_texts_to_json(demand.texts),
         "history": [demand_event_json(e) for e in demand.history],
     }

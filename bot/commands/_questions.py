@@ -16,7 +16,7 @@ from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.families import family_answers
 from bot.locales import invalid, not_found, say, short
 from bot.messages import fit, page_url, update_message, update_url
-from bot.models import Demand, Status, Update, UpdateState
+from bot.models import Demand, DemandChange, Status, Update, UpdateState
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.parsing import parse_count
 from bot.rules import clean_text
@@ -221,7 +221,15 @@ class Questions(CommandsBase):
             )
             status = i18n.demand_status_label(event.status, lang)
             offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
-            if offer:
+            if event.kind is DemandChange.EDIT:
+                edited = event.changes.get(lang) or next(iter(event.changes.values()), {})
+                fields = ", ".join(edited) or status
+                lines.append(say(lang, "history_edit", date=day, fields=fields, reason=event.note))
+            elif event.kind is DemandChange.ADDED:
+                lines.append(say(lang, "history_added", date=day))
+            elif event.kind is DemandChange.RETIRED:
+                lines.append(say(lang, "history_retired", date=day, reason=event.note))
+            elif offer:
                 lines.append(
                     say(
                         lang,
@@ -335,7 +343,7 @@ class Questions(CommandsBase):
         fields: tuple[Field, ...] = ()
         if a.is_admin:
             admin_keys = ("help_post", "help_edit", "help_retract", "help_approve",
-                          "help_subscribe", "help_unsubscribe")  # fmt: skip
+                          "help_demand_change", "help_subscribe", "help_unsubscribe")  # fmt: skip
             lines = [say(lang, key) for key in admin_keys]
             lines.append(say(lang, "help_statuses", statuses=", ".join(s.value for s in Status)))
             fields = (Field(say(lang, "help_admin_title"), "\n".join(lines)),)

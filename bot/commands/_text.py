@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.commands._admin import EXAMPLES, AdminOrders
 from bot.commands._context import Asker, CommandContext, Reply
-from bot.commands._questions import Questions
+from bot.commands._demands import DEMAND_FLAGS, DEMAND_OPTIONS, DemandOrders, wants_change
 from bot.errors import StrikebotError
 from bot.locales import invalid, short
 from bot.parsing import tokenize
@@ -84,7 +84,7 @@ _ADMIN_ONLY = {
 }
 
 
-class TypedForm(Questions, AdminOrders):
+class TypedForm(DemandOrders, AdminOrders):
     """Every command, and the typed text that names one."""
 
     async def handle(self, ctx: CommandContext, text: str) -> Reply:
@@ -121,6 +121,9 @@ class TypedForm(Questions, AdminOrders):
             }
             return await simple[name](a)
         if name == "demand":
+            positional, options = _options(args, DEMAND_OPTIONS, flags=DEMAND_FLAGS)
+            if wants_change(positional, options):
+                return await self._change_demand(a, positional, options)
             return await self._demand(a, " ".join(args))
         if name == "timeline":
             _no_more(name, args[1:], "/strike timeline 5")

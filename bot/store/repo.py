@@ -34,6 +34,7 @@ from bot.models import (
     DeliveryAction,
     DeliveryState,
     Demand,
+    DemandChange,
     DemandEvent,
     DemandStatus,
     Platform,
@@ -254,8 +255,14 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
 
     # -- demands ---------------------------------------------------------------
 
-    async def list_demands(self, *, with_history: bool = True) -> list[Demand]:
-        rows = (await self.conn.execute(select(t.demands).order_by(t.demands.c.position))).all()
+    async def list_demands(
+        self, *, with_history: bool = True, include_retired: bool = False
+    ) -> list[Demand]:
+        """The demands in order; retired ones only with `include_retired`."""
+        query = select(t.demands).order_by(t.demands.c.position)
+        if not include_retired:
+            query = query.where(t.demands.c.retired_at.is_(None))
+        rows = (await self.conn.execute(query)).all()
         history: dict[str, list[DemandEvent]] = {}
         if with_history:
             events = await self.conn.execute(
@@ -266,6 +273,7 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         return [_demand_from_row(r, history.get(r.key, [])) for r in rows]
 
     async def get_demand(self, key: str) -> Demand | None:
+        """One demand by key, retired or not (`retired_at` says)."""
         row = (await self.conn.execute(select(t.demands).where(t.demands.c.key == key))).first()
         if row is None:
             return None
@@ -276,8 +284,15 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
         )
         return _demand_from_row(row, [_event_from_row(e) for e in events])
 
-    async def demand_keys(self) -> list[str]:
-        return list(await self.conn.scalars(select(t.demands.c.key).order_by(t.demands.c.position)))
+    async def demand_keys(self, *, include_retired: bool = False) -> list[str]:
+        query = select(t.demands.c.key).order_by(t.demands.c.position)
+        if not include_retired:
+            query = query.where(t.demands.c.retired_at.is_(None))
+        return list(await self.conn.scalars(query))
+
+    async def next_demand_position(self) -> int:
+        top = await self.conn.scalar(select(func.max(t.demands.c.position)))
+        return 1 if top is None else int(top) + 1
 
     async def insert_demand(self, demand: Demand) -> None:
         self.public_touched = True
@@ -288,6 +303,7 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
                 status=str(demand.status),
                 texts=demand_texts_to_json(demand.texts),
                 updated_at=demand.updated_at,
+                retired_at=demand.retired_at,
             )
         )
         for event in demand.history:
@@ -309,6 +325,9 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore):
                 source=event.source,
                 recorded_by=event.recorded_by,
                 note=event.note,
+                kind=str(event.kind),
+                changes=_changes_to_json(event.changes),
+                recorded_at=event.recorded_at,
             )
             .returning(t.demand_events.c.id)
         )
@@ -579,6 +598,7 @@ def _demand_from_row(row: Row[Any], history: Sequence[DemandEvent]) -> Demand:
         texts=demand_texts_from_json(row.texts),
         updated_at=row.updated_at,
         history=tuple(history),
+        retired_at=row.retired_at,
     )
 
 
@@ -590,7 +610,21 @@ def _event_from_row(row: Row[Any]) -> DemandEvent:
         source=row.source,
         recorded_by=row.recorded_by,
         note=row.note,
+        kind=DemandChange(row.kind),
+        changes={
+            lang: {name: (pair[0], pair[1]) for name, pair in fields.items()}
+            for lang, fields in (row.changes or {}).items()
+        },
+        recorded_at=row.recorded_at,
     )
+
+
+def _changes_to_json(
+    changes: Mapping[str, Mapping[str, tuple[str, str]]],
+) -> dict[str, dict[str, list[str]]] | None:
+    if not changes:
+        return None
+    return {lang: {k: list(v) for k, v in fields.items()} for lang, fields in changes.items()}
 
 
 def _jsonable(value: Mapping[str, object] | None) -> dict[str, object] | None:

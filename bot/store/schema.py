@@ -136,6 +136,7 @@ demands = Table(
     Column("status", String(32), nullable=False),
     Column("texts", JSON, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("retired_at", UTCDateTime, nullable=True),  # kept, with its history; not listed
 )
 
 demand_events = Table(
@@ -149,6 +150,10 @@ demand_events = Table(
     Column("source", Text, nullable=False),
     Column("recorded_by", String(200), nullable=False),
     Column("note", Text, nullable=False, default=""),
+    # offer (a new offer and/or status, dated `at`), edit, added, retired
+    Column("kind", String(16), nullable=False, server_default="offer"),
+    Column("changes", JSON, nullable=True),  # {language: {field: [before, after]}}
+    Column("recorded_at", UTCDateTime, nullable=True),  # when it was written; `at` may be earlier
     Index("ix_demand_events_key_at", "demand_key", "at"),
 )
 

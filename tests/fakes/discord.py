@@ -1,6 +1,10 @@
 """A fake Discord on 127.0.0.1 that the REAL discord.py talks to.
 
 REST (`/api/v10/...`): login (`/users/@me`, `/oauth2/applications/@me`), `/gateway/bot`,
+what `strikebot doctor` reads (`GET /channels/{id}`, `/guilds/{id}`, `/guilds/{id}/members/
+{bot}`), permissions computed as Discord does (server roles, then channel overwrites: a
+channel without View Channel answers 403 Missing Access, one without Send Messages refuses
+posts with 403 Missing Permissions; `deny()` sets an overwrite),
 command sync (global and guild `PUT .../commands`), channel messages (create with
 `enforce_nonce` dedupe, edit, delete), interaction callbacks and the webhook routes used
 after a deferral. Every bot request counts against a global per-token limit (a sliding
@@ -64,6 +68,13 @@ PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE, UPDATE_MESSAGE
 AUTOCOMPLETE_RESULT, MODAL = 8, 9
 EPHEMERAL_FLAG = 1 << 6
 LOST = object()  # an injected fault: the request is carried out, its answer never comes
+
+# Permission bits (Discord's documented values) the fake enforces.
+ADMINISTRATOR, VIEW_CHANNEL, SEND_MESSAGES = 1 << 3, 1 << 10, 1 << 11
+EMBED_LINKS, READ_MESSAGE_HISTORY = 1 << 14, 1 << 16
+ALL_PERMISSIONS = (1 << 53) - 1
+# What @everyone may do in a new server's channels, roughly: see, talk, embed, read history.
+EVERYONE_DEFAULT = VIEW_CHANNEL | SEND_MESSAGES | EMBED_LINKS | READ_MESSAGE_HISTORY | (1 << 6)
 
 
 def load_payload(name: str) -> dict[str, Any]:
@@ -344,6 +355,16 @@ class FakeDiscord:
         self.no_history_channels: set[str] = set()  # the bot lacks Read Message History
         self.history_reads = 0
         self.missing_channels: set[str] = set()
+        # -- permissions, as Discord computes them (roles, then channel overwrites) --
+        self.bot_public = False
+        self.guild_roles: dict[str, list[dict[str, Any]]] = {
+            guild_id: [{"id": guild_id, "name": "@everyone", "position": 0,
+                        "permissions": str(EVERYONE_DEFAULT)}]
+            for guild_id in guild_ids
+        }  # fmt: skip
+        self.bot_roles: dict[str, list[str]] = {guild_id: [] for guild_id in guild_ids}
+        self.channel_overwrites: dict[str, list[dict[str, Any]]] = {}
+        self.channel_guilds: dict[str, str] = {}  # channel id -> guild id (default: the first)
         self._injections: list[Injection] = []
         # -- internals --
         self._ids = itertools.count(1)
@@ -646,6 +667,9 @@ class FakeDiscord:
              self._put_commands, True, None),
             ("GET", "/applications/{application_id}/guilds/{guild_id}/commands",
              self._get_commands, True, None),
+            ("GET", "/channels/{channel_id}", self._get_channel, True, None),
+            ("GET", "/guilds/{guild_id}", self._get_guild, True, None),
+            ("GET", "/guilds/{guild_id}/members/{user_id}", self._get_member, True, None),
             ("POST", "/channels/{channel_id}/messages", self._create_message, True,
              channel_bucket),
             ("GET", "/channels/{channel_id}/messages", self._list_messages, True, None),
@@ -829,7 +853,7 @@ class FakeDiscord:
                 "icon": None,
                 "description": "Strike updates",
                 "summary": "",
-                "bot_public": False,
+                "bot_public": self.bot_public,
                 "bot_require_code_grant": False,
                 "owner": {**self.bot_user, "id": "900000000000000099", "bot": False},
                 "verify_key": self.public_key,
@@ -889,18 +913,110 @@ class FakeDiscord:
     ) -> web.StreamResponse:
         return json_response(self.commands.get(params.get("guild_id"), []))
 
-    def _channel_fault(self, channel_id: str) -> web.Response | None:
+    def _channel_fault(self, channel_id: str, *, posting: bool = False) -> web.Response | None:
         if channel_id in self.missing_channels:
             return error(404, "Unknown Channel", 10003)
-        if channel_id in self.forbidden_channels:
+        allowed = self.bot_permissions(channel_id)
+        if channel_id in self.forbidden_channels or not allowed & VIEW_CHANNEL:
             return error(403, "Missing Access", 50001)
+        if posting and not allowed & SEND_MESSAGES:
+            return error(403, "Missing Permissions", 50013)
         return None
+
+    # ------------------------------------------------------------------ permissions
+
+    def guild_of(self, channel_id: str) -> str:
+        return self.channel_guilds.get(channel_id, self.guild_ids[0])
+
+    def deny(self, channel_id: str, permissions: int, *, target: str | None = None) -> None:
+        """Deny `permissions` in a channel to @everyone (or to a role or member id)."""
+        guild_id = self.guild_of(channel_id)
+        who = target or guild_id
+        overwrites = self.channel_overwrites.setdefault(channel_id, [])
+        overwrites.append({"id": who, "type": 0 if who == guild_id else 1, "allow": "0",
+                           "deny": str(permissions)})  # fmt: skip
+
+    def bot_permissions(self, channel_id: str) -> int:
+        """The bot's permissions in a channel: Discord's documented computation."""
+        guild_id = self.guild_of(channel_id)
+        roles = {r["id"]: int(r["permissions"]) for r in self.guild_roles.get(guild_id, [])}
+        mine = self.bot_roles.get(guild_id, [])
+        allowed = roles.get(guild_id, 0)
+        for role_id in mine:
+            allowed |= roles.get(role_id, 0)
+        if allowed & ADMINISTRATOR:
+            return ALL_PERMISSIONS
+        overwrites = {o["id"]: o for o in self.channel_overwrites.get(channel_id, [])}
+        everyone = overwrites.get(guild_id)
+        if everyone:
+            allowed = (allowed & ~int(everyone["deny"])) | int(everyone["allow"])
+        deny = allow = 0
+        for role_id in mine:
+            if role_id in overwrites:
+                deny |= int(overwrites[role_id]["deny"])
+                allow |= int(overwrites[role_id]["allow"])
+        allowed = (allowed & ~deny) | allow
+        member = overwrites.get(self.bot_user["id"])
+        if member:
+            allowed = (allowed & ~int(member["deny"])) | int(member["allow"])
+        return allowed
+
+    async def _get_channel(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        channel_id = params["channel_id"]
+        fault = self._channel_fault(channel_id)
+        if fault is not None:
+            return fault
+        return json_response(
+            {
+                "id": channel_id,
+                "type": 0,
+                "guild_id": self.guild_of(channel_id),
+                "name": f"channel-{channel_id[-4:]}",
+                "position": 0,
+                "permission_overwrites": self.channel_overwrites.get(channel_id, []),
+                "nsfw": False,
+                "parent_id": None,
+            }
+        )
+
+    async def _get_guild(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        guild_id = params["guild_id"]
+        if guild_id not in self.guild_ids:
+            return error(403, "Missing Access", 50001)  # the bot is not in that server
+        return json_response(
+            {
+                "id": guild_id,
+                "name": f"Server {guild_id[-4:]}",
+                "owner_id": "900000000000000099",
+                "roles": self.guild_roles.get(guild_id, []),
+                "features": [],
+            }
+        )
+
+    async def _get_member(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        guild_id, user_id = params["guild_id"], params["user_id"]
+        if guild_id not in self.guild_ids:
+            return error(403, "Missing Access", 50001)
+        if user_id != self.bot_user["id"]:
+            return error(404, "Unknown Member", 10007)
+        return json_response(
+            {
+                "user": self.bot_user,
+                "roles": self.bot_roles.get(guild_id, []),
+                "joined_at": "2019-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
+        )
 
     async def _create_message(
         self, request: web.Request, params: dict[str, str]
     ) -> web.StreamResponse:
         channel_id = params["channel_id"]
-        fault = self._channel_fault(channel_id)
+        fault = self._channel_fault(channel_id, posting=True)
         if fault is not None:
             return fault
         body = await request.json()
