@@ -563,9 +563,10 @@ class Dispatcher:
 
     def _capacity(self, platform: Platform) -> int:
         """How many rows of a platform to hold at once: enough to keep its sends busy."""
-        return max(self._pacer(platform).pacing.max_in_flight * 2, 2)
+        return max(self.pacer(platform).pacing.max_in_flight * 2, 2)
 
-    def _pacer(self, platform: Platform) -> Pacer:
+    def pacer(self, platform: Platform) -> Pacer:
+        """The pacer of `platform` (its buckets and pauses), made on first use."""
         pacer = self._pacers.get(platform)
         if pacer is None:
             pacer = self._pacers[platform] = Pacer(
@@ -698,7 +699,7 @@ class Dispatcher:
             return
         channel = ChannelRef(sub.workspace, sub.channel)
         adapter = self.adapters[delivery.platform]
-        pacer = self._pacer(delivery.platform)
+        pacer = self.pacer(delivery.platform)
         attempts = delivery.attempts
         in_doubt = delivery.in_doubt_since is not None
         key = None if delivery.update_id is None else (delivery.update_id, sub.id)
@@ -827,7 +828,7 @@ class Dispatcher:
     ) -> float | None:
         """Record a transient failure. Returns how long to wait before retrying here, or None
         when this task is done with the row (dead, or back in the queue for later)."""
-        pacer = self._pacer(delivery.platform)
+        pacer = self.pacer(delivery.platform)
         if failure.retry_after is not None:
             if failure.is_global:
                 pacer.pause_global(failure.retry_after)

@@ -93,6 +93,10 @@ class Pacer:
             self._channels[key] = bucket
         return bucket
 
+    def channel_buckets(self) -> list[Bucket]:
+        """Every channel's bucket made so far (idle ones may have been forgotten)."""
+        return list(self._channels.values())
+
     def workspace_bucket(self, channel: ChannelRef) -> Bucket | None:
         rate = self.pacing.per_workspace_per_second
         if rate is None:

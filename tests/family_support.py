@@ -88,6 +88,8 @@ async def families(
     smtp: FakeSmtp | None = None,
     twilio: FakeTwilio | None = None,
     config: StrikeConfig | None = None,
+    email_timeout: float = 5,
+    sms_timeout: float = 2,
     **sections: Any,
 ) -> AsyncIterator[Families]:
     config = config or campaign_config(CAMPAIGN, **sections)
@@ -101,8 +103,8 @@ async def families(
             plugins[name], settings, config, store=store, admin=admin, clock=clock, signups=signups
         )
 
-    email = EmailAdapter(ctx("email"), timeout=5) if smtp is not None else None
-    sms = SmsAdapter(ctx("sms"), timeout=2) if twilio is not None else None
+    email = EmailAdapter(ctx("email"), timeout=email_timeout) if smtp is not None else None
+    sms = SmsAdapter(ctx("sms"), timeout=sms_timeout) if twilio is not None else None
     app = web.Application(client_max_size=256 * 1024)
     WebSurface(ctx("web")).mount(app)
     adapters: dict[str, Any] = {}

@@ -1,27 +1,40 @@
 """The whole web surface as `strikebot run` serves it, for the bad-input and fuzz tests: the
-public pages and API, the admin API (token set) and Slack's `/slack/events` in HTTP mode,
-on one aiohttp server on 127.0.0.1, with the Slack Web API answered by the fake Slack."""
+public pages and API, the admin API (token set), Slack's `/slack/events` in HTTP mode, and the
+endpoints the other plugins add: the sign-up form and its confirmations, e-mail's one-click
+unsubscribe, Twilio's inbound texts and status callbacks, Telegram's webhook. One aiohttp
+server on 127.0.0.1; Slack, SMTP, Twilio and Telegram answered by their fakes."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from adapters.email import EmailAdapter
 from adapters.slack import SlackAdapter
+from adapters.sms import SmsAdapter
+from adapters.telegram import TelegramAdapter
+from bot.admin import Admin
 from bot.clock import FixedClock
-from bot.context import PluginContext
+from bot.config import Settings
+from bot.context import PluginContext, plugin_context
+from bot.plugins import installed_plugins
+from bot.signups import signups_for
 from bot.store import Store
 from tests.fakes.slack import SIGNING_SECRET, FakeSlack, bot_config, sign
+from tests.fakes.smtp import FakeSmtp
+from tests.fakes.telegram import FakeTelegram
+from tests.fakes.twilio import FakeTwilio
+from tests.family_support import family_env
 from tests.strike_week import strike_week
-from tests.support import plugin_ctx
-from tests.web_support import TOKEN, client_for, web_context
+from tests.web_support import TOKEN, client_for
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TELEGRAM_WEBHOOK = "https://strike.example.org/telegram/webhook"
 
 
 @dataclass(slots=True)
@@ -29,33 +42,54 @@ class Served:
     client: TestClient[web.Request, web.Application]
     ctx: PluginContext  # the web plugin's
     slack: FakeSlack
+    telegram_secret: str  # what Telegram sends in X-Telegram-Bot-Api-Secret-Token
 
 
 @asynccontextmanager
 async def served(store: Store, clock: FixedClock) -> AsyncIterator[Served]:
-    async with FakeSlack() as slack:
+    async with AsyncExitStack() as stack:
+        slack = await stack.enter_async_context(FakeSlack())
+        smtp = await stack.enter_async_context(FakeSmtp())
+        twilio = await stack.enter_async_context(FakeTwilio())
+        tg = await stack.enter_async_context(FakeTelegram())
         slack.add_channel("C0GENERAL")
         slack.add_user("U0MEMBER", "maria")
-        site = web_context(store, clock)
-        slack_ctx = plugin_ctx(
-            "slack",
-            store,
-            clock,
-            env={
-                "SLACK_BOT_TOKEN": slack.bot_token,
-                "SLACK_API_URL": slack.api_url,
-                "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            },
-            config=bot_config("http"),
+        env = {
+            "STRIKEBOT_ADMIN_TOKEN": TOKEN,
+            "SLACK_BOT_TOKEN": slack.bot_token,
+            "SLACK_API_URL": slack.api_url,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "TELEGRAM_BOT_TOKEN": tg.token,
+            "TELEGRAM_API_BASE": tg.base_url,
+            "TELEGRAM_WEBHOOK_URL": TELEGRAM_WEBHOOK,
+            **family_env(smtp, twilio),
+        }
+        config = bot_config("http", telegram={"mode": "webhook"}, sms={"sender_name": "UTLA"})
+        settings = Settings.from_env(env)
+        signups = signups_for(store, config, clock)
+        admin = Admin(store, config.to_campaign(), config.to_admins(), clock)
+        plugins = installed_plugins()
+
+        def ctx(name: str) -> PluginContext:
+            return plugin_context(
+                plugins[name], settings, config, store=store, admin=admin, clock=clock,
+                signups=signups,
+            )  # fmt: skip
+
+        site = ctx("web")
+        await strike_week(store, clock)
+        slack_adapter = SlackAdapter(ctx("slack"), request_timeout=5.0)
+        telegram = TelegramAdapter(ctx("telegram"), request_timeout=5.0, poll_timeout=1)
+        email = EmailAdapter(ctx("email"), timeout=5)
+        sms = SmsAdapter(ctx("sms"), timeout=2)
+        for part in (slack_adapter, telegram, email, sms):
+            stack.push_async_callback(part.stop)
+        await slack_adapter.start()
+        await telegram.start()
+        client = await stack.enter_async_context(
+            client_for(site, slack_adapter, telegram, email, sms)
         )
-        await strike_week(store, clock, site.admin)
-        adapter = SlackAdapter(slack_ctx, request_timeout=5.0)
-        await adapter.start()
-        try:
-            async with client_for(site, adapter) as client:
-                yield Served(client, site, slack)
-        finally:
-            await adapter.stop()
+        yield Served(client, site, slack, telegram.secret)
 
 
 def signed(body: bytes | str, content_type: str | None = None) -> dict[str, str]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from adapters.telegram import TelegramAdapter
@@ -52,6 +53,7 @@ class TelegramRig:
         request_timeout: float = 5.0,
         config: StrikeConfig | None = None,
         env: Mapping[str, str] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store, self.clock, self.tg = store, clock, tg
         self.config = config or telegram_config(
@@ -67,7 +69,9 @@ class TelegramRig:
             admins=self.config.to_admins(),
         )  # fmt: skip
         self.admin = self.ctx.admin
-        self.adapter = TelegramAdapter(self.ctx, request_timeout=request_timeout, poll_timeout=1)
+        self.adapter = TelegramAdapter(
+            self.ctx, request_timeout=request_timeout, poll_timeout=1, monotonic=monotonic
+        )
         self.extra: dict[str, Adapter] = {}
 
     async def __aenter__(self) -> TelegramRig:

@@ -53,6 +53,23 @@ async def test_health_reports_a_connected_gateway(bot: DiscordBot) -> None:
     assert bot.fake.identifies == 1
 
 
+async def test_an_event_discord_py_cannot_read_is_dropped_not_the_gateway(
+    bot: DiscordBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 11: an interaction whose channel id is not a number made discord.py raise in the
+    gateway's receive loop, which dropped the connection with every reply in flight."""
+    odd = load_payload("interaction_command_status")
+    odd["channel_id"] = "not-a-number"
+    if isinstance(odd.get("channel"), dict):
+        odd["channel"]["id"] = "not-a-number"
+    await bot.fake.send_interaction(odd)
+    assert await ask_status(bot)  # answered on the same connection
+    health = bot.adapter.health()
+    assert health["disconnects"] == 0 and health["state"] == "connected"
+    assert bot.fake.identifies == 1 and bot.fake.resumes == 0
+    assert "INTERACTION_CREATE event that could not be read" in caplog.text
+
+
 @pytest.mark.parametrize("close_code", [4000, None], ids=["close-4000", "tcp-cut"])
 async def test_a_dropped_gateway_resumes_and_commands_still_work(
     bot: DiscordBot, close_code: int | None

@@ -373,7 +373,7 @@ async def test_a_global_429_pauses_every_discord_send_then_delivery_resumes(
 
     assert [r.scope for r in bot.fake.rate_limited] == ["global"]
     assert stats.sent == 3 and stats.retried == 1 and stats.dead == 0
-    pacer = dispatcher._pacer("discord")
+    pacer = dispatcher.pacer("discord")
     assert pacer.global_bucket.paused_until >= before + 0.2  # every channel waited
     for channel in CHANNELS:
         assert len(bot.fake.channel_messages(channel)) == 1

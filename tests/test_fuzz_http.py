@@ -2,8 +2,11 @@
 
 hypothesis throws paths (known routes with odd segments, and anything at all), query
 strings, headers and bodies at the public pages and API, the admin API (with the token,
-with a wrong one, without one) and Slack's `/slack/events` (unsigned, and signed with the
-real secret so the parsing behind the signature check is reached too). The server is the
+with a wrong one, without one), Slack's `/slack/events` (unsigned, and signed with the
+real secret so the parsing behind the signature check is reached too), and every endpoint
+another plugin adds: the sign-up form and confirmations, the admin webhooks API, e-mail's
+one-click unsubscribe, Twilio's inbound texts and status callbacks, and Telegram's webhook
+(with the right secret token too, so its update parsing is reached). The server is the
 real app on 127.0.0.1 (tests/http_fuzz_support.py); hypothesis runs in a thread beside it
 and sends each request through the server's own event loop.
 
@@ -46,8 +49,11 @@ PREFIXES = [
     "/api/v1/updates", "/api/v1/updates/", "/api/v1/demands", "/api/v1/demands/",
     "/api/v1/openapi.json", "/api/v1/admin/updates", "/api/v1/admin/updates/",
     "/api/v1/admin/demands/", "/slack/events", "/static/",
+    "/subscribe", "/es/subscribe", "/subscribe/confirm/", "/es/subscribe/confirm/",
+    "/api/v1/admin/webhooks", "/api/v1/admin/webhooks/", "/email/unsubscribe/",
+    "/sms/inbound", "/sms/status/", "/telegram/webhook",
 ]  # fmt: skip
-SUFFIXES = ["", "/retract", "/approve", "/", "/x"]
+SUFFIXES = ["", "/retract", "/approve", "/enable", "/test", "/", "/x"]
 QUERY_KEYS = st.one_of(st.sampled_from(["lang", "limit", "after", "page", ""]), st.text(max_size=6))
 
 JSON_VALUES = st.recursive(
@@ -58,6 +64,12 @@ JSON_VALUES = st.recursive(
 FIELDS = ["status", "urgency", "texts", "reason", "correction", "next_step_at", "publish_at",
           "offer", "source", "note", "headline", "body", "en", "es"]  # fmt: skip
 ADMIN_SHAPED = st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=6)
+
+
+# Telegram's secret token is only known once the server runs; calls carry this mark and the
+# sender puts the real one in its place.
+TELEGRAM_SECRET_MARK = "<the secret token>"
+FORM = "application/x-www-form-urlencoded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +118,9 @@ def bodies(draw: st.DrawFn) -> tuple[bytes, str | None]:
         closer = "]" if opener == "[" else "}"
         return (opener * depth + "1" + closer * depth).encode(), "application/json"
     if kind == "form":
-        fields = draw(st.dictionaries(st.sampled_from(["payload", "command", "text", "x"]), NASTY))
+        names = ["payload", "command", "text", "x", "email", "phone", "language", "choice",
+                 "From", "To", "Body", "MessageSid", "MessageStatus", "ErrorCode"]  # fmt: skip
+        fields = draw(st.dictionaries(st.sampled_from(names), NASTY))
         form = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in fields.items())
         return form.encode(), "application/x-www-form-urlencoded"
     value = draw(ADMIN_SHAPED if kind == "admin" else JSON_VALUES)
@@ -131,6 +145,13 @@ def calls(draw: st.DrawFn) -> Call:
         headers["Content-Type"] = content_type
     if draw(st.booleans()):
         headers["If-None-Match"] = draw(st.text(alphabet=HEADER_CHARS))
+    telegram = draw(st.sampled_from(["none", "secret", "odd"]))
+    if telegram == "secret":
+        headers["X-Telegram-Bot-Api-Secret-Token"] = TELEGRAM_SECRET_MARK
+    elif telegram == "odd":
+        headers["X-Telegram-Bot-Api-Secret-Token"] = draw(st.text(alphabet=HEADER_CHARS))
+    if draw(st.booleans()):
+        headers["X-Twilio-Signature"] = draw(st.text(alphabet=HEADER_CHARS))
     slack = draw(st.sampled_from(["none", "signed", "stale", "odd"]))
     if slack in ("signed", "stale"):
         stamp = int(time.time()) - (3600 if slack == "stale" else 0)
@@ -149,8 +170,12 @@ def _sender(web: Served, loop: asyncio.AbstractEventLoop) -> Callable[[Call], tu
 
     async def send(call: Call) -> tuple[int, str]:
         url = URL(base + call.path, encoded=True)
+        headers = {
+            k: web.telegram_secret if v == TELEGRAM_SECRET_MARK else v
+            for k, v in call.headers.items()
+        }
         async with web.client.session.request(
-            call.method, url, headers=call.headers, data=call.body
+            call.method, url, headers=headers, data=call.body
         ) as response:
             return response.status, (await response.text(errors="replace"))[:300]
 
@@ -175,6 +200,11 @@ async def test_no_request_gets_a_server_error(sqlite_store: Store, clock: FixedC
         @example(call=Call("GET", "/api/v1/updates?after=%C2%B2", {}, b""))
         @example(call=Call("POST", "/api/v1/admin/updates/1/retract", AUTH, b"[" * 50_000))
         @example(call=Call("POST", "/slack/events", {"X-Slack-Request-Timestamp": "1e9"}, b"x"))
+        @example(call=Call("POST", "/telegram/webhook", {"X-Telegram-Bot-Api-Secret-Token":
+                           TELEGRAM_SECRET_MARK}, b"[]"))  # fmt: skip
+        @example(call=Call("POST", "/telegram/webhook", {"X-Telegram-Bot-Api-Secret-Token":
+                           TELEGRAM_SECRET_MARK}, b'{"update_id": "x", "message": 1}'))  # fmt: skip
+        @example(call=Call("POST", "/sms/inbound", {"Content-Type": FORM}, b"From=%00&Body=JOIN"))
         def check(call: Call) -> None:
             status, text = send(call)
             seen.append(status)

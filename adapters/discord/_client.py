@@ -91,6 +91,34 @@ class StrikeTree(app_commands.CommandTree[discord.Client]):
             await super().on_error(interaction, error)
 
 
+# Events whose failure to parse must still end the session (discord.py reconnects): without
+# READY or RESUMED there is no session to keep.
+_SESSION_EVENTS = frozenset({"READY", "RESUMED"})
+
+
+def _guard_parsers(parsers: dict[str, Any]) -> None:
+    """An event discord.py cannot read (an interaction whose channel id is not a number, say)
+    raises inside the gateway's receive loop and drops the connection, with every reply in
+    flight. Each parser is wrapped so such an event is logged and dropped instead."""
+    for event, parse in list(parsers.items()):
+        if event in _SESSION_EVENTS:
+            continue
+
+        def guarded(data: Any, *, _parse: Any = parse, _event: str = event) -> None:
+            try:
+                _parse(data)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                log.warning(
+                    "Discord sent a %s event that could not be read (%s: %s); it was dropped "
+                    "and the gateway stays connected",
+                    _event,
+                    type(exc).__name__,
+                    exc,
+                )
+
+        parsers[event] = guarded
+
+
 class StrikeClient(discord.AutoShardedClient):
     """discord.py's sharded client with our tree, our health board and gateway override."""
 
@@ -113,6 +141,7 @@ class StrikeClient(discord.AutoShardedClient):
         self.health = health
         self.gateway_override = gateway_override
         self.tree = StrikeTree(self)
+        _guard_parsers(self._connection.parsers)
         self._login_token: str | None = None
         self._logged_in = False
         self._login_lock = asyncio.Lock()

@@ -29,6 +29,12 @@ for good, so every later request hangs; past its `max_ratelimit_timeout` it rais
 request as soon as such a response arrives, before discord.py reads it, and the send raises
 `TransientDeliveryError(..., retry_after, is_global=True)`: the dispatcher pauses the whole
 platform for that long and then carries on. discord.py's lock is never touched.
+
+A per-route 429 asking for longer than `route_wait_limit(request_timeout)` (a few seconds)
+is stopped the same way and raised as a rate limit of that channel, not slept on inside
+the request: discord.py only raises `RateLimited` past 30 s, so a Retry-After between the
+request timeout and 30 s used to end as "did not answer", unpaused, and the retry fired
+straight back into the limit. Shorter ones discord.py sleeps out as before.
 """
 
 from __future__ import annotations
@@ -94,9 +100,23 @@ class GlobalRateLimit(Exception):
 DEFAULT_GLOBAL_PAUSE = 1.0  # seconds, when a global 429 names no usable Retry-After
 
 
-async def _global_retry_after(response: aiohttp.ClientResponse) -> float | None:
-    """Retry-After of a global 429 (the body's exact value, else the header's whole seconds),
-    or None when `response` is not a global 429 from Discord's API."""
+class RouteRateLimit(Exception):
+    """Discord answered a 429 for one route (a channel) asking for a long wait."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"rate limit for {retry_after:g}s")
+        self.retry_after = retry_after
+
+
+def route_wait_limit(request_timeout: float) -> float:
+    """The longest per-route Retry-After discord.py may sleep out inside a request: short
+    enough that the request still ends well inside its timeout."""
+    return min(5.0, request_timeout / 2)
+
+
+async def _retry_after_429(response: aiohttp.ClientResponse) -> tuple[float, bool] | None:
+    """(Retry-After, global?) of a 429 from Discord's API (the body's exact value, else the
+    header's whole seconds), or None when `response` is not one."""
     if response.status != 429 or not response.headers.get("Via"):
         return None  # no Via: Cloudflare's ban page, which discord.py reports as it is
     try:
@@ -105,13 +125,12 @@ async def _global_retry_after(response: aiohttp.ClientResponse) -> float | None:
         body = None
     body = body if isinstance(body, dict) else {}
     header_global = response.headers.get("X-RateLimit-Global", "").lower() == "true"
-    if not header_global and body.get("global") is not True:
-        return None
+    is_global = header_global or body.get("global") is True
     for raw in (body.get("retry_after"), response.headers.get("Retry-After")):
         seconds = _seconds(raw)
         if seconds is not None:
-            return seconds
-    return DEFAULT_GLOBAL_PAUSE
+            return seconds, is_global
+    return (DEFAULT_GLOBAL_PAUSE, True) if is_global else None
 
 
 def _seconds(raw: object) -> float | None:
@@ -124,21 +143,27 @@ def _seconds(raw: object) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-async def _stop_at_global_429(
-    _session: aiohttp.ClientSession,
-    _context: object,
-    params: aiohttp.TraceRequestEndParams,
-) -> None:
-    """aiohttp calls this when a response's headers arrive; raising here ends the request
-    (aiohttp closes the response) before discord.py's rate-limit code sees it."""
-    retry_after = await _global_retry_after(params.response)
-    if retry_after is not None:
-        raise GlobalRateLimit(retry_after)
+def rate_limit_trace(route_limit: float) -> aiohttp.TraceConfig:
+    """Stops a global 429, and a per-route one asking for more than `route_limit` seconds,
+    as soon as its headers arrive: aiohttp calls the hook then, and raising there ends the
+    request (aiohttp closes the response) before discord.py's rate-limit code sees it."""
 
+    async def stop_at_429(
+        _session: aiohttp.ClientSession,
+        _context: object,
+        params: aiohttp.TraceRequestEndParams,
+    ) -> None:
+        found = await _retry_after_429(params.response)
+        if found is None:
+            return
+        retry_after, is_global = found
+        if is_global:
+            raise GlobalRateLimit(retry_after)
+        if retry_after > route_limit:
+            raise RouteRateLimit(retry_after)
 
-def global_429_trace() -> aiohttp.TraceConfig:
     trace = aiohttp.TraceConfig()
-    trace.on_request_end.append(_stop_at_global_429)
+    trace.on_request_end.append(stop_at_429)
     return trace
 
 
@@ -193,7 +218,7 @@ class RestSender:
             http = FanoutHTTPClient(
                 asyncio.get_running_loop(),
                 max_ratelimit_timeout=30.0,
-                http_trace=global_429_trace(),
+                http_trace=rate_limit_trace(route_wait_limit(self.request_timeout)),
             )
             try:
                 async with asyncio.timeout(self.request_timeout):
@@ -322,7 +347,7 @@ class RestSender:
                 retry_after=exc.retry_after,
                 is_global=True,
             ) from None
-        except discord.RateLimited as exc:
+        except (discord.RateLimited, RouteRateLimit) as exc:
             raise TransientDeliveryError(
                 f"Discord rate-limited {where} for {exc.retry_after:.1f}s.",
                 retry_after=exc.retry_after,

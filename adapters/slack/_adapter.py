@@ -17,7 +17,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl
@@ -118,6 +118,7 @@ class SlackAdapter:
         *,
         budget: float | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         settings = ctx.settings_as(SlackSettings)
         if settings.bot_token is None:
@@ -129,6 +130,7 @@ class SlackAdapter:
         self.settings = settings
         self.delivery = ctx.delivery_as(SlackDelivery)
         self.request_timeout = request_timeout
+        self.monotonic = monotonic  # the clock Slack's Retry-After pauses are kept on
         self.mode = connection_mode(ctx.section_as(SlackSection).mode, settings)
         self.client = AsyncWebClient(
             token=settings.bot_token.get_secret_value(),
@@ -305,7 +307,7 @@ class SlackAdapter:
             "team_id": self._team_id,
             "bot_user_id": self._bot_user_id,
         }
-        now = time.monotonic()
+        now = self.monotonic()
         limited = {m: round(u - now, 1) for m, u in self._blocked_until.items() if u > now}
         if limited:
             state["rate_limited_s"] = limited
@@ -511,7 +513,7 @@ class SlackAdapter:
             raise
 
     async def _call(self, method: str, channel: ChannelRef, **args: Any) -> dict[str, Any]:
-        now = time.monotonic()
+        now = self.monotonic()
         blocked = self._blocked_until.get(method, 0.0)
         if blocked > now:
             wait = blocked - now
@@ -548,7 +550,7 @@ class SlackAdapter:
         where = channel.channel
         if status == 429 or error == "ratelimited":
             retry_after = _retry_after(exc)
-            self._blocked_until[method] = time.monotonic() + retry_after
+            self._blocked_until[method] = self.monotonic() + retry_after
             # Slack's limits are per method per workspace: every channel waits.
             return TransientDeliveryError(
                 f"Slack rate-limited {method}; retrying after {retry_after:g}s",

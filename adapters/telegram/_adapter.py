@@ -26,7 +26,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -113,6 +113,7 @@ class TelegramAdapter:
         *,
         request_timeout: float = REQUEST_TIMEOUT,
         poll_timeout: int = POLL_TIMEOUT,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         settings = ctx.settings_as(TelegramSettings)
         if settings.bot_token is None:
@@ -121,6 +122,7 @@ class TelegramAdapter:
             )
         self.ctx = ctx
         self.settings = settings
+        self.monotonic = monotonic  # the clock Telegram's retry_after pauses are kept on
         self.delivery = ctx.delivery_as(TelegramDelivery)
         self.mode = connection_mode(ctx.section_as(TelegramSection).mode, settings)
         self.poll_timeout = poll_timeout
@@ -270,7 +272,7 @@ class TelegramAdapter:
         if self.mode == "polling":
             updater = self.application.updater
             state["polling"] = bool(updater is not None and updater.running)
-        now = time.monotonic()
+        now = self.monotonic()
         limited = {chat: round(u - now, 1) for chat, u in self._blocked_until.items() if u > now}
         if limited:
             state["rate_limited_s"] = limited
@@ -338,9 +340,16 @@ class TelegramAdapter:
             return web.json_response({"ok": False, "error": "bad secret token"}, status=401)
         try:
             data = json.loads(await request.read())
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON object is expected, not {type(data).__name__}")
             update = TgUpdate.de_json(data, self.bot)
-        except (ValueError, TypeError, KeyError) as exc:
-            return web.json_response({"ok": False, "error": f"not an update: {exc}"}, status=400)
+            if update is None:
+                raise ValueError("empty update")
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            # Anything that is not an Update, even behind the right secret: a 400, never a
+            # 500 (python-telegram-bot raises AttributeError/TypeError on a wrong shape).
+            reason = " ".join(str(exc).split())[:120]
+            return web.json_response({"ok": False, "error": f"not an update: {reason}"}, status=400)
         if not self._started:  # not connected yet: Telegram will deliver it again
             return web.json_response({"ok": False, "error": "starting"}, status=503)
         await self.application.process_update(update)
@@ -398,7 +407,7 @@ class TelegramAdapter:
             raise self._failure(exc, "deleteMessage", channel) from None
 
     def _check_blocked(self, channel: ChannelRef) -> None:
-        left = self._blocked_until.get(channel.workspace, 0.0) - time.monotonic()
+        left = self._blocked_until.get(channel.workspace, 0.0) - self.monotonic()
         if left > 0:
             raise TransientDeliveryError(
                 f"Telegram asked for a pause in {channel.workspace}; {left:.1f} s left", left
@@ -412,7 +421,7 @@ class TelegramAdapter:
         error = classify(exc, method, channel.workspace)
         self._last_error = str(exc)
         if isinstance(error, TransientDeliveryError) and error.retry_after is not None:
-            self._blocked_until[channel.workspace] = time.monotonic() + error.retry_after
+            self._blocked_until[channel.workspace] = self.monotonic() + error.retry_after
         if isinstance(error, PermanentDeliveryError):
             log.warning("Telegram %s to %s refused: %s", method, channel.workspace, exc)
         return error

@@ -8,6 +8,7 @@ python-telegram-bot raises `RetryAfter` for a 429 (with `parameters.retry_after`
 
 from __future__ import annotations
 
+import re
 import warnings
 from datetime import timedelta
 
@@ -36,6 +37,14 @@ def retry_seconds(exc: RetryAfter) -> float:
     if isinstance(value, timedelta):
         return max(value.total_seconds(), 0.0)
     return max(float(value), 0.0)
+
+
+def brief(text: str, limit: int = 160) -> str:
+    """One short line of an error for the store, a log or an admin notice: a proxy's page
+    that python-telegram-bot quotes whole ("Parsing the server response b'<html>...'") loses
+    its tags and is cut, as no admin needs the page."""
+    plain = " ".join(re.sub(r"<[^>]*>?", " ", text).split())
+    return plain if len(plain) <= limit else plain[: limit - 1] + "…"
 
 
 def classify(exc: TelegramError, method: str, chat: str) -> Exception:
@@ -78,5 +87,7 @@ def classify(exc: TelegramError, method: str, chat: str) -> Exception:
             "keeps happening, report it with this error."
         )
     if isinstance(exc, TimedOut | NetworkError):
-        return TransientDeliveryError(f"Telegram {method} to {chat} failed ({text}); will retry")
+        return TransientDeliveryError(
+            f"Telegram {method} to {chat} failed ({brief(text)}); will retry"
+        )
     return TransientDeliveryError(f"Telegram {method} to {chat} failed ({text}); will retry")

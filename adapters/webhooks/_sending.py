@@ -20,6 +20,7 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -155,7 +156,9 @@ class Sender:
         elapsed = int((time.perf_counter() - started) * 1000)
         if 200 <= status < 300:
             return Outcome(True, f"HTTP {status}", status, elapsed_ms=elapsed)
-        snippet = " ".join(text.decode("utf-8", "replace").split())[:SNIPPET]
+        # A proxy's HTML page: its words, not its tags, reach the admins.
+        plain = re.sub(r"<[^>]*>?", " ", text.decode("utf-8", "replace"))
+        snippet = " ".join(plain.split())[:SNIPPET]
         if 300 <= status < 400:
             detail = (
                 f"HTTP {status}: redirected to {location[:SNIPPET] or '(nowhere)'}; webhooks do "

@@ -3,7 +3,7 @@ does: the signature with the reference `standardwebhooks` package (which also re
 timestamp more than five minutes off), then drops a `webhook-id` it has already accepted.
 
 It can be told to fail: answer a status (with a JSON, HTML or plain-text body, and a
-Retry-After), or hang until the client gives up.
+Retry-After), hang until the client gives up, or drop the connection unanswered.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class Answer:
     content_type: str = "text/plain"
     retry_after: str | None = None
     hang: bool = False
+    reset: bool = False  # drop the connection without an answer
 
 
 class Receiver:
@@ -100,6 +101,8 @@ class Receiver:
         answer = self.answers.popleft() if self.answers else self.always
         duplicate = verified and webhook_id in self._seen and answer is None
         status = 401 if not verified else (answer.status if answer else 204)
+        if answer is not None and (answer.hang or answer.reset):
+            status = 0  # never answered
         record = Received(
             webhook_id, headers.get("webhook-timestamp", ""), verified, duplicate, status,
             event if isinstance(event, dict) else json.loads(body or b"null"), headers,
@@ -107,6 +110,9 @@ class Receiver:
         self.requests.append(record)
         if answer is not None and answer.hang:
             await self._release.wait()
+        if answer is not None and answer.reset and request.transport is not None:
+            request.transport.abort()
+            return web.Response(status=500)
         if not verified:
             return web.Response(status=401, text="bad signature")
         if answer is not None:

@@ -89,6 +89,7 @@ class Failure:
     channel: str | None
     hang: bool
     raw: tuple[str, str] | None = None  # (Content-Type, body): an answer that is not Slack's
+    reset: bool = False  # drop the connection without an answer
 
 
 @dataclass(slots=True)
@@ -237,10 +238,14 @@ class FakeSlack:
         channel: str | None = None,
         hang: bool = False,
         raw: tuple[str, str] | None = None,
+        reset: bool = False,
     ) -> None:
         """The next `times` calls (None: all) to `method` fail with `error` / `status`, or
-        with `raw` = (Content-Type, body): a proxy's plain-text 503, JSON cut short..."""
-        self.failures.append(Failure(method, error, status, retry_after, times, channel, hang, raw))
+        with `raw` = (Content-Type, body): a proxy's plain-text 503, JSON cut short...; with
+        `hang` they never answer, with `reset` the connection is dropped unanswered."""
+        self.failures.append(
+            Failure(method, error, status, retry_after, times, channel, hang, raw, reset)
+        )
 
     def rate_limit(self, method: str, retry_after: int = 30, *, times: int | None = 1) -> None:
         self.fail(method, "ratelimited", status=429, retry_after=retry_after, times=times)
@@ -276,6 +281,10 @@ class FakeSlack:
             if failure.hang:
                 await self._closing.wait()
                 raise web.HTTPServiceUnavailable()
+            if failure.reset:
+                if request.transport is not None:
+                    request.transport.abort()
+                return web.Response(status=500)
             call.status, call.error = failure.status, failure.error
             headers = {}
             if failure.retry_after is not None:
@@ -1041,8 +1050,10 @@ class SlackBot:
         require_approval: bool = False,
         request_timeout: float = 5.0,
         env: Mapping[str, str] | None = None,
+        monotonic: Any = None,
     ) -> None:
         self.store, self.clock, self.slack, self.mode = store, clock, slack, mode
+        self.monotonic = monotonic  # the adapter's clock for Retry-After (None: real time)
         self.request_timeout = request_timeout
         self.env = dict(env or {})
         self.budget = budget
@@ -1079,8 +1090,9 @@ class SlackBot:
             clock=self.clock,
         )  # fmt: skip
         self.commands = self.ctx.commands
+        timing = {} if self.monotonic is None else {"monotonic": self.monotonic}
         self.adapter = SlackAdapter(
-            self.ctx, budget=self.budget, request_timeout=self.request_timeout
+            self.ctx, budget=self.budget, request_timeout=self.request_timeout, **timing
         )
         app = web.Application()
         self.adapter.mount(app)

@@ -8,6 +8,8 @@ next transactions:
     fake.refuse("nobody@example.com", "550 5.1.1 <nobody@example.com>: no such user")
     fake.refuse("full@example.com", "452 4.2.2 Mailbox full, try later")
     fake.fail_next_data("451 4.3.0 Temporary failure")   # the next DATA, once
+    fake.fail_next_data(HANG)    # the next DATA is never answered (the client times out)
+    fake.fail_next_data(RESET)   # the next DATA drops the connection unanswered
 
     async with FakeSmtp() as fake:
         url = fake.url              # smtp://user:pass@127.0.0.1:PORT?tls=off
@@ -28,6 +30,8 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 USER = "strikebot"
+HANG = "hang"
+RESET = "reset"
 PASSWORD = "s3cret-smtp-pass"
 
 
@@ -45,6 +49,7 @@ class _Handler:
     refusals: dict[str, str] = field(default_factory=dict)
     data_faults: deque[str] = field(default_factory=deque)
     transactions: int = 0
+    closing: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def handle_RCPT(
         self, server: SMTP, session: Session, envelope: Envelope, address: str, options: Any
@@ -58,7 +63,15 @@ class _Handler:
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         self.transactions += 1
         if self.data_faults:
-            return self.data_faults.popleft()
+            fault = self.data_faults.popleft()
+            if fault == HANG:
+                await self.closing.wait()  # until the fake closes
+            if fault == RESET:
+                transport = server.transport
+                if isinstance(transport, asyncio.WriteTransport):
+                    transport.abort()
+                return "421 4.4.2 Connection dropped"
+            return fault
         raw = envelope.original_content or b""
         parsed = BytesParser(policy=policy.default).parsebytes(raw)
         assert isinstance(parsed, EmailMessage)
@@ -103,6 +116,7 @@ class FakeSmtp:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
+        self.handler.closing.set()
         self._server.close()
         await self._server.wait_closed()
 

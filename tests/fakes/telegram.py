@@ -71,6 +71,7 @@ class Failure:
     times: int | None
     chat: str | None
     hang: bool
+    reset: bool = False  # drop the connection without an answer
 
 
 @dataclass(slots=True)
@@ -208,12 +209,14 @@ class FakeTelegram:
         times: int | None = 1,
         chat: int | None = None,
         hang: bool = False,
+        reset: bool = False,
     ) -> None:
         self.failures.append(
             Failure(
-                method, status, body, content_type, times, None if chat is None else str(chat), hang
+                method, status, body, content_type, times, None if chat is None else str(chat),
+                hang, reset,
             )
-        )
+        )  # fmt: skip
 
     def rate_limit(self, method: str, retry_after: int, *, chat: int | None = None) -> None:
         body = json.dumps({
@@ -329,6 +332,10 @@ class FakeTelegram:
             self.calls.append(Call(method, args, failure.status))
             if failure.hang:
                 await self._release.wait()
+            if failure.reset:
+                if request.transport is not None:
+                    request.transport.abort()
+                return web.Response(status=500)
             return web.Response(status=failure.status, body=failure.body.encode(),
                                 content_type=failure.content_type)  # fmt: skip
         handler = getattr(self, "_m_" + method.lower(), None)

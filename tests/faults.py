@@ -1,0 +1,190 @@
+"""The fault matrix: each delivery plugin × each way its platform fails, and what strikebot
+does about it. `tests/test_fault_matrix.py` checks every cell against the plugin's fake;
+`docs/faults.md` is this table rendered (`python -m tests.faults > docs/faults.md`), and a
+test keeps it current.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Shape(StrEnum):
+    RATE_LIMITED = "429, Retry-After 2 s, this route"
+    RATE_LIMITED_LONG = "429, Retry-After 30 s, this route"
+    GLOBAL_RATE_LIMITED = "429, Retry-After 2 s, global"
+    GLOBAL_RATE_LIMITED_LONG = "429, Retry-After 30 s, global"
+    JSON_5XX = "503, JSON body"
+    HTML_5XX = "502, HTML body"
+    TEXT_5XX = "503, plain-text body"
+    TRANSIENT_REPLY = "451, SMTP try-later reply"
+    HANG = "no answer (timeout)"
+    RESET = "connection reset, no answer"
+
+
+class How(StrEnum):
+    """What happens to the copy whose send met the fault."""
+
+    QUEUED = "queued again"  # the dispatcher records the error and retries later
+    PAUSED = "channel paused for Retry-After"  # ...and holds that channel's sends till then
+    PAUSED_ALL = "platform paused for Retry-After"  # ...and every channel of the platform's
+    LIBRARY = "retried by the client library"  # the platform's own library retried, at once
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    how: How
+    error: str = ""  # what the dispatcher records (a regular expression); "" for LIBRARY
+
+    def describe(self) -> str:
+        said = f" (recorded error matches `{self.error}`)" if self.error else ""
+        return f"{self.how}{said}; then delivered once".replace("|", "\\|")
+
+
+NOT_APPLICABLE = {
+    "console": "prints to the terminal: no remote service to fail",
+}
+
+_SMTP_ONLY = "an SMTP reply, not HTTP"
+_NO_GLOBAL = "its 429s carry no global flag"
+_HTTP_ONLY = "SMTP has no HTTP status or body; a try-later reply is its equivalent"
+
+# Shapes a platform does not have (its protocol has no such answer).
+NOT_THERE: dict[str, dict[Shape, str]] = {
+    "discord": {Shape.TRANSIENT_REPLY: _SMTP_ONLY},
+    "slack": {
+        Shape.GLOBAL_RATE_LIMITED: "every 429 holds the method for the whole workspace "
+        "(see the 429 rows)",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
+    "telegram": {
+        Shape.GLOBAL_RATE_LIMITED: _NO_GLOBAL,
+        Shape.GLOBAL_RATE_LIMITED_LONG: _NO_GLOBAL,
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
+    "email": {
+        shape: _HTTP_ONLY
+        for shape in Shape
+        if shape not in (Shape.TRANSIENT_REPLY, Shape.HANG, Shape.RESET)
+    },
+    "sms": {
+        Shape.GLOBAL_RATE_LIMITED: "Twilio's 429 (20429) is for the whole account: see the "
+        "429 rows",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
+    "webhooks": {
+        Shape.GLOBAL_RATE_LIMITED: "a receiver's 429 is its own",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
+}
+
+_WEBHOOK = r"webhook #\d+ \(http://127\.0\.0\.1:\d+/hooks/strike\): "
+
+EXPECTED: dict[str, dict[Shape, Cell]] = {
+    "discord": {
+        # discord.py sleeps out a short per-route 429 inside the request and sends again.
+        Shape.RATE_LIMITED: Cell(How.LIBRARY),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED, r"^Discord rate-limited Discord channel \d+ "
+                                      r"for 30\.0s\.$"),
+        Shape.GLOBAL_RATE_LIMITED: Cell(How.PAUSED_ALL, r"\(global 429\) for 2s"),
+        Shape.GLOBAL_RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"\(global 429\) for 30s"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^Discord had a server error \(503\) for Discord "
+                             r"channel \d+; it will be retried\.$"),
+        # discord.py retries a 502 itself, after a second.
+        Shape.HTML_5XX: Cell(How.LIBRARY),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"^Discord had a server error \(503\)"),
+        Shape.HANG: Cell(How.QUEUED, r"^Discord did not answer within 0\.5s .*the nonce "
+                         r"prevents a duplicate"),
+        Shape.RESET: Cell(How.QUEUED, r"^The connection to Discord failed for Discord channel "
+                          r"\d+ \(ServerDisconnectedError\); it will be retried\.$"),
+    },
+    "slack": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Slack rate-limited chat\.postMessage; "
+                                 r"retrying after 2s$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"retrying after 30s$"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^Slack chat\.postMessage failed \(HTTP 503, no "
+                             r"error code\); will retry$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"\(HTTP 502, no error code\); will retry$"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"\(HTTP 503, no JSON body\); will retry$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Slack chat\.postMessage to C0FAULTS failed "
+                         r"\(TimeoutError\); will retry$"),
+        # slack-sdk retries a dropped connection once by itself.
+        Shape.RESET: Cell(How.LIBRARY),
+    },
+    "telegram": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED, r"^Telegram asked to slow down in -\d+; "
+                                 r"retrying after 2 s$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED, r"retrying after 30 s$"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"failed \(Service Unavailable \(503\)\); will "
+                             r"retry$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"failed \(Bad Gateway \(502\)\. Parsing the "
+                             r"server response b' 502 Bad Gateway nginx ' failed\)"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"\(Service Unavailable \(503\)\. Parsing the "
+                             r"server response b'upstream connect error"),
+        Shape.HANG: Cell(How.QUEUED, r"failed \(Timed out\); will retry$"),
+        Shape.RESET: Cell(How.QUEUED, r"Server disconnected without sending a response"),
+    },
+    "email": {
+        Shape.TRANSIENT_REPLY: Cell(How.QUEUED, r"^the mail server answered 451: 4\.3\.0 "
+                                    r"Temporary local problem, try again later$"),
+        Shape.HANG: Cell(How.QUEUED, r"^the mail server failed: SMTPReadTimeoutError$"),
+        Shape.RESET: Cell(How.QUEUED, r"^the mail server failed: SMTPServerDisconnected$"),
+    },
+    "sms": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
+                                 r"Too Many Requests$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\)"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^Twilio answered 500 \(error 20500\): Internal "
+                             r"Server Error$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
+        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+    },
+    # A receiver's failures follow the webhooks schedule (docs/webhooks.md): each is a
+    # Retry-After for that endpoint, and the retry carries the same webhook-id.
+    "webhooks": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED, _WEBHOOK + r"HTTP 429: slow down$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED, _WEBHOOK + r"HTTP 429: slow down$"),
+        Shape.JSON_5XX: Cell(How.PAUSED, _WEBHOOK + r'HTTP 503: \{"message": "upstream '),
+        Shape.HTML_5XX: Cell(How.PAUSED, _WEBHOOK + r"HTTP 502: 502 Bad Gateway nginx$"),
+        Shape.TEXT_5XX: Cell(How.PAUSED, _WEBHOOK + r"HTTP 503: upstream connect error"),
+        Shape.HANG: Cell(How.PAUSED, _WEBHOOK + r"no answer within 0\.5 s$"),
+        Shape.RESET: Cell(How.PAUSED, _WEBHOOK + r"ServerDisconnectedError"),
+    },
+}  # fmt: skip
+
+
+def render() -> str:
+    shapes = list(Shape)
+    lines = [
+        "# Faults: what each platform's failures do",
+        "",
+        "<!-- Generated by `python -m tests.faults > docs/faults.md` from tests/faults.py;",
+        "     tests/test_fault_matrix.py checks every cell against the platform's fake. -->",
+        "",
+        "Each delivery plugin is run against its fake platform on 127.0.0.1, which answers one",
+        "send with each failure shape below. In every cell the copy ends up delivered exactly",
+        "once (a webhook receiver sees one `webhook-id`), the error recorded meanwhile says",
+        "what happened, and nothing crashes; the cell says how it got there.",
+        "",
+    ]
+    for platform, cells in EXPECTED.items():
+        lines += [f"## {platform}", "", "| failure | what happens |", "|---|---|"]
+        for shape in shapes:
+            if shape in cells:
+                lines.append(f"| {shape} | {cells[shape].describe()} |")
+            elif shape in NOT_THERE.get(platform, {}):
+                lines.append(f"| {shape} | not applicable: {NOT_THERE[platform][shape]} |")
+        lines.append("")
+    for platform, why in NOT_APPLICABLE.items():
+        lines += [f"## {platform}", "", f"Not in the matrix: {why}.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render(), end="")
