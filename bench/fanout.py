@@ -365,6 +365,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         "DISCORD_API_BASE": fake.api_base,
         "DISCORD_GATEWAY_URL": fake.gateway_url,
         "STRIKEBOT_BENCH_COUNTS": str(counts_path),
+        "STRIKEBOT_BENCH_PROFILE": os.environ.get("STRIKEBOT_BENCH_PROFILE", ""),
         "PYTHONPATH": os.pathsep.join(
             [str(ROOT / "bench" / "_probe"), str(ROOT), env.get("PYTHONPATH", "")]
         ),

@@ -166,6 +166,7 @@ class DiscordAdapter:
             global_per_second=self._pacing.global_per_second,
         )
         self._guild_ready_timeout = guild_ready_timeout
+        self._last_rendered: tuple[OutboundMessage, list[discord.Embed]] | None = None
         self.client: StrikeClient | None = None
         self.holding: tuple[int, ...] | None = None  # the shards whose session runs here
         # Each shard's lock (None: all shards as one unit), while the election runs.
@@ -229,9 +230,17 @@ class DiscordAdapter:
     async def send(
         self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
     ) -> str:
-        return await self._rest.send(
-            channel.channel, render_embeds([message]), nonce=idempotency_key
-        )
+        return await self._rest.send(channel.channel, self._embeds(message), nonce=idempotency_key)
+
+    def _embeds(self, message: OutboundMessage) -> list[discord.Embed]:
+        """The message's embeds; a fan-out hands over one message object for many channels,
+        rendered once."""
+        last = self._last_rendered
+        if last is not None and last[0] is message:
+            return last[1]
+        embeds = render_embeds([message])
+        self._last_rendered = (message, embeds)
+        return embeds
 
     async def find_sent(
         self,

@@ -42,7 +42,22 @@ if _PATH:
 
     _TARGET = Path(_PATH)
 
+    # With STRIKEBOT_BENCH_PROFILE=<file> too: cProfile runs from the first SIGUSR1 to the
+    # second, and its stats are written to that file.
+    _PROFILE = os.environ.get("STRIKEBOT_BENCH_PROFILE")
+    _profiler: Any = None
+
     def _dump(*_args: Any) -> None:
+        global _profiler
+        if _PROFILE:
+            import cProfile
+
+            if _profiler is None:
+                _profiler = cProfile.Profile()
+                _profiler.enable()
+            else:
+                _profiler.disable()
+                _profiler.dump_stats(_PROFILE)
         tmp = _TARGET.with_name(_TARGET.name + ".tmp")
         tmp.write_text(json.dumps(counts))
         tmp.replace(_TARGET)
