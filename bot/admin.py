@@ -17,6 +17,7 @@ from bot import events
 from bot.auth import AdminList
 from bot.clock import Clock, utcnow
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from bot.locales import localized_error
 from bot.models import (
     Actor,
     Campaign,
@@ -171,21 +172,11 @@ class Admin:
         async with self.store.write() as tx:
             update = await self._get(tx, update_id, now)
             if update.state is not UpdateState.PENDING_APPROVAL:
-                raise Conflict(
-                    f"Update #{update_id} is not waiting for approval ({update.state}).",
-                    translations={
-                        "es": f"La actualización #{update_id} no está esperando aprobación."
-                    },
+                raise localized_error(
+                    Conflict, "admin.not_pending", update_id=update_id, state=update.state
                 )
             if update.author == actor.id:
-                raise NotAllowed(
-                    "You wrote this update, so someone else must approve it. "
-                    "Ask another union admin to run approve.",
-                    translations={
-                        "es": "Tú escribiste esta actualización: otra persona administradora "
-                        "debe aprobarla."
-                    },
-                )
+                raise localized_error(NotAllowed, "admin.own_update")
             published_at = (
                 update.publish_at if update.publish_at and update.publish_at > now else now
             )
@@ -231,13 +222,7 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
-                raise Conflict(
-                    f"Update #{update_id} was retracted and cannot be edited. Post a new update.",
-                    translations={
-                        "es": f"La actualización #{update_id} fue retirada y no se puede "
-                        "editar. Publica una nueva actualización."
-                    },
-                )
+                raise localized_error(Conflict, "admin.retracted_no_edit", update_id=update_id)
             texts = dict(before.texts)
             if changes.texts is not None:
                 texts.update(changes.texts)
@@ -302,10 +287,7 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
-                raise Conflict(
-                    f"Update #{update_id} is already retracted.",
-                    translations={"es": f"La actualización #{update_id} ya fue retirada."},
-                )
+                raise localized_error(Conflict, "admin.already_retracted", update_id=update_id)
             holders = await self._holders(tx, update_id)
             await tx.set_update(
                 update_id,
@@ -468,10 +450,7 @@ class Admin:
     async def _get(self, tx: Tx, update_id: int, now: datetime) -> Update:
         update = await tx.get_update(update_id, now)
         if update is None:
-            raise NotFound(
-                f"No update #{update_id}. See the numbers with `strikebot timeline`.",
-                translations={"es": f"No existe la actualización #{update_id}."},
-            )
+            raise localized_error(NotFound, "admin.no_update", update_id=update_id)
         return update
 
     async def _plan_posts(self, tx: Tx, update: Update, now: datetime) -> list[NewDelivery]:

@@ -556,7 +556,7 @@ async def test_a_failing_store_still_serves_the_last_page(
     assert stale.status == 200 and stale.headers["Strikebot-Stale"] == "1"
     notice = parse_html(stale_text).one("p", class_="stale").text()
     assert notice.startswith("Es posible que esta página no esté al día")
-    assert "viernes 18 de enero" in notice  # what was known, and when
+    assert "viernes, 18 de enero" in notice  # what was known, and when
     assert stale_text.replace(f'<p class="stale" role="status">{notice}</p>', "") == (
         good_text.replace("<!--strikebot:stale-notice-->", "")
     )

@@ -104,10 +104,8 @@ class Handlers:
 
     def language(self, interaction: Interaction) -> str:
         """The language for the adapter's own words (modal labels, buttons)."""
-        code = locale_of(interaction).split("-")[0].lower()
-        if code in i18n.LANGUAGES:
-            return code
-        return i18n.pick(self.ctx.campaign.default_language)
+        found = i18n.supported(locale_of(interaction))
+        return found or i18n.pick(self.ctx.campaign.default_language)
 
     def context(self, interaction: Interaction) -> CommandContext:
         return CommandContext(

@@ -25,52 +25,7 @@ DRAFT_TTL = 15 * 60.0
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "post_title": "Post a strike update",
-        "edit_title": "Edit update #{id}",
-        "headline": "Headline",
-        "headline_hint": "What members must know, in one line",
-        "body": "Details",
-        "body_hint": "Optional: the full text members will read",
-        "next_step": "Next step",
-        "next_step_hint": "Optional, e.g. Picket at your school at 6:30 AM",
-        "urgency": "Urgency",
-        "urgency_hint": "Urgent breaks quiet hours; routine waits for morning",
-        "preview_title": "Preview: nothing has been sent yet",
-        "preview_body": "{reach} Press Post to send it, or Cancel.",
-        "preview_footer": "Preview · not posted",
-        "post": "Post",
-        "cancel": "Cancel",
-        "cancelled": "Cancelled: nothing was posted.",
-        "expired": "This preview has expired or was already used. Run /strike post again.",
-        "not_yours": "Only the admin who wrote this preview can post it. Run /strike post to "
-        "write your own.",
-        "posting": "Posting…",
-    },
-    "es": {
-        "post_title": "Publicar una actualización",
-        "edit_title": "Editar la actualización #{id}",
-        "headline": "Titular",
-        "headline_hint": "Lo que hay que saber, en una línea",
-        "body": "Detalles",
-        "body_hint": "Opcional: el texto completo",
-        "next_step": "Próximo paso",
-        "next_step_hint": "Opcional, p. ej. Piquete en tu escuela a las 6:30",
-        "urgency": "Urgencia",
-        "urgency_hint": "Urgente ignora las horas de silencio; rutina espera a la mañana",
-        "preview_title": "Vista previa: todavía no se envió nada",
-        "preview_body": "{reach} Pulsa Publicar para enviarlo, o Cancelar.",
-        "preview_footer": "Vista previa · sin publicar",
-        "post": "Publicar",
-        "cancel": "Cancelar",
-        "cancelled": "Cancelado: no se publicó nada.",
-        "expired": "Esta vista previa caducó o ya se usó. Vuelve a usar /strike post.",
-        "not_yours": "Solo quien escribió esta vista previa puede publicarla. Usa /strike post "
-        "para escribir la tuya.",
-        "posting": "Publicando…",
-    },
-}
+WORDS = i18n.Words("discord")
 
 
 def word(language: str, key: str, /, **values: object) -> str:

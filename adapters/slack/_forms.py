@@ -86,7 +86,7 @@ class Forms:
 
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         now = self.clock()
         errors: dict[str, str] = {}
         if not values.get("headline"):
@@ -145,7 +145,7 @@ class Forms:
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang, kind = str(meta.get("l", "en")), str(meta.get("k", ""))
+        lang, kind = str(meta.get("l") or i18n.source_language()), str(meta.get("k", ""))
         now = self.clock()
         uid = update_id(values.get("update"))
         update = await self._find(uid, now)
@@ -192,7 +192,7 @@ class Forms:
 
     async def on_edit_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         text_lang = str(meta.get("tl") or self.campaign.default_language)
         now = self.clock()
         uid = update_id(meta.get("u"))
@@ -271,7 +271,7 @@ class Forms:
         """Keep the draft, and push the view that shows it and asks to go ahead."""
         token = await save_draft(self.store, draft, now)
         base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         view = modals.confirm_view(
             lang, intro, previews, submit_key, modals.encode_meta(d=token, **base)
         )
@@ -283,7 +283,7 @@ class Forms:
         self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any], client: AsyncWebClient
     ) -> None:
         meta = modals.decode_meta(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         draft = await take_draft(self.store, str(meta.get("d", "")))
         if draft is None:
             note = word(lang, "draft_gone", command="post")

@@ -200,8 +200,7 @@ def _urgency_options(lang: str) -> list[tuple[str, str]]:
 
 
 def _language_name(code: str, lang: str) -> str:
-    names = {"en": {"en": "English", "es": "Spanish"}, "es": {"en": "inglés", "es": "español"}}
-    return names[i18n.pick(lang)].get(code, code)
+    return i18n.language_name(code, lang)
 
 
 # ------------------------------------------------------------------------- the forms

@@ -187,8 +187,6 @@ class AdminOrders(CommandsBase):
         return Reply(self._subscription_card(saved, a.language))
 
     def _subscription_card(self, sub: Subscription, lang: str) -> OutboundMessage:
-        language_names = {"en": ("English", "inglés"), "es": ("Spanish", "español")}
-        names = language_names.get(sub.language, (sub.language, sub.language))
         urgencies = ", ".join(
             i18n.urgency_label(u, lang) for u in Urgency if u in sub.urgencies
         )  # Urgency iterates in order: routine, important, urgent
@@ -215,7 +213,7 @@ class AdminOrders(CommandsBase):
             body=say(lang, "subscribed_body"),
             language=lang,
             fields=(
-                Field(say(lang, "setting_language"), names[1] if lang == "es" else names[0], True),
+                Field(say(lang, "setting_language"), i18n.language_name(sub.language, lang), True),
                 Field(say(lang, "setting_urgencies"), urgencies, True),
                 Field(say(lang, "setting_timezone"), sub.timezone, True),
                 Field(say(lang, "setting_briefing"), briefing),

@@ -5,8 +5,10 @@ Slack's text argument use)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
+from bot import i18n
 from bot.commands._admin import EXAMPLES, AdminOrders
 from bot.commands._context import Asker, CommandContext, Reply
 from bot.commands._questions import Questions
@@ -14,39 +16,42 @@ from bot.errors import StrikebotError
 from bot.locales import invalid, short
 from bot.parsing import tokenize
 
-# Names a person may type (English, Spanish, short forms) -> the command.
-_ALIASES: dict[str, str] = {
-    "status": "status", "estado": "status", "st": "status",
-    "demands": "demands", "demandas": "demands",
-    "demand": "demand", "demanda": "demand",
-    "timeline": "timeline", "history": "timeline", "cronologia": "timeline",
-    "cronología": "timeline", "historial": "timeline",
-    "next": "next", "siguiente": "next",
-    "help": "help", "ayuda": "help", "?": "help",
-    "subscribe": "subscribe", "suscribir": "subscribe",
-    "unsubscribe": "unsubscribe", "desuscribir": "unsubscribe",
-    "post": "post", "publicar": "post",
-    "edit": "edit", "editar": "edit",
-    "retract": "retract", "retirar": "retract",
-    "approve": "approve", "aprobar": "approve",
-}  # fmt: skip
 COMMAND_NAMES = ("status", "demands", "demand", "timeline", "next", "help", "subscribe",
                  "unsubscribe", "post", "edit", "retract", "approve")  # fmt: skip
-_PREFIXES = {"strike", "huelga"}
 # What each command is called in each language, for platforms that list commands by name
 # (Telegram's menus). Every name here is one `handle` understands.
-LOCALIZED_NAMES: dict[str, dict[str, str]] = {
-    "en": {name: name for name in COMMAND_NAMES},
-    "es": {"status": "estado", "demands": "demandas", "demand": "demanda",
-           "timeline": "cronologia", "next": "siguiente", "help": "ayuda",
-           "subscribe": "suscribir", "unsubscribe": "desuscribir", "post": "publicar",
-           "edit": "editar", "retract": "retirar", "approve": "aprobar"},
-}  # fmt: skip
+LOCALIZED_NAMES = i18n.Words("command_names")
+ALIASES = i18n.Words("command_aliases")
+PREFIX = i18n.Phrase("command_prefix.word")
+
+
+# Short forms that name a command in any language.
+_SHORT_FORMS = {"st": "status", "?": "help"}
+
+
+@cache
+def _aliases(languages: tuple[str, ...]) -> dict[str, str]:
+    """Every word that names a command in any language the bot speaks: its name there
+    (`command_names.<command>`) and other words for it (`command_aliases.<command>`)."""
+    found = dict(_SHORT_FORMS)
+    for language in reversed(languages):
+        for command in COMMAND_NAMES:
+            found[command] = command
+            words = [LOCALIZED_NAMES[language][command]]
+            words += ALIASES[language].get(command, "").split()
+            for word in words:
+                found[word.lower()] = command
+    return found
+
+
+def _prefixes(languages: tuple[str, ...]) -> set[str]:
+    return {PREFIX[lang].lower() for lang in languages}
 
 
 def command_named(word: str) -> str | None:
-    """The command a typed word names (English, Spanish or a short form), or None."""
-    return _ALIASES.get(word.strip().lower().lstrip("/"))
+    """The command a typed word names (in any language the bot speaks, or a short form),
+    or None."""
+    return _aliases(i18n.languages()).get(word.strip().lower().lstrip("/"))
 
 
 # Named options of the typed form (`key=value`), alias -> parameter.
@@ -94,12 +99,12 @@ class TypedForm(Questions, AdminOrders):
             tokens = tokenize(text)
         except StrikebotError as exc:
             return await self._run(ctx, "unknown", _raising(exc))
-        while tokens and tokens[0].lower().lstrip("/") in _PREFIXES:
+        while tokens and tokens[0].lower().lstrip("/") in _prefixes(i18n.languages()):
             tokens = tokens[1:]
         if not tokens:
             return await self._run(ctx, "help", self._help)
         word = tokens[0].lower().lstrip("/")
-        name = _ALIASES.get(word)
+        name = _aliases(i18n.languages()).get(word)
         if name is None:
             return await self._run(
                 ctx, "unknown", _raising(invalid("unknown_command", name=short(tokens[0])))
