@@ -41,7 +41,7 @@ def test_every_message_is_translated_current_and_keeps_its_blanks(language: str)
             continue
         if own.fuzzy:
             problems.append(f"{message.context}: stale (fuzzy)")
-        forms = [own.string] if isinstance(own.string, str) else list(own.string)
+        forms = [own.string] if isinstance(own.string, str) else list(own.string or ())
         if not all(forms):
             problems.append(f"{message.context}: untranslated")
         sources = [message.id] if isinstance(message.id, str) else list(message.id)
