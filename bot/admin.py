@@ -49,6 +49,7 @@ from bot.rules import (
 )
 from bot.store import NewDelivery, Store, Tx, outbox_queries
 from bot.store.codecs import demand_texts_to_json, texts_to_json
+from bot.translations import demand_target, mark_edited, update_target
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +254,19 @@ class Admin:
             )
             await tx.set_update(update_id, values)
             after = await self._get(tx, update_id, now)
+            changed = [
+                lang
+                for lang, text in (changes.texts or {}).items()
+                if before.texts.get(lang) != text
+            ]
+            await mark_edited(
+                tx,
+                update_target(update_id),
+                written=texts,
+                changed=changed,
+                editor=actor.id,
+                now=now,
+            )
             if after.state in (UpdateState.PUBLISHED, UpdateState.SCHEDULED):
                 people, machines = self._audiences(await self._holders(tx, update_id))
                 rows = []
@@ -381,6 +395,9 @@ class Admin:
                 note=note,
             )
             change_id = await tx.insert_demand_event(key, change)
+            await mark_edited(
+                tx, demand_target(key), written=texts, changed=offer or (), editor=actor.id, now=now
+            )
             after = await tx.get_demand(key)
             assert after is not None
             _, machines = self._audiences(await tx.list_subscriptions())
@@ -399,6 +416,32 @@ class Admin:
                 },
             )
             return after
+
+    # -- translations ----------------------------------------------------------
+
+    async def confirm_translation(
+        self, actor: Actor, target: str, language: str, *, note: str = ""
+    ) -> bool:
+        """Say that `language`'s wording of `target` ("update:12", "demand:pay") still says
+        what the edited language says now: it is no longer stale. False if it was not."""
+        self.admins.require(actor, "confirm translations")
+        language = check_language(language, self.campaign.languages)
+        note = check_field(note, NOTE_MAX, what="note")
+        now = self.clock()
+        async with self.store.write() as tx:
+            marks = [s for s in await tx.stale_texts(target) if s.language == language]
+            if not marks:
+                return False
+            await tx.clear_stale(target, [language])
+            await tx.audit(
+                now,
+                actor.id,
+                "translation.confirm",
+                target,
+                {"language": language, "stale_since": marks[0].since.isoformat()},
+                {"language": language, "note": note},
+            )
+            return True
 
     # -- subscriptions ---------------------------------------------------------
 
