@@ -25,6 +25,7 @@ from bot.models import (
     Demand,
     DemandEvent,
     DemandStatus,
+    DemandText,
     Revision,
     Status,
     Subscription,
@@ -209,9 +210,12 @@ class Admin:
         *,
         reason: str,
         correction: bool = False,
+        translating: bool = False,
     ) -> Update:
         """Edit in place, keeping the previous text as a revision. A correction also posts a
-        short visible note, because edits notify nobody."""
+        short visible note, because edits notify nobody. Changing some languages' wording
+        marks the others stale (`bot.translations`), unless `translating`: the new wording
+        follows the others (an imported translation), so it is only made current."""
         self.admins.require(actor, "edit updates")
         now = self.clock()
         reason = check_reason(reason)
@@ -262,7 +266,7 @@ class Admin:
             await mark_edited(
                 tx,
                 update_target(update_id),
-                written=texts,
+                written=() if translating else texts,
                 changed=changed,
                 editor=actor.id,
                 now=now,
@@ -418,6 +422,45 @@ class Admin:
             return after
 
     # -- translations ----------------------------------------------------------
+
+    async def translate_demand(
+        self, actor: Actor, key: str, language: str, fields: Mapping[str, str]
+    ) -> Demand:
+        """Write `language`'s wording of some of a demand's fields (a translation of the
+        others, so nothing else becomes stale); `language` is current again."""
+        self.admins.require(actor, "change demands")
+        language = check_language(language, self.campaign.languages)
+        now = self.clock()
+        values: dict[str, Any] = {}
+        for name, text in fields.items():
+            if name == "facts":
+                values[name] = tuple(f.strip() for f in text.splitlines() if f.strip())
+            elif name in ("title", "summary", "union_position", "employer_offer"):
+                limit = LABEL_MAX if name == "title" else OFFER_MAX
+                values[name] = check_field(text, limit, required=name == "title", what=name)
+            else:
+                raise InvalidInput(f"A demand has no field {name!r}.")
+        async with self.store.write() as tx:
+            before = await tx.get_demand(key)
+            if before is None:
+                known = ", ".join(await tx.demand_keys())
+                raise NotFound(f"No demand with key {key!r}. Known keys: {known}.")
+            texts = dict(before.texts)
+            base = texts.get(language) or DemandText(title="")
+            texts[language] = replace(base, **values)
+            await tx.set_demand(key, {"texts": demand_texts_to_json(texts), "updated_at": now})
+            await tx.clear_stale(demand_target(key), [language])
+            after = await tx.get_demand(key)
+            assert after is not None
+            await tx.audit(
+                now,
+                actor.id,
+                "demand.translate",
+                demand_target(key),
+                {"texts": demand_texts_to_json(before.texts)},
+                {"texts": demand_texts_to_json(after.texts), "language": language},
+            )
+            return after
 
     async def confirm_translation(
         self, actor: Actor, target: str, language: str, *, note: str = ""

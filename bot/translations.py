@@ -72,6 +72,14 @@ class ContentGap:
     missing: tuple[str, ...] = ()  # fields with text in another language but none here
     stale: StaleText | None = None
     source: Mapping[str, str] = field(default_factory=dict)  # the fields in the first language
+    current: Mapping[str, str] = field(default_factory=dict)  # the fields in `language`
+
+    @property
+    def to_translate(self) -> tuple[str, ...]:
+        """The fields a translator should write: all of them when stale, else the missing."""
+        if self.stale is not None:
+            return tuple(name for name, value in self.source.items() if value)
+        return self.missing
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -139,5 +147,38 @@ async def content_gaps(
             missing = _missing(fields, language)
             mark = stale.get((target, language))
             if missing or mark is not None:
-                gaps.append(ContentGap(target, language, missing, mark, source))
+                own = fields.get(language, {})
+                gaps.append(ContentGap(target, language, missing, mark, source, own))
     return gaps
+
+
+@dataclass(slots=True)
+class ContentImport:
+    """What importing a translator's file did to the campaign's texts."""
+
+    applied: list[str] = field(default_factory=list)  # targets written
+    outdated: list[str] = field(default_factory=list)  # the source changed since the export
+    unknown: list[str] = field(default_factory=list)  # no such update, demand or field
+    fuzzy: list[str] = field(default_factory=list)  # the translator marked them unsure
+
+
+def parse_content_context(context: str) -> tuple[str, str] | None:
+    """'content:update:12:headline' -> ('update:12', 'headline')."""
+    parts = context.split(":")
+    if len(parts) != 4 or parts[0] != "content":
+        return None
+    return f"{parts[1]}:{parts[2]}", parts[3]
+
+
+def group_content(
+    entries: Iterable[tuple[str, str, str, bool]],
+) -> dict[str, dict[str, tuple[str, str, bool]]]:
+    """(context, source, translation, fuzzy) -> target -> field -> (source, translation,
+    fuzzy), for the messages that are campaign texts."""
+    grouped: dict[str, dict[str, tuple[str, str, bool]]] = {}
+    for context, source, translation, fuzzy in entries:
+        parsed = parse_content_context(context)
+        if parsed is not None:
+            target, name = parsed
+            grouped.setdefault(target, {})[name] = (source, translation, fuzzy)
+    return grouped
