@@ -50,7 +50,12 @@ def test_an_edit_in_one_language_shows_as_stale_until_confirmed(cli: Cli) -> Non
     text = cli.ok("translations", "report")
     assert f"{target}: stale since" in text and "(en edited by cli:cli" in text
 
+    shown = cli.json("show", str(update_id))
+    assert list(shown["stale"]) == ["es"] and shown["stale"]["es"]["edited"] == ["en"]
+    assert f"translations confirm {target} es" in " ".join(cli.ok("show", str(update_id)).split())
+
     assert "is current again" in cli.ok("translations", "confirm", target, "es", "--note", "ok")
+    assert cli.json("show", str(update_id))["stale"] == {}
     assert cli("translations", "report", "--check").code == 0
     assert "nothing to confirm" in cli.ok("translations", "confirm", target, "es")
     (entry, *_) = cli.json("audit", "--target", target)
@@ -155,5 +160,35 @@ def test_a_new_language_catalogue_starts_from_an_export_and_is_imported_as_a_fil
 )
 def test_bad_input_is_a_clear_error(cli: Cli, args: list[str], says: str) -> None:
     result = cli(*args)
+    assert result.code != 0
+    assert says in " ".join(result.err.split())
+
+
+def test_the_command_line_takes_text_in_any_campaign_language(cli: Cli) -> None:
+    posted = cli.json(
+        "post",
+        "--status", "strike_on",
+        "--lang", "es",
+        "--headline", "Sigue la huelga",
+        "--text", "en", "headline", "Strike continues",
+        "--next-step-en=Picket at 6:30",
+    )  # fmt: skip
+    texts = posted["update"]["texts"]
+    assert texts["es"] == {"headline": "Sigue la huelga", "body": "", "next_step": ""}
+    assert texts["en"]["headline"] == "Strike continues"
+    assert texts["en"]["next_step"] == "Picket at 6:30"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--text", "en", "headline", "A", "--en-headline", "B"], "given twice"),
+        (["--text", "es", "title", "A"], "a field is headline, body, body_file or next_step"),
+        (["--text", "fr", "headline", "A"], "not one of this campaign's languages"),
+        (["--es-body", "solo cuerpo"], "needs a headline too: add --es-headline"),
+    ],
+)
+def test_text_flags_refuse_what_is_unclear(cli: Cli, args: list[str], says: str) -> None:
+    result = cli("post", "--status", "strike_on", "--headline", "H", *args)
     assert result.code != 0
     assert says in " ".join(result.err.split())
