@@ -52,12 +52,16 @@ async def mark_edited(
     now: datetime,
 ) -> list[str]:
     """After an edit of `target` that changed the wording in `changed`: those languages are
-    current again, and every other language in `written` (the ones that have a wording)
-    is stale. Returns the languages marked stale."""
+    current again, and, unless every one of them was stale (the edit caught them up), each
+    other language in `written` (the ones that have a wording) is now stale. Returns the
+    languages marked stale."""
     changed = sorted(set(changed))
     if not changed:
         return []
+    behind = {s.language for s in await tx.stale_texts(target)}
     await tx.clear_stale(target, changed)
+    if all(lang in behind for lang in changed):
+        return []
     stale = [lang for lang in written if lang not in changed]
     await tx.mark_stale(target, stale, ",".join(changed), editor, now)
     return stale

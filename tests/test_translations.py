@@ -45,13 +45,16 @@ async def test_editing_one_language_marks_the_others_stale_until_updated(
 
     es = UpdateText("La huelga sigue el lunes", "Aún no hay acuerdo.", "Negociación el sábado")
     await admin.edit(ADMIN, update.id, Changes(texts={"es": es}), reason="traducción")
-    assert await stale(store, target) == ["en"]  # now the English is older than the Spanish
+    assert await stale(store, target) == []  # the Spanish caught up
+    es = UpdateText("La huelga sigue el lunes.", "Aún no hay acuerdo.", "Negociación el sábado")
+    await admin.edit(ADMIN, update.id, Changes(texts={"es": es}), reason="punto")
+    assert await stale(store, target) == ["en"]  # a current Spanish changed: the English is older
     # A form sends every language; only the ones that changed count as written.
     await admin.edit(ADMIN, update.id, Changes(texts={"en": en, "es": es}), reason="same")
     assert await stale(store, target) == ["en"]
     en = UpdateText("The strike continues Monday", "No deal yet.", "Talks Saturday")
-    await admin.edit(ADMIN, update.id, Changes(texts={"en": en, "es": es}), reason="both")
-    assert await stale(store, target) == ["es"]
+    await admin.edit(ADMIN, update.id, Changes(texts={"en": en, "es": es}), reason="caught up")
+    assert await stale(store, target) == []
     es = UpdateText("La huelga continúa el lunes", "Aún no hay acuerdo.", "Negociación el sábado")
     en = UpdateText("Strike goes on Monday", "No deal yet.", "Talks Saturday")
     await admin.edit(ADMIN, update.id, Changes(texts={"en": en, "es": es}), reason="both")
@@ -84,6 +87,8 @@ async def test_an_offer_in_one_language_makes_the_others_stale(store: Store, adm
     await admin.record_demand(
         ADMIN, "pay", offer={"es": "6% en 2 años"}, source="LAUSD (traducción)"
     )
+    assert await stale(store, "demand:pay") == []  # the Spanish caught up
+    await admin.record_demand(ADMIN, "pay", offer={"es": "6,5% en 2 años"}, source="LAUSD")
     assert await stale(store, "demand:pay") == ["en"]
 
 

@@ -68,10 +68,21 @@ _POST_OPTIONS = {
     "body": "body", "next": "next_step", "next_step": "next_step",
     "when": "next_step_at", "next_step_at": "next_step_at",
     "urgency": "urgency", "at": "publish_at", "publish_at": "publish_at",
-    "embargo": "publish_at",
-    "headline_es": "headline_es", "body_es": "body_es",
-    "next_es": "next_step_es", "next_step_es": "next_step_es",
+    "embargo": "publish_at", "lang": "language", "language": "language",
 }  # fmt: skip
+# Another language's text in the typed form: headline_es=, body_ko=, next_es=, next_step_es=.
+_POST_TEXT_OPTIONS = {"headline": "headline", "body": "body", "next": "next_step",
+                      "next_step": "next_step"}  # fmt: skip
+
+
+def _post_options(languages: Sequence[str]) -> dict[str, str]:
+    options = dict(_POST_OPTIONS)
+    for code in languages:
+        for key, field in _POST_TEXT_OPTIONS.items():
+            options[f"{key}_{code}".lower()] = f"{field}@{code}"
+    return options
+
+
 _EDIT_OPTIONS = {
     "headline": "headline", "body": "body", "next": "next_step", "next_step": "next_step",
     "when": "next_step_at", "next_step_at": "next_step_at", "status": "status",
@@ -155,18 +166,17 @@ class TypedForm(Questions, AdminOrders):
         return await self._approve(a, args[0])
 
     async def _typed_post(self, a: Asker, args: list[str]) -> Reply:
-        positional, options = _options(args, _POST_OPTIONS)
+        positional, options = _options(args, _post_options(self.campaign.languages))
         if len(positional) < 2:
             raise invalid("missing_post")
         body = options.pop("body", "")
         if len(positional) >= 3:
             body = positional[2]
         _no_more("post", positional[3:], EXAMPLES["post"])
-        es = {
-            key.removesuffix("_es"): options.pop(key)
-            for key in ("headline_es", "body_es", "next_step_es")
-            if key in options
-        }
+        others: dict[str, dict[str, str]] = {}
+        for key in [k for k in options if "@" in k]:
+            field, _, code = key.partition("@")
+            others.setdefault(code, {})[field] = options.pop(key)
         return await self._post(
             a,
             positional[0],
@@ -175,8 +185,9 @@ class TypedForm(Questions, AdminOrders):
             options.get("next_step", ""),
             options.get("urgency", "routine"),
             options.get("publish_at"),
-            es or None,
+            others or None,
             options.get("next_step_at"),
+            options.get("language"),
         )
 
 
