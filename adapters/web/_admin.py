@@ -19,11 +19,14 @@ from bot.ports import Actor, Changes, Draft, InvalidInput, NotFound, Update, Upd
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
 from ._schemas import (
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
     DemandChangeIn,
     DemandDetailOut,
     EditUpdateIn,
     PostUpdateIn,
     RetractIn,
+    StaleOut,
     demand_event_out,
     demand_out,
     revisions_out,
@@ -43,6 +46,7 @@ def add_routes(app: web.Application) -> None:
     r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/retract", retract_update)
     r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/approve", approve_update)
     r.add_put(f"{ADMIN_PREFIX}/demands/{{key}}", record_demand)
+    r.add_post(f"{ADMIN_PREFIX}/translations/confirm", confirm_translation)
 
 
 async def _body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
@@ -121,6 +125,7 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
     ctx = state_of(request).ctx
     async with ctx.store.read() as tx:
         notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
+        stale = await tx.stale_texts(f"update:{update.id}")
     note = notes.get(update.id)
     language = ctx.campaign.default_language
     body = AdminUpdateOut(
@@ -129,6 +134,10 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
         author=update.author,
         approved_by=update.approved_by,
         publish_at=update.publish_at,
+        stale={
+            s.language: StaleOut(since=s.since, edited=s.edited.split(","), editor=s.editor)
+            for s in stale
+        },
     )
     return json_response(body)
 
@@ -234,4 +243,16 @@ async def record_demand(request: web.Request) -> web.StreamResponse:
             **demand_out(demand, language),
             history=[demand_event_out(e) for e in demand.history],
         )
+    )
+
+
+async def confirm_translation(request: web.Request) -> web.StreamResponse:
+    """A stale language's text still says what the edited language says now."""
+    ctx = state_of(request).ctx
+    body = await _body(request, ConfirmTranslationIn)
+    done = await ctx.admin.confirm_translation(
+        HTTP_ACTOR, body.target, body.language, note=body.note
+    )
+    return json_response(
+        ConfirmTranslationOut(target=body.target, language=body.language, confirmed=done)
     )

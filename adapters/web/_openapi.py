@@ -17,6 +17,8 @@ from ._app import JSON, state_of
 from ._schemas import (
     NON_BLANK,
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
     DemandChangeIn,
     DemandDetailOut,
     DemandListOut,
@@ -44,6 +46,7 @@ _OUTPUTS: list[type[BaseModel]] = [
     DemandListOut,
     DemandDetailOut,
     AdminUpdateOut,
+    ConfirmTranslationOut,
     ErrorOut,
     HealthOut,
     LiveOut,
@@ -54,6 +57,7 @@ _INPUTS: list[type[BaseModel]] = [
     EditUpdateIn,
     RetractIn,
     DemandChangeIn,
+    ConfirmTranslationIn,
     UpdateTextIn,
     UpdateTextPatch,
 ]
@@ -127,6 +131,8 @@ def document(campaign: Campaign) -> dict[str, Any]:
         "additionalProperties": False,
     }
     demand["anyOf"] = [{"required": ["status"]}, {"required": ["offer"]}]
+    confirm = schemas["ConfirmTranslationIn"]["properties"]
+    confirm["language"] = {"type": "string", "enum": languages, "description": "the stale language"}
     for name in ("next_step_at", "publish_at"):
         post[name] = _drop_null(post[name])
 
@@ -318,6 +324,18 @@ def document(campaign: Campaign) -> dict[str, Any]:
                     "200": _json(_ref(DemandDetailOut), "recorded"),
                     **admin_errors,
                     "404": _error("no demand with this key"),
+                },
+            }
+        },
+        "/api/v1/admin/translations/confirm": {
+            "post": {
+                "operationId": "confirmTranslation",
+                "summary": "Say a stale translation still says what the edited language says",
+                "security": secured,
+                "requestBody": body(ConfirmTranslationIn),
+                "responses": {
+                    "200": _json(_ref(ConfirmTranslationOut), "confirmed (or was not stale)"),
+                    **admin_errors,
                 },
             }
         },
