@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -34,17 +34,25 @@ def word(language: str, key: str, /, **values: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PostDraft:
-    """What an admin wrote in the modal, waiting for Post or Cancel."""
+    """What an admin wrote in the modal(s), waiting for Post or Cancel: one wording per
+    language, `(language, headline, body, next_step)`, in the order written."""
 
     user_id: str
     status: str
-    headline: str
-    body: str
-    next_step: str
+    texts: tuple[tuple[str, str, str, str], ...]
     urgency: str
     publish_at: str | None
     next_step_at: str | None
     created: float
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(text[0] for text in self.texts)
+
+    def with_text(self, language: str, headline: str, body: str, next_step: str) -> PostDraft:
+        """This draft with `language`'s wording added (or replaced)."""
+        kept = tuple(t for t in self.texts if t[0] != language)
+        return replace(self, texts=(*kept, (language, headline, body, next_step)))
 
 
 class Drafts:
@@ -63,6 +71,10 @@ class Drafts:
     def peek(self, token: str) -> PostDraft | None:
         self._expire()
         return self._drafts.get(token)
+
+    def replace(self, token: str, draft: PostDraft) -> None:
+        """Keep `draft` under an existing token (another language was added)."""
+        self._drafts[token] = draft
 
     def take(self, token: str) -> PostDraft | None:
         self._expire()
@@ -163,7 +175,9 @@ class _UpdateModal(discord.ui.Modal):
 
 
 class PostModal(_UpdateModal):
-    """Headline, body, next step and urgency. The status comes from the slash command."""
+    """Headline, body, next step (in `text_language`) and urgency. The status comes from
+    the slash command. With a `token`, it adds another language's wording to that draft
+    (no urgency: the draft has one)."""
 
     def __init__(
         self,
@@ -173,14 +187,27 @@ class PostModal(_UpdateModal):
         status: str,
         publish_at: str | None,
         next_step_at: str | None,
+        text_language: str,
+        token: str | None = None,
     ) -> None:
+        name = i18n.language_name(text_language, language)
+        same = i18n.pick(text_language) == i18n.pick(language)
         super().__init__(
-            handlers, title=word(language, "post_title"), kind="post", language=language
+            handlers,
+            title=word(language, "post_title")
+            if same
+            else word(language, "post_title_in", language=name),
+            kind="post",
+            language=language,
         )
         self.language = language
+        self.text_language = text_language
+        self.token = token
         self.status = status
         self.publish_at = publish_at
         self.next_step_at = next_step_at
+        if token is not None:
+            return
         urgency: discord.ui.Select[Any] = discord.ui.Select(
             custom_id="urgency",
             options=[
@@ -203,12 +230,14 @@ class PostModal(_UpdateModal):
         self.add_item(self.urgency)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        text = (_value(self.headline), _value(self.body), _value(self.next_step))
+        if self.token is not None:
+            await self.handlers.add_text(interaction, self.token, self.text_language, *text)
+            return
         draft = PostDraft(
             user_id=str(interaction.user.id),
             status=self.status,
-            headline=_value(self.headline),
-            body=_value(self.body),
-            next_step=_value(self.next_step),
+            texts=((self.text_language, *text),),
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
@@ -257,24 +286,26 @@ class EditModal(_UpdateModal):
         await self.handlers.submit_edit(interaction, r, changed)
 
 
-DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[0-9a-f]{16})")
+DRAFT_BUTTON = re.compile(
+    r"strike:draft:(?P<action>post|cancel|add):(?P<token>[0-9a-f]{16})"
+    r"(?::(?P<language>[A-Za-z_]{2,16}))?"
+)
 
 
 class DraftButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
     template=DRAFT_BUTTON,
 ):
-    """Post or Cancel on a preview; the handlers are found through the client."""
+    """Post, Cancel or Add <language> on a preview; the handlers are found through the
+    client."""
 
-    def __init__(self, action: str, token: str, *, label: str = "") -> None:
+    def __init__(self, action: str, token: str, *, label: str = "", language: str = "") -> None:
         style = discord.ButtonStyle.success if action == "post" else discord.ButtonStyle.secondary
-        super().__init__(
-            discord.ui.Button(
-                label=label or action, style=style, custom_id=f"strike:draft:{action}:{token}"
-            )
-        )
+        custom_id = f"strike:draft:{action}:{token}" + (f":{language}" if language else "")
+        super().__init__(discord.ui.Button(label=label or action, style=style, custom_id=custom_id))
         self.action = action
         self.token = token
+        self.language = language
 
     @classmethod
     async def from_custom_id(
@@ -284,16 +315,21 @@ class DraftButton(
         match: re.Match[str],
         /,
     ) -> DraftButton:
-        return cls(match["action"], match["token"])
+        return cls(match["action"], match["token"], language=match["language"] or "")
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handlers: Handlers | None = getattr(interaction.client, "handlers", None)
         if handlers is not None:
-            await handlers.draft_button(interaction, self.action, self.token)
+            await handlers.draft_button(interaction, self.action, self.token, self.language)
 
 
-def preview_buttons(token: str, language: str) -> discord.ui.View:
+def preview_buttons(token: str, language: str, missing: tuple[str, ...] = ()) -> discord.ui.View:
+    """Post and Cancel, and one "Add <language>" per campaign language not written yet."""
     view = discord.ui.View(timeout=None)
     view.add_item(DraftButton("post", token, label=word(language, "post")))
     view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
+    for code in missing:
+        name = i18n.language_name(code, language)
+        label = word(language, "add_language", language=name)[:80]
+        view.add_item(DraftButton("add", token, label=label, language=code))
     return view

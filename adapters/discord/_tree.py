@@ -173,15 +173,17 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         status="Where the strike stands with this update",
         publish_at="Publish later (embargo), e.g. 2019-01-22 06:00",
         next_step_at="When the next step happens, e.g. 2019-01-22 06:00",
+        language="Which language you write in (others can be added from the preview)",
     )
-    @app_commands.choices(status=_status_choices())
+    @app_commands.choices(status=_status_choices(), language=language_choices)
     async def post(
         interaction: Interaction,
         status: str,
         publish_at: str | None = None,
         next_step_at: str | None = None,
+        language: str | None = None,
     ) -> None:
-        await h.open_post(interaction, status, publish_at, next_step_at)
+        await h.open_post(interaction, status, publish_at, next_step_at, language)
 
     @group.command(name="edit", description="Admins: change an update everywhere it was sent")
     @app_commands.describe(
