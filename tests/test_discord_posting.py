@@ -379,7 +379,10 @@ async def test_a_spanish_speaking_admin_writes_in_spanish_then_adds_english(
 ) -> None:
     command = as_member(admin_post_command(), roles=(COMMS_ROLE_ID,), locale="es-ES")
     modal = await open_modal(bot, command)
-    spanish = {"headline": "La huelga sigue el martes", "urgency": ["important"]}
+    spanish: dict[str, str | list[str]] = {
+        "headline": "La huelga sigue el martes",
+        "urgency": ["important"],
+    }
     iid = await bot.fake.send_interaction(modal_submit_payload(modal, spanish, like=command))
     await bot.fake.wait_reply(iid, count=2)
     first = bot.fake.original_message(iid)
