@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import string
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -50,6 +51,37 @@ def test_every_message_is_translated_current_and_keeps_its_blanks(language: str)
             if _fields(form) - allowed:
                 problems.append(f"{message.context}: unknown blank {_fields(form) - allowed}")
     assert problems == []
+
+
+def _named_languages(path: Path, codes: set[str]) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and node.value.lower().replace("_", "-").split("-")[0] in codes
+        and len(node.value) <= 6
+    ]
+
+
+def test_no_code_names_a_language() -> None:
+    codes = set(SHIPPED)
+    found = []
+    for folder in ("bot", "adapters"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "migrations" not in path.parts:
+                found += _named_languages(path, codes)
+    assert found == []
 
 
 def test_dates_times_and_numbers_come_from_cldr() -> None:
