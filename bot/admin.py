@@ -25,6 +25,7 @@ from bot.demands import (
     check_wording,
 )
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from bot.locales import localized_error
 from bot.models import (
     Actor,
     Campaign,
@@ -33,6 +34,7 @@ from bot.models import (
     DemandChange,
     DemandEvent,
     DemandStatus,
+    DemandText,
     Revision,
     Status,
     Subscription,
@@ -57,6 +59,7 @@ from bot.rules import (
 )
 from bot.store import NewDelivery, Store, Tx, outbox_queries
 from bot.store.codecs import demand_texts_to_json, texts_to_json
+from bot.translations import demand_target, mark_edited, update_target
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,21 +198,11 @@ class Admin:
         async with self.store.write() as tx:
             update = await self._get(tx, update_id, now)
             if update.state is not UpdateState.PENDING_APPROVAL:
-                raise Conflict(
-                    f"Update #{update_id} is not waiting for approval ({update.state}).",
-                    translations={
-                        "es": f"La actualización #{update_id} no está esperando aprobación."
-                    },
+                raise localized_error(
+                    Conflict, "admin.not_pending", update_id=update_id, state=update.state
                 )
             if update.author == actor.id:
-                raise NotAllowed(
-                    "You wrote this update, so someone else must approve it. "
-                    "Ask another union admin to run approve.",
-                    translations={
-                        "es": "Tú escribiste esta actualización: otra persona administradora "
-                        "debe aprobarla."
-                    },
-                )
+                raise localized_error(NotAllowed, "admin.own_update")
             published_at = (
                 update.publish_at if update.publish_at and update.publish_at > now else now
             )
@@ -241,9 +234,12 @@ class Admin:
         *,
         reason: str,
         correction: bool = False,
+        translating: bool = False,
     ) -> Update:
         """Edit in place, keeping the previous text as a revision. A correction also posts a
-        short visible note, because edits notify nobody."""
+        short visible note, because edits notify nobody. Changing some languages' wording
+        marks the others stale (`bot.translations`), unless `translating`: the new wording
+        follows the others (an imported translation), so it is only made current."""
         self.admins.require(actor, "edit updates")
         now = self.clock()
         reason = check_reason(reason)
@@ -255,13 +251,7 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
-                raise Conflict(
-                    f"Update #{update_id} was retracted and cannot be edited. Post a new update.",
-                    translations={
-                        "es": f"La actualización #{update_id} fue retirada y no se puede "
-                        "editar. Publica una nueva actualización."
-                    },
-                )
+                raise localized_error(Conflict, "admin.retracted_no_edit", update_id=update_id)
             texts = dict(before.texts)
             if changes.texts is not None:
                 texts.update(changes.texts)
@@ -292,6 +282,19 @@ class Admin:
             )
             await tx.set_update(update_id, values)
             after = await self._get(tx, update_id, now)
+            changed = [
+                lang
+                for lang, text in (changes.texts or {}).items()
+                if before.texts.get(lang) != text
+            ]
+            await mark_edited(
+                tx,
+                update_target(update_id),
+                written=() if translating else texts,
+                changed=changed,
+                editor=actor.id,
+                now=now,
+            )
             if after.state in (UpdateState.PUBLISHED, UpdateState.SCHEDULED):
                 people, machines = self._audiences(await self._holders(tx, update_id))
                 rows = []
@@ -326,10 +329,7 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
-                raise Conflict(
-                    f"Update #{update_id} is already retracted.",
-                    translations={"es": f"La actualización #{update_id} ya fue retirada."},
-                )
+                raise localized_error(Conflict, "admin.already_retracted", update_id=update_id)
             holders = await self._holders(tx, update_id)
             await tx.set_update(
                 update_id,
@@ -419,6 +419,10 @@ class Admin:
                 note=note,
                 recorded_at=now,
             )
+            if current:
+                # An offer in some languages leaves the others' wording of it stale.
+                await mark_edited(tx, demand_target(key), written=texts, changed=offer or (),
+                                  editor=actor.id, now=now)  # fmt: skip
             values: dict[str, Any] = {"texts": demand_texts_to_json(texts), "updated_at": now}
             if current and status is not None:
                 values["status"] = str(status)
@@ -449,16 +453,10 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._demand(tx, key)
             if before.retired_at is not None:
-                raise Conflict(
-                    f"The demand {key!r} is retired; its history stays as it is.",
-                    translations={"es": f"La demanda {key!r} está retirada."},
-                )
+                raise localized_error(Conflict, "demands.is_retired", key=key)
             texts, changes = apply_wording(before, checked)
             if not changes and (status is None or status == before.status):
-                raise Conflict(
-                    "That is what the demand already says: nothing changed.",
-                    translations={"es": "La demanda ya dice eso: no cambió nada."},
-                )
+                raise localized_error(Conflict, "demands.unchanged")
             change = DemandEvent(
                 at=now,
                 status=status or before.status,
@@ -470,6 +468,9 @@ class Admin:
                 changes=changes,
                 recorded_at=now,
             )
+            # Re-wording some languages leaves the others stale until updated or confirmed.
+            await mark_edited(tx, demand_target(key), written=texts, changed=changes,
+                              editor=actor.id, now=now)  # fmt: skip
             values: dict[str, Any] = {"texts": demand_texts_to_json(texts), "updated_at": now}
             if status is not None:
                 values["status"] = str(status)
@@ -495,16 +496,10 @@ class Admin:
         checked = check_wording(wordings, self.campaign.languages)
         default = self.campaign.default_language
         if checked.get(default) is None or checked[default].title is None:
-            raise InvalidInput(
-                f"A new demand needs a title in {default}, the campaign's first language.",
-                translations={"es": f"Una demanda nueva necesita un título en {default}."},
-            )
+            raise localized_error(InvalidInput, "demands.needs_title", language=default)
         async with self.store.write() as tx:
             if await tx.get_demand(key) is not None:
-                raise Conflict(
-                    f"There is already a demand {key!r} (perhaps retired); choose another key.",
-                    translations={"es": f"Ya existe una demanda {key!r}; elige otra clave."},
-                )
+                raise localized_error(Conflict, "demands.key_taken", key=key)
             empty = Demand(key, await tx.next_demand_position(), status, {}, now)
             texts, changes = apply_wording(empty, checked)
             demand = replace(empty, texts=texts)
@@ -534,10 +529,7 @@ class Admin:
         async with self.store.write() as tx:
             before = await self._demand(tx, key)
             if before.retired_at is not None:
-                raise Conflict(
-                    f"The demand {key!r} is already retired.",
-                    translations={"es": f"La demanda {key!r} ya está retirada."},
-                )
+                raise localized_error(Conflict, "demands.already_retired", key=key)
             change = DemandEvent(
                 at=now,
                 status=before.status,
@@ -557,10 +549,7 @@ class Admin:
         demand = await tx.get_demand(key)
         if demand is None:
             known = ", ".join(await tx.demand_keys())
-            raise NotFound(
-                f"No demand with key {key!r}. Known keys: {known}.",
-                translations={"es": f"No hay ninguna demanda {key!r}. Claves: {known}."},
-            )
+            raise localized_error(NotFound, "demands.unknown", key=key, known=known)
         return demand
 
     async def _demand_changed(
@@ -623,6 +612,71 @@ class Admin:
         )
         return await self._insert(tx, actor, draft, now)
 
+    # -- translations ----------------------------------------------------------
+
+    async def translate_demand(
+        self, actor: Actor, key: str, language: str, fields: Mapping[str, str]
+    ) -> Demand:
+        """Write `language`'s wording of some of a demand's fields (a translation of the
+        others, so nothing else becomes stale); `language` is current again."""
+        self.admins.require(actor, "change demands")
+        language = check_language(language, self.campaign.languages)
+        now = self.clock()
+        values: dict[str, Any] = {}
+        for name, text in fields.items():
+            if name == "facts":
+                values[name] = tuple(f.strip() for f in text.splitlines() if f.strip())
+            elif name in ("title", "summary", "union_position", "employer_offer"):
+                limit = LABEL_MAX if name == "title" else OFFER_MAX
+                values[name] = check_field(text, limit, required=name == "title", what=name)
+            else:
+                raise InvalidInput(f"A demand has no field {name!r}.")
+        async with self.store.write() as tx:
+            before = await tx.get_demand(key)
+            if before is None:
+                known = ", ".join(await tx.demand_keys())
+                raise NotFound(f"No demand with key {key!r}. Known keys: {known}.")
+            texts = dict(before.texts)
+            base = texts.get(language) or DemandText(title="")
+            texts[language] = replace(base, **values)
+            await tx.set_demand(key, {"texts": demand_texts_to_json(texts), "updated_at": now})
+            await tx.clear_stale(demand_target(key), [language])
+            after = await tx.get_demand(key)
+            assert after is not None
+            await tx.audit(
+                now,
+                actor.id,
+                "demand.translate",
+                demand_target(key),
+                {"texts": demand_texts_to_json(before.texts)},
+                {"texts": demand_texts_to_json(after.texts), "language": language},
+            )
+            return after
+
+    async def confirm_translation(
+        self, actor: Actor, target: str, language: str, *, note: str = ""
+    ) -> bool:
+        """Say that `language`'s wording of `target` ("update:12", "demand:pay") still says
+        what the edited language says now: it is no longer stale. False if it was not."""
+        self.admins.require(actor, "confirm translations")
+        language = check_language(language, self.campaign.languages)
+        note = check_field(note, NOTE_MAX, what="note")
+        now = self.clock()
+        async with self.store.write() as tx:
+            marks = [s for s in await tx.stale_texts(target) if s.language == language]
+            if not marks:
+                return False
+            await tx.clear_stale(target, [language])
+            await tx.audit(
+                now,
+                actor.id,
+                "translation.confirm",
+                target,
+                {"language": language, "stale_since": marks[0].since.isoformat()},
+                {"language": language, "note": note},
+            )
+            return True
+
     # -- subscriptions ---------------------------------------------------------
 
     async def subscribe(self, actor: Actor, sub: Subscription) -> Subscription:
@@ -673,10 +727,7 @@ class Admin:
     async def _get(self, tx: Tx, update_id: int, now: datetime) -> Update:
         update = await tx.get_update(update_id, now)
         if update is None:
-            raise NotFound(
-                f"No update #{update_id}. See the numbers with `strikebot timeline`.",
-                translations={"es": f"No existe la actualización #{update_id}."},
-            )
+            raise localized_error(NotFound, "admin.no_update", update_id=update_id)
         return update
 
     async def _plan_posts(self, tx: Tx, update: Update, now: datetime) -> list[NewDelivery]:

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot import i18n
 from bot.auth import AdminList
 from bot.errors import ConfigError
 from bot.models import (
@@ -94,9 +95,15 @@ class CampaignSection(_Model):
     @field_validator("languages")
     @classmethod
     def _languages(cls, value: list[str]) -> list[str]:
-        unsupported = [lang for lang in value if lang not in ("en", "es")]
+        known = i18n.languages()
+        unsupported = [lang for lang in value if lang not in known]
         if unsupported:
-            raise ValueError(f"{unsupported[0]!r} is not supported yet; use 'en' and/or 'es'")
+            raise ValueError(
+                f"{unsupported[0]!r} has no catalogue: add "
+                f"<locales>/{unsupported[0]}/LC_MESSAGES/{i18n.DOMAIN}.po in bot/locales/ or "
+                f"in {i18n.LOCALES_ENV} (docs/translating.md); languages with a catalogue: "
+                f"{', '.join(known)}"
+            )
         if len(set(value)) != len(value):
             raise ValueError("a language is listed twice")
         return value

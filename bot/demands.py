@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot import i18n
 from bot.errors import InvalidInput
+from bot.locales import localized_error
 from bot.models import Demand, DemandChange, DemandEvent, DemandText, UpdateText
 from bot.rules import HEADLINE_MAX, OFFER_MAX, check_field, check_language
 
@@ -34,39 +36,8 @@ FACTS_SEPARATOR = ";"  # facts typed on one line: "15% of schools have a nurse; 
 FACT_MAX = 500
 FACTS_MAX = 20
 
-# The announcement's sentences, beside the code that uses them (like bot/briefings.py).
-_WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "headline": "Demand update: {title}",
-        "added": "A new demand: {title}.",
-        "retired": "This demand is no longer on the table: {title}.",
-        "offer": "The employer's offer: {offer}",
-        "status": "Status: {status}",
-        "source": "Source: {source}",
-        "field": "{label}: {value}",
-        "why": "Why: {reason}",
-        "title": "Title",
-        "summary": "Summary",
-        "union_position": "We ask",
-        "employer_offer": "The employer offers",
-        "facts": "Facts",
-    },
-    "es": {
-        "headline": "Cambio en una demanda: {title}",
-        "added": "Una nueva demanda: {title}.",
-        "retired": "Esta demanda ya no está sobre la mesa: {title}.",
-        "offer": "La oferta del empleador: {offer}",
-        "status": "Estado: {status}",
-        "source": "Fuente: {source}",
-        "field": "{label}: {value}",
-        "why": "Motivo: {reason}",
-        "title": "Título",
-        "summary": "Resumen",
-        "union_position": "Pedimos",
-        "employer_offer": "El empleador ofrece",
-        "facts": "Datos",
-    },
-}
+# The announcement's sentences: the catalogue's "demands" table (bot/locales).
+WORDS = i18n.Words("demands")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +68,7 @@ def split_facts(text: str) -> list[str]:
 def check_key(key: object) -> str:
     text = str(key or "").strip()
     if not KEY_PATTERN.match(text):
-        raise InvalidInput(
-            f"{text[:70]!r} is not a usable demand key; use lower-case letters, digits, '-' or "
-            "'_' (up to 64), e.g. class-size.",
-            translations={
-                "es": f"{text[:70]!r} no sirve como clave de demanda; usa minúsculas, dígitos, "
-                "'-' o '_' (hasta 64), p. ej. class-size."
-            },
-        )
+        raise localized_error(InvalidInput, "demands.bad_key", key=text[:70])
     return text
 
 
@@ -152,14 +116,7 @@ def apply_wording(
     for lang, wording in wordings.items():
         base = texts.get(lang)
         if base is None and wording.title is None:
-            raise InvalidInput(
-                f"The demand {demand.key!r} has no {lang} wording yet: give its title in {lang} "
-                "too.",
-                translations={
-                    "es": f"La demanda {demand.key!r} aún no tiene texto en {lang}: da también "
-                    "su título."
-                },
-            )
+            raise localized_error(InvalidInput, "demands.no_wording", key=demand.key, language=lang)
         before = base or DemandText(title="")
         after = DemandText(
             title=before.title if wording.title is None else wording.title,
@@ -196,13 +153,8 @@ def check_offer_date(at: datetime | None, now: datetime) -> datetime:
     if at.tzinfo is None:
         raise InvalidInput("Give the offer's date with its time zone.")
     if at > now:
-        raise InvalidInput(
-            f"The offer's date {at.isoformat(timespec='minutes')} is in the future. An offer "
-            "is recorded once it is made: give the date it was made, or leave it out for now.",
-            translations={
-                "es": f"La fecha de la oferta {at.isoformat(timespec='minutes')} está en el "
-                "futuro. Da la fecha en que se hizo, o déjala fuera para ahora."
-            },
+        raise localized_error(
+            InvalidInput, "demands.offer_in_future", date=at.isoformat(timespec="minutes")
         )
     return at
 
@@ -217,7 +169,7 @@ def announcement(
     (a language the demand has no wording in uses the first one's)."""
     texts: dict[str, UpdateText] = {}
     for lang in languages:
-        words = _WORDS.get(lang, _WORDS["en"])
+        words = WORDS[lang]
         title = demand.text(lang).title
         lines: list[str] = []
         if change.kind is DemandChange.ADDED:

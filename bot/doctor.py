@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from bot import i18n
 from bot.config import Settings, StrikeConfig
 from bot.plugins import Check, DoctorRequest, Plugin, Plugins, Verdict
 from bot.store import Store
@@ -83,7 +84,7 @@ def campaign_checks(settings: Settings, config: StrikeConfig, plugins: Plugins) 
         raw = rule.model_dump()
         placeholders = placeholder_ids(raw)
         listed = [v for value in raw.values() if isinstance(value, list) for v in value]
-        who = plugin.admins.who.get("en", "ids")
+        who = plugin.admins.who[i18n.source_language()]
         if placeholders:
             checks.append(
                 Check(
@@ -103,7 +104,7 @@ def campaign_checks(settings: Settings, config: StrikeConfig, plugins: Plugins) 
                     "admins",
                     Verdict.WARN,
                     f"[admins.{plugin.name}] lists nobody: no one can post from {plugin.title}",
-                    f"Add {plugin.admins.who.get('en', 'ids')} under [admins.{plugin.name}].",
+                    f"Add {who} under [admins.{plugin.name}].",
                 )
             )
         else:

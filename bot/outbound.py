@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from bot import i18n
 from bot.models import Status, Urgency
 
 
@@ -47,7 +48,7 @@ class OutboundMessage:
     title: str
     body: str = ""
     kind: MessageKind = MessageKind.REPLY
-    language: str = "en"
+    language: str = field(default_factory=lambda: i18n.source_language())
     status: Status | None = None  # the badge / colour
     status_label: str = ""  # the badge text, already in `language`
     urgency: Urgency | None = None
@@ -79,7 +80,7 @@ class OutboundMessage:
             title=raw["title"],
             body=raw.get("body", ""),
             kind=MessageKind(raw.get("kind", "reply")),
-            language=raw.get("language", "en"),
+            language=raw.get("language") or i18n.source_language(),
             status=None if raw.get("status") is None else Status(raw["status"]),
             status_label=raw.get("status_label", ""),
             urgency=None if raw.get("urgency") is None else Urgency(raw["urgency"]),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtim
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
+from bot import i18n
 from bot.contacts import Contact
 from bot.errors import ConfigError
 from bot.models import Actor, Campaign, Subscription
@@ -108,7 +109,7 @@ class AdminRule(Section):
     `allows`; `who` is how to describe the id a person should send an admin, per language.
     """
 
-    who: ClassVar[Mapping[str, str]] = {"en": "your user id", "es": "tu id de usuario"}
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("plugins.who")
 
     user_ids: list[str] = []
 
@@ -167,12 +168,13 @@ def one_message(message: OutboundMessage, campaign: Campaign, section: Section |
 @dataclass(frozen=True, slots=True)
 class Cost:
     """What a platform that reaches people one by one spends per message, for the preview
-    ("It will send 1,204 e-mails and 2,310 text segments"). `units` names the unit per
-    language, singular and plural; `measure` counts the units one message takes once the
+    ("It will send 1,204 e-mails and 2,310 text segments"). `units` is the context of a
+    plural message in the catalogue naming the unit, with `{n}` for the number ("{n} e-mail"
+    / "{n} e-mails"); `measure` counts the units one message takes once the
     plugin renders it (an SMS plugin counts segments), given the campaign and the plugin's
     campaign-file section."""
 
-    units: Mapping[str, tuple[str, str]]
+    units: str
     measure: Callable[[OutboundMessage, Campaign, Section | None], int] = one_message
 
 

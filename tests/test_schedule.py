@@ -340,7 +340,7 @@ async def test_channels_alike_share_one_composition_and_languages_differ(
         payloads = {d.subscription_id: d.payload for d in await tx.list_deliveries()}
     titles = {sid: p["message"]["title"] for sid, p in payloads.items() if p}  # type: ignore[index]
     assert titles[subs[0].id] == "Morning briefing — Friday, January 18"
-    assert titles[subs[1].id] == "Resumen de la mañana — viernes 18 de enero"
+    assert titles[subs[1].id] == "Resumen de la mañana — viernes, 18 de enero"
 
 
 async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_channel() -> None:
@@ -783,7 +783,7 @@ async def test_the_dispatcher_delivers_a_queued_briefing_once(
     [(where, message)] = console.messages.values()
     assert (where.workspace, where.channel) == ("local", "c1")
     assert message.kind is MessageKind.BRIEFING
-    assert message.title == "Resumen de la mañana — viernes 18 de enero"
+    assert message.title == "Resumen de la mañana — viernes, 18 de enero"
     async with store.read() as tx:
         [delivery] = await tx.list_deliveries()
     assert delivery.state is DeliveryState.SENT

@@ -41,7 +41,7 @@ from adapters.discord._settings import (
     DiscordSection,
     DiscordSettings,
 )
-from adapters.discord._tree import SpanishDescriptions, build_group
+from adapters.discord._tree import CatalogueDescriptions, build_group
 from bot.ports import (
     ChannelRef,
     ConfigError,
@@ -92,7 +92,7 @@ async def sync_commands(
 ) -> dict[str, str]:
     """Push the command tree: to each guild (instant) and, on request, globally (Discord
     may take up to an hour to show global changes). Returns where → "synced" or the error."""
-    await client.tree.set_translator(SpanishDescriptions())
+    await client.tree.set_translator(CatalogueDescriptions())
     results: dict[str, str] = {}
     targets: list[discord.Object | None] = [discord.Object(int(g)) for g in guild_ids]
     if global_:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,52 +31,7 @@ MODAL_DRAFT = "discord-modal"
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "post_title": "Post a strike update",
-        "edit_title": "Edit update #{id}",
-        "headline": "Headline",
-        "headline_hint": "What members must know, in one line",
-        "body": "Details",
-        "body_hint": "Optional: the full text members will read",
-        "next_step": "Next step",
-        "next_step_hint": "Optional, e.g. Picket at your school at 6:30 AM",
-        "urgency": "Urgency",
-        "urgency_hint": "Urgent breaks quiet hours; routine waits for morning",
-        "preview_title": "Preview: nothing has been sent yet",
-        "preview_body": "{reach} Press Post to send it, or Cancel.",
-        "preview_footer": "Preview · not posted",
-        "post": "Post",
-        "cancel": "Cancel",
-        "cancelled": "Cancelled: nothing was posted.",
-        "expired": "This preview has expired or was already used. Run /strike post again.",
-        "not_yours": "Only the admin who wrote this preview can post it. Run /strike post to "
-        "write your own.",
-        "posting": "Posting…",
-    },
-    "es": {
-        "post_title": "Publicar una actualización",
-        "edit_title": "Editar la actualización #{id}",
-        "headline": "Titular",
-        "headline_hint": "Lo que hay que saber, en una línea",
-        "body": "Detalles",
-        "body_hint": "Opcional: el texto completo",
-        "next_step": "Próximo paso",
-        "next_step_hint": "Opcional, p. ej. Piquete en tu escuela a las 6:30",
-        "urgency": "Urgencia",
-        "urgency_hint": "Urgente ignora las horas de silencio; rutina espera a la mañana",
-        "preview_title": "Vista previa: todavía no se envió nada",
-        "preview_body": "{reach} Pulsa Publicar para enviarlo, o Cancelar.",
-        "preview_footer": "Vista previa · sin publicar",
-        "post": "Publicar",
-        "cancel": "Cancelar",
-        "cancelled": "Cancelado: no se publicó nada.",
-        "expired": "Esta vista previa caducó o ya se usó. Vuelve a usar /strike post.",
-        "not_yours": "Solo quien escribió esta vista previa puede publicarla. Usa /strike post "
-        "para escribir la tuya.",
-        "posting": "Publicando…",
-    },
-}
+WORDS = i18n.Words("discord")
 
 
 def word(language: str, key: str, /, **values: object) -> str:
@@ -85,16 +40,24 @@ def word(language: str, key: str, /, **values: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PostDraft:
-    """What an admin wrote in the modal, waiting for Post or Cancel."""
+    """What an admin wrote in the modal(s), waiting for Post or Cancel: one wording per
+    language, `(language, headline, body, next_step)`, in the order written."""
 
     user_id: str
     status: str
-    headline: str
-    body: str
-    next_step: str
+    texts: tuple[tuple[str, str, str, str], ...]
     urgency: str
     publish_at: str | None
     next_step_at: str | None
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(text[0] for text in self.texts)
+
+    def with_text(self, language: str, headline: str, body: str, next_step: str) -> PostDraft:
+        """This draft with `language`'s wording added (or replaced)."""
+        kept = tuple(t for t in self.texts if t[0] != language)
+        return replace(self, texts=(*kept, (language, headline, body, next_step)))
 
 
 class Drafts:
@@ -123,14 +86,29 @@ class Drafts:
                     POST_DRAFT, token, {**payload, "saved_at": saved_at.isoformat()}, saved_at
                 )
                 return "not_yours"
-        try:
-            return PostDraft(**payload)
-        except TypeError:  # a draft saved by another version of the bot
-            return "expired"
+        return _post_draft(payload)
 
     async def keep_modal(self, token: str, payload: dict[str, Any], now: datetime) -> None:
         async with self.store.write() as tx:
             await tx.keep_draft(MODAL_DRAFT, token, {**payload, "saved_at": now.isoformat()}, now)
+
+    async def replace(self, token: str, draft: PostDraft, now: datetime) -> None:
+        """Keep `draft` under an existing token (another language was added to it)."""
+        payload = {**asdict(draft), "saved_at": now.isoformat()}
+        async with self.store.write() as tx:
+            await tx.keep_draft(POST_DRAFT, token, payload, now)
+
+    async def peek(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
+        """The draft, left in place, if `user_id` wrote it; else why not (as `take`)."""
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(POST_DRAFT, token)
+            if payload is None or not _fresh(payload, now, self.ttl):
+                return "expired"
+            saved_at = datetime.fromisoformat(str(payload["saved_at"]))
+            await tx.keep_draft(POST_DRAFT, token, payload, saved_at)
+        if str(payload.get("user_id")) != user_id:
+            return "not_yours"
+        return _post_draft(payload)
 
     async def take_modal(self, token: str, now: datetime) -> dict[str, Any] | None:
         async with self.store.write() as tx:
@@ -138,6 +116,15 @@ class Drafts:
         if payload is None or not _fresh(payload, now, self.ttl):
             return None
         return payload
+
+
+def _post_draft(payload: dict[str, Any]) -> PostDraft | str:
+    fields = {k: v for k, v in payload.items() if k != "saved_at"}
+    try:
+        fields["texts"] = tuple(tuple(text) for text in fields["texts"])
+        return PostDraft(**fields)
+    except (KeyError, TypeError, ValueError):  # a draft saved by another version of the bot
+        return "expired"
 
 
 def _fresh(payload: dict[str, Any], now: datetime, ttl: timedelta) -> bool:
@@ -236,7 +223,9 @@ class _UpdateModal(discord.ui.Modal):
 
 
 class PostModal(_UpdateModal):
-    """Headline, body, next step and urgency. The status comes from the slash command."""
+    """Headline, body, next step (in `text_language`) and urgency. The status comes from
+    the slash command. With a `token`, it adds another language's wording to that draft
+    (no urgency: the draft has one)."""
 
     def __init__(
         self,
@@ -246,19 +235,29 @@ class PostModal(_UpdateModal):
         status: str,
         publish_at: str | None,
         next_step_at: str | None,
+        text_language: str,
+        draft_token: str | None = None,
         token: str | None = None,
     ) -> None:
+        name = i18n.language_name(text_language, language)
+        same = i18n.pick(text_language) == i18n.pick(language)
         super().__init__(
             handlers,
-            title=word(language, "post_title"),
+            title=word(language, "post_title")
+            if same
+            else word(language, "post_title_in", language=name),
             kind="post",
             language=language,
             token=token,
         )
         self.language = language
+        self.text_language = text_language
+        self.draft_token = draft_token
         self.status = status
         self.publish_at = publish_at
         self.next_step_at = next_step_at
+        if draft_token is not None:
+            return
         urgency: discord.ui.Select[Any] = discord.ui.Select(
             custom_id="urgency",
             options=[
@@ -281,12 +280,14 @@ class PostModal(_UpdateModal):
         self.add_item(self.urgency)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        text = (_value(self.headline), _value(self.body), _value(self.next_step))
+        if self.draft_token is not None:
+            await self.handlers.add_text(interaction, self.draft_token, self.text_language, *text)
+            return
         draft = PostDraft(
             user_id=str(interaction.user.id),
             status=self.status,
-            headline=_value(self.headline),
-            body=_value(self.body),
-            next_step=_value(self.next_step),
+            texts=((self.text_language, *text),),
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
@@ -343,7 +344,10 @@ class EditModal(_UpdateModal):
         await self.handlers.submit_edit(interaction, r, changed)
 
 
-DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[A-Za-z0-9_-]{16})")
+DRAFT_BUTTON = re.compile(
+    r"strike:draft:(?P<action>post|cancel|add):(?P<token>[A-Za-z0-9_-]{16})"
+    r"(?::(?P<language>[A-Za-z_]{2,16}))?"
+)
 MODAL_ID = re.compile(r"strike:(?P<kind>post|edit):(?P<token>[0-9a-f]{16})")
 
 
@@ -351,17 +355,16 @@ class DraftButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
     template=DRAFT_BUTTON,
 ):
-    """Post or Cancel on a preview; the handlers are found through the client."""
+    """Post, Cancel or Add <language> on a preview; the handlers are found through the
+    client."""
 
-    def __init__(self, action: str, token: str, *, label: str = "") -> None:
+    def __init__(self, action: str, token: str, *, label: str = "", language: str = "") -> None:
         style = discord.ButtonStyle.success if action == "post" else discord.ButtonStyle.secondary
-        super().__init__(
-            discord.ui.Button(
-                label=label or action, style=style, custom_id=f"strike:draft:{action}:{token}"
-            )
-        )
+        custom_id = f"strike:draft:{action}:{token}" + (f":{language}" if language else "")
+        super().__init__(discord.ui.Button(label=label or action, style=style, custom_id=custom_id))
         self.action = action
         self.token = token
+        self.language = language
 
     @classmethod
     async def from_custom_id(
@@ -371,18 +374,23 @@ class DraftButton(
         match: re.Match[str],
         /,
     ) -> DraftButton:
-        return cls(match["action"], match["token"])
+        return cls(match["action"], match["token"], language=match["language"] or "")
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handlers: Handlers | None = getattr(interaction.client, "handlers", None)
         if handlers is not None:
-            await handlers.draft_button(interaction, self.action, self.token)
+            await handlers.draft_button(interaction, self.action, self.token, self.language)
 
 
-def preview_buttons(token: str, language: str) -> discord.ui.View:
+def preview_buttons(token: str, language: str, missing: tuple[str, ...] = ()) -> discord.ui.View:
+    """Post and Cancel, and one "Add <language>" per campaign language not written yet."""
     view = discord.ui.View(timeout=None)
     view.add_item(DraftButton("post", token, label=word(language, "post")))
     view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
+    for code in missing:
+        name = i18n.language_name(code, language)
+        label = word(language, "add_language", language=name)[:80]
+        view.add_item(DraftButton("add", token, label=label, language=code))
     return view
 
 
@@ -392,6 +400,8 @@ def modal_state(modal: discord.ui.Modal) -> dict[str, Any]:
         return {
             "kind": "post",
             "language": modal.language,
+            "text_language": modal.text_language,
+            "draft_token": modal.draft_token,
             "status": modal.status,
             "publish_at": modal.publish_at,
             "next_step_at": modal.next_step_at,
@@ -412,6 +422,8 @@ def modal_from_state(
                 status=str(state["status"]),
                 publish_at=state.get("publish_at"),
                 next_step_at=state.get("next_step_at"),
+                text_language=str(state.get("text_language") or state["language"]),
+                draft_token=state.get("draft_token"),
                 token=token,
             )
         if state.get("kind") == "edit":

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field, SecretStr
 
-from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section
+from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
 
 NAME = "discord"
 
@@ -76,10 +77,7 @@ class DiscordSection(Section):
 class DiscordAdmins(AdminRule):
     """`[admins.discord]`: user ids, role ids, and whether Manage Server counts."""
 
-    who: ClassVar[dict[str, str]] = {
-        "en": "your Discord user id or role id",
-        "es": "tu id de usuario o de rol de Discord",
-    }
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("discord.who")
 
     role_ids: list[str] = Field(default_factory=list)
     manage_server_is_admin: bool = True

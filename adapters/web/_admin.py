@@ -29,6 +29,8 @@ from bot.ports import (
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
 from ._schemas import (
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
     DemandAddIn,
     DemandChangedOut,
     DemandChangeIn,
@@ -38,6 +40,7 @@ from ._schemas import (
     EditUpdateIn,
     PostUpdateIn,
     RetractIn,
+    StaleOut,
     demand_event_out,
     demand_out,
     revisions_out,
@@ -60,6 +63,7 @@ def add_routes(app: web.Application) -> None:
     r.add_put(f"{ADMIN_PREFIX}/demands/{{key}}", record_demand)
     r.add_patch(f"{ADMIN_PREFIX}/demands/{{key}}", edit_demand)
     r.add_post(f"{ADMIN_PREFIX}/demands/{{key}}/retire", retire_demand)
+    r.add_post(f"{ADMIN_PREFIX}/translations/confirm", confirm_translation)
 
 
 async def _body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
@@ -138,6 +142,7 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
     ctx = state_of(request).ctx
     async with ctx.store.read() as tx:
         notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
+        stale = await tx.stale_texts(f"update:{update.id}")
     note = notes.get(update.id)
     language = ctx.campaign.default_language
     body = AdminUpdateOut(
@@ -146,6 +151,10 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
         author=update.author,
         approved_by=update.approved_by,
         publish_at=update.publish_at,
+        stale={
+            s.language: StaleOut(since=s.since, edited=s.edited.split(","), editor=s.editor)
+            for s in stale
+        },
     )
     return json_response(body)
 
@@ -312,4 +321,16 @@ def _demand_view(
             announced_update_id=None if result.announced is None else result.announced.id,
         ),
         status=status,
+    )
+
+
+async def confirm_translation(request: web.Request) -> web.StreamResponse:
+    """A stale language's text still says what the edited language says now."""
+    ctx = state_of(request).ctx
+    body = await _body(request, ConfirmTranslationIn)
+    done = await ctx.admin.confirm_translation(
+        HTTP_ACTOR, body.target, body.language, note=body.note
+    )
+    return json_response(
+        ConfirmTranslationOut(target=body.target, language=body.language, confirmed=done)
     )

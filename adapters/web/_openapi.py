@@ -17,6 +17,8 @@ from ._app import JSON, state_of
 from ._schemas import (
     NON_BLANK,
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
     DemandAddIn,
     DemandChangedOut,
     DemandChangeIn,
@@ -50,6 +52,7 @@ _OUTPUTS: list[type[BaseModel]] = [
     DemandDetailOut,
     DemandChangedOut,
     AdminUpdateOut,
+    ConfirmTranslationOut,
     ErrorOut,
     HealthOut,
     LiveOut,
@@ -64,6 +67,7 @@ _INPUTS: list[type[BaseModel]] = [
     DemandAddIn,
     DemandRetireIn,
     DemandWordingIn,
+    ConfirmTranslationIn,
     UpdateTextIn,
     UpdateTextPatch,
 ]
@@ -162,6 +166,8 @@ def document(campaign: Campaign) -> dict[str, Any]:
         "required": [default],
         "additionalProperties": False,
     }
+    confirm = schemas["ConfirmTranslationIn"]["properties"]
+    confirm["language"] = {"type": "string", "enum": languages, "description": "the stale language"}
     for name in ("next_step_at", "publish_at"):
         post[name] = _drop_null(post[name])
 
@@ -395,6 +401,18 @@ def document(campaign: Campaign) -> dict[str, Any]:
                     **admin_errors,
                     "404": _error("no demand with this key"),
                     "409": _error("already retired"),
+                },
+            }
+        },
+        "/api/v1/admin/translations/confirm": {
+            "post": {
+                "operationId": "confirmTranslation",
+                "summary": "Say a stale translation still says what the edited language says",
+                "security": secured,
+                "requestBody": body(ConfirmTranslationIn),
+                "responses": {
+                    "200": _json(_ref(ConfirmTranslationOut), "confirmed (or was not stale)"),
+                    **admin_errors,
                 },
             }
         },

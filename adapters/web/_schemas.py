@@ -130,10 +130,36 @@ class UpdateListOut(_Out):
     next: str | None = Field(description="URL of the next (older) page, or null on the last")
 
 
+class StaleOut(_Out):
+    since: datetime
+    edited: list[str] = Field(description="the language(s) whose edit made this one stale")
+    editor: str
+
+
 class AdminUpdateOut(UpdateDetailOut):
     author: str
     approved_by: str | None
     publish_at: datetime | None
+    stale: dict[str, StaleOut] = Field(
+        default_factory=dict,
+        description="languages whose text was written before another language's was edited: "
+        "update them, or confirm they still hold (POST /api/v1/admin/translations/confirm)",
+    )
+
+
+class ConfirmTranslationIn(_In):
+    target: str = Field(
+        pattern=r"^(update:[0-9]{1,10}|demand:[A-Za-z0-9_-]{1,64})$",
+        description="the text: update:12 or demand:pay",
+    )
+    language: str = Field(min_length=2, max_length=16, description="the stale language")
+    note: str = Field(default="", max_length=500, description="why it still holds (audited)")
+
+
+class ConfirmTranslationOut(_Out):
+    target: str
+    language: str
+    confirmed: bool = Field(description="false if that text was not stale")
 
 
 class DemandTextOut(_Out):

@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StrikebotError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return exc.exit_code
-    args = parser.parse_args(argv)
+    from bot.cli._shared import language_flags
+
+    args = parser.parse_args(language_flags(sys.argv[1:] if argv is None else argv))
     handler: Handler = args.handler
     try:
         return asyncio.run(handler(args))

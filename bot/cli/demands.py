@@ -41,9 +41,7 @@ from bot.cli._shared import (
 from bot.demands import DemandWording
 from bot.errors import InvalidInput, NotFound
 from bot.models import Demand, DemandChange, DemandEvent, DemandStatus
-from bot.parsing import parse_demand_status
-
-SECOND_LANGUAGE = "es"
+from bot.parsing import parse_demand_status, parse_language
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,7 +83,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     record.add_argument("--offer", help="the employer's offer, in the campaign's first language")
     record.add_argument(
-        "--offer-es", "--es-offer", dest="offer_es", help="the employer's offer, in Spanish"
+        "--offer-in",
+        nargs=2,
+        action="append",
+        metavar=("LANG", "TEXT"),
+        help="the offer in another language (or --offer-LANG TEXT: --offer-es '6%% en dos años')",
     )
     record.add_argument(
         "--source",
@@ -237,12 +239,14 @@ async def set_handler(args: argparse.Namespace) -> int:
         offer: dict[str, str] = {}
         if args.offer is not None:
             offer[campaign.default_language] = args.offer
-        if args.offer_es is not None:
-            if campaign.default_language == SECOND_LANGUAGE:
+        for code, text in args.offer_in or []:
+            language = parse_language(code, campaign.languages)
+            if language in offer:
                 raise InvalidInput(
-                    "Spanish is this campaign's first language: give the offer with --offer."
+                    f"The offer in {language!r} is given twice; give it once (--offer is "
+                    f"{campaign.default_language!r})."
                 )
-            offer[SECOND_LANGUAGE] = args.offer_es
+            offer[language] = text
         for language, given in offer.items():
             if not given.strip():
                 raise InvalidInput(

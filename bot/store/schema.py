@@ -79,6 +79,18 @@ public_version = Table(
     Column("version", BigInteger, nullable=False),
 )
 
+stale_texts = Table(
+    "stale_texts",
+    metadata,
+    # A language's wording of a text (an update, a demand) written before another language's
+    # was edited: it may say something else now, until it is updated or confirmed.
+    Column("target", String(80), primary_key=True),  # "update:12", "demand:pay"
+    Column("language", String(16), primary_key=True),
+    Column("since", UTCDateTime, nullable=False),
+    Column("edited", String(80), nullable=False),  # the language(s) whose edit made it stale
+    Column("editor", String(200), nullable=False),
+)
+
 drafts = Table(
     "drafts",
     metadata,
