@@ -1,4 +1,17 @@
-"""Fan-out: one update to 10,000 Discord channels, paced under Discord's global limit.
+"""Fan-out: one update to many Discord channels, paced under Discord's global limit.
+
+Two ways to run the bot, beside two naive peers in the same run:
+- `--mode run` (the default): **`strikebot run` itself**, as its own process, connected to
+  the fake Discord with `DISCORD_TOKEN` / `DISCORD_API_BASE` / `DISCORD_GATEWAY_URL` and a
+  copy of the shipped campaign file whose `discord_global_per_second` is `--pace` of
+  `--rate` (at most 50/s: the campaign file refuses more for one token). Its CPU is read
+  from /proc and its database work counted by `bench/_probe` (statements, commits,
+  rollbacks and checkouts per delivery). The update is written by this process; the bot
+  hears of it as it hears of a `strikebot post` from a shell.
+- `--mode drain`: the dispatcher in this process (`Dispatcher.drain()`), which can be paced
+  at any rate: the high-rate figure (a bot Discord has granted a higher limit).
+The naive peers: a sequential loop of discord.py sends, and `asyncio.gather` over
+discord.py sends (what most bots do), which meets 429s and loses messages.
 
 The fake Discord (tests/fakes/discord.py) runs as a separate process on 127.0.0.1 and
 enforces a global rate (requests per sliding second, answering 429 with Discord's headers
@@ -25,8 +38,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
+import os
+import signal
+import socket
 import sys
 import tempfile
 import time
@@ -272,6 +289,205 @@ def _example_update() -> Any:
     )
 
 
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _campaign_file(tmp: Path, per_second: float) -> Path:
+    """The shipped campaign file with the fake's guild and the pace asked for."""
+    text = (ROOT / "config" / "strike.toml").read_text()
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("discord_global_per_second"):
+            line = f"discord_global_per_second = {per_second:.2f}"
+        if line.startswith("guild_ids"):
+            line = f'guild_ids = ["{GUILD_ID}"]'
+        lines.append(line)
+    path = tmp / "strike.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _read_counts(path: Path, *, forget: bool = False) -> dict[str, int] | None:
+    if forget:
+        path.unlink(missing_ok=True)
+        return None
+    if not path.exists():
+        return None
+    data: dict[str, int] = json.loads(path.read_text())
+    return data
+
+
+async def _counts(proc: asyncio.subprocess.Process, path: Path) -> dict[str, int]:
+    _read_counts(path, forget=True)
+    proc.send_signal(signal.SIGUSR1)
+    for _ in range(200):
+        data = _read_counts(path)
+        if data is not None:
+            return data
+        await asyncio.sleep(0.01)
+    raise RuntimeError("strikebot run did not report its database counts")
+
+
+@dataclass
+class ProcessFigures:
+    run: Run
+    idle_cpu_ms_per_s: float
+    per_delivery: dict[str, float]
+
+
+async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> ProcessFigures:
+    """The fan-out through `strikebot run` in its own process."""
+    if args.rate * args.pace > 50:
+        raise SystemExit("--mode run paces at most 50/s (one token); use --mode drain above")
+    db = f"sqlite+aiosqlite:///{tmp / 'run.db'}"
+    config_path = _campaign_file(tmp, args.rate * args.pace)
+    config = bot_config()
+    async with Store.open(db) as store:
+        await apply_seed(store, config, utcnow)
+        await subscribe_many(store, args.channels)
+    port, counts_path = _free_port(), tmp / "counts.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STRIKEBOT_", "DISCORD_"))}
+    env |= {
+        "STRIKEBOT_DATABASE_URL": db,
+        "STRIKEBOT_CONFIG": str(config_path),
+        "STRIKEBOT_HTTP_PORT": str(port),
+        "STRIKEBOT_CONSOLE": "off",
+        "DISCORD_TOKEN": TOKEN,
+        "DISCORD_API_BASE": fake.api_base,
+        "DISCORD_GATEWAY_URL": fake.gateway_url,
+        "STRIKEBOT_BENCH_COUNTS": str(counts_path),
+        "STRIKEBOT_BENCH_PROFILE": os.environ.get("STRIKEBOT_BENCH_PROFILE", ""),
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "bench" / "_probe"), str(ROOT), env.get("PYTHONPATH", "")]
+        ),
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run",
+        cwd=tmp, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=(tmp / "run.log").open("wb"),
+    )  # fmt: skip
+    try:
+        health = f"http://127.0.0.1:{port}/healthz"
+        async with aiohttp.ClientSession() as session:
+            for _ in range(6000):
+                if proc.returncode is not None:
+                    raise SystemExit(f"strikebot run exited with {proc.returncode}")
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    async with session.get(health) as response:
+                        body = await response.text()
+                        if response.status == 200 and '"connected":true' in body.replace(" ", ""):
+                            break
+                await asyncio.sleep(0.05)
+            else:
+                raise SystemExit("strikebot run did not connect to the fake Discord")
+        await asyncio.sleep(args.settle)  # start-up done (gc.freeze, scheduler, first polls)
+        cpu0, idle0 = _cpu_seconds(proc.pid), time.perf_counter()
+        await asyncio.sleep(5)
+        idle_cpu = (_cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - idle0)
+        await fake.reset()  # the gateway's own requests are not part of the fan-out
+        before = await _counts(proc, counts_path)
+        cpu0 = _cpu_seconds(proc.pid)
+        async with Store.open(db, migrate=False) as store:
+            admin = Admin(store, config.to_campaign(), config.to_admins(), utcnow)
+            wall = time.perf_counter()
+            await admin.post(CLI_ACTOR, _draft())
+        delivered, stalled_since, last, first_at = 0, time.perf_counter(), -1, None
+        while delivered < args.channels:
+            await asyncio.sleep(0.1)
+            delivered = (await fake.stats())["messages"]
+            if delivered and first_at is None:
+                first_at = time.perf_counter()
+                print(f"  first message {first_at - wall:.2f} s after the post was committed")
+            if delivered != last:
+                stalled_since, last = time.perf_counter(), delivered
+            elif time.perf_counter() - stalled_since > 60:
+                break
+        # The rate from the first message on: the bot hears of a post written by another
+        # process within about a second on SQLite (PRAGMA data_version).
+        wall = time.perf_counter() - (first_at or wall)
+        cpu = _cpu_seconds(proc.pid) - cpu0
+        after = await _counts(proc, counts_path)
+    except BaseException:
+        print((tmp / "run.log").read_text()[-3000:], file=sys.stderr)
+        raise
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+    async with Store.open(db, migrate=False) as store, store.read() as tx:
+        marked = sum(n for (p, st), n in (await tx.delivery_counts()).items()
+                     if st == str(DeliveryState.SENT))  # fmt: skip
+    fake_stats = await fake.stats()
+    limited, extra = count_429s(fake_stats)
+    exactly_once = (
+        marked == args.channels
+        and fake_stats["messages"] == args.channels
+        and fake_stats["channels_with_duplicates"] == 0
+    )
+    print(f"  exactly once: {'yes' if exactly_once else 'NO'} ({marked} deliveries marked sent; "
+          f"{fake_stats['messages']} messages in {fake_stats['channels']} channels at the fake, "
+          f"{fake_stats['channels_with_duplicates']} with more than one)")  # fmt: skip
+    n = max(fake_stats["messages"], 1)
+    per = {key: (after[key] - before[key]) / n for key in after}
+    run = Run("strikebot run", fake_stats["messages"], wall, cpu, limited, extra, args.rate)
+    return ProcessFigures(run, idle_cpu * 1000, per)
+
+
+def _draft() -> Draft:
+    return Draft(
+        Status.STRIKE_ON,
+        {
+            "en": UpdateText(
+                "Strike continues Tuesday",
+                "Picket lines at 6:30 AM. " * 20,
+                "Rally at Grand Park, 10 AM",
+            )
+        },
+        Urgency.URGENT,
+    )
+
+
+async def gathered_run(args: argparse.Namespace, fake: Fake) -> Run:
+    """What most bots do: every send at once with asyncio.gather over discord.py, which
+    waits out 429s per bucket and gives up on a send after its retries."""
+    http = HTTPClient(asyncio.get_running_loop())
+    discord.http.Route.BASE = fake.api_base
+    campaign = bot_config().to_campaign()
+    message = update_message(_example_update(), "en", campaign)
+    params = handle_message_parameters(
+        embeds=render_embeds([message]), allowed_mentions=discord.AllowedMentions.none()
+    )
+    first = NAIVE_FIRST_CHANNEL + 5_000_000
+    try:
+        await http.static_login(TOKEN)
+        await fake.reset()
+        cpu, wall = time.process_time(), time.perf_counter()
+        results = await asyncio.gather(
+            *(http.send_message(first + n, params=params) for n in range(args.naive_count)),
+            return_exceptions=True,
+        )
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        await http.close()
+    failed = sum(isinstance(r, BaseException) for r in results)
+    fake_stats = await fake.stats()
+    limited, extra = count_429s(fake_stats)
+    print(f"  gathered: {failed} of {args.naive_count} sends raised "
+          f"({fake_stats['messages']} messages arrived)")  # fmt: skip
+    return Run("naive gather", fake_stats["messages"], wall, cpu, limited, extra, args.rate)
+
+
 def report(run: Run) -> None:
     print(f"  {run.name}")
     print(f"    deliveries          {run.deliveries:,} in {run.seconds:.1f} s "
@@ -280,31 +496,54 @@ def report(run: Run) -> None:
     print(f"    429s                {run.rate_limited} in all, {run.extra_429s} after the "
           "first second (target 0)")  # fmt: skip
     print(f"    CPU                 {run.cpu_seconds:.2f} s = "
-          f"{run.cpu_ms_per_1000:.0f} ms per 1,000 deliveries")  # fmt: skip
+          f"{run.cpu_ms_per_1000 / 1000:.2f} ms per delivery")  # fmt: skip
 
 
 async def run(args: argparse.Namespace) -> None:
-    print(f"fan-out to {args.channels:,} Discord channels, allowed {args.rate:g} requests/s "
-          f"(paced at {args.pace:.0%}), {args.latency_ms:g} ms added latency, "
-          "5 messages / 5 s per channel, "
-          f"gc.freeze() after start-up: {'yes' if args.gc_freeze else 'no'}")  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        db = f"sqlite+aiosqlite:///{Path(tmp) / 'fanout.db'}"
+    print(f"fan-out to {args.channels:,} Discord channels through "
+          f"{'strikebot run' if args.mode == 'run' else 'Dispatcher.drain()'}, allowed "
+          f"{args.rate:g} requests/s (paced at {args.pace:.0%}), {args.latency_ms:g} ms added "
+          "latency, 5 messages / 5 s per channel; naive peers to "
+          f"{args.naive_count:,} channels each")  # fmt: skip
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        db = f"sqlite+aiosqlite:///{tmp / 'fanout.db'}"
         async with Fake(args) as fake:
-            paced = await dispatcher_run(args, fake, db)
-            report(paced)
+            extra = ""
+            if args.mode == "run":
+                figures = await process_run(args, fake, tmp)
+                paced = figures.run
+                report(paced)
+                per = figures.per_delivery
+                trips = per["statements"] + per["commits"] + per["rollbacks"]
+                print(
+                    f"    database per delivery  {trips:.2f} round trips ("
+                    f"{per['statements']:.2f} statements, {per['commits']:.2f} commits, "
+                    f"{per['rollbacks']:.2f} rollbacks), {per['checkouts']:.2f} checkouts"
+                )
+                print(f"    idle before the post   {figures.idle_cpu_ms_per_s:.1f} ms CPU per s")
+                extra = f" round_trips_per_delivery={trips:.2f}"
+            else:
+                paced = await dispatcher_run(args, fake, db)
+                report(paced)
             naive = await naive_run(args, fake)
             report(naive)
+            gathered = await gathered_run(args, fake)
+            report(gathered)
     print(
-        f"fanout ratio_to_allowed={paced.ratio:.3f} extra_429s={paced.extra_429s} "
-        f"cpu_ms_per_1000={paced.cpu_ms_per_1000:.0f} naive_ratio_to_allowed={naive.ratio:.3f}"
+        f"fanout mode={args.mode} rate={args.rate:g} ratio_to_allowed={paced.ratio:.3f} "
+        f"extra_429s={paced.extra_429s} cpu_ms_per_delivery={paced.cpu_ms_per_1000 / 1000:.2f}"
+        f"{extra} naive_ratio_to_allowed={naive.ratio:.3f} "
+        f"gather_delivered={gathered.deliveries}/{args.naive_count}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--channels", type=int, default=10_000, help="subscribed channels")
-    parser.add_argument("--rate", type=float, default=500.0, help="allowed requests/s (global)")
+    parser.add_argument("--mode", choices=["run", "drain"], default="run")
+    parser.add_argument("--channels", type=int, help="subscribed channels (1,000; drain 10,000)")
+    parser.add_argument("--rate", type=float, help="allowed requests/s (50; drain 500)")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds after start-up")
     parser.add_argument("--pace", type=float, default=0.97, help="fraction of --rate to pace at")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="added per request")
     parser.add_argument("--in-flight", type=int, default=64, help="requests in flight at most")
@@ -316,6 +555,10 @@ def main() -> None:
         help="leave the garbage collector as it is (full collections then stall the loop)",
     )
     args = parser.parse_args()
+    if args.channels is None:
+        args.channels = 1_000 if args.mode == "run" else 10_000
+    if args.rate is None:
+        args.rate = 50.0 if args.mode == "run" else 500.0
     asyncio.run(run(args))
 
 

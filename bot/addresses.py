@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from bot.errors import InvalidInput
+from bot.locales import localized_error
 from bot.plugins import Plugins, installed_plugins
 
 FIELD_MAX = 64  # the store's column width for workspace and channel ids
@@ -44,30 +45,16 @@ def parse_address(text: str, plugins: Plugins | None = None) -> Address:
     match = _SHAPE.fullmatch(text)
     if match is None:
         example = example_address(plugins)
-        raise InvalidInput(
-            f"{text[:80]!r} is not a channel address; write platform:workspace/channel, "
-            f"e.g. {example}.",
-            translations={
-                "es": f"{text[:80]!r} no es la dirección de un canal; escribe "
-                f"plataforma:espacio/canal, p. ej. {example}."
-            },
+        raise localized_error(
+            InvalidInput, "addresses.not_an_address", text=text[:80], example=example
         )
     name, workspace, channel = match.groups()
     name = name.lower()
     if name not in plugins.delivering:
         known = ", ".join(plugins.delivering) or "none"
-        raise InvalidInput(
-            f"Unknown platform {name!r}; use one of: {known}.",
-            translations={"es": f"Plataforma desconocida {name!r}; usa una de: {known}."},
-        )
+        raise localized_error(InvalidInput, "addresses.unknown_platform", name=name, known=known)
     if len(workspace) > FIELD_MAX or len(channel) > FIELD_MAX:
-        raise InvalidInput(
-            f"The workspace and channel ids are at most {FIELD_MAX} characters; check the address.",
-            translations={
-                "es": f"Los ids de espacio y de canal tienen como máximo {FIELD_MAX} "
-                "caracteres; revisa la dirección."
-            },
-        )
+        raise localized_error(InvalidInput, "addresses.ids_too_long", max=FIELD_MAX)
     return Address(name, workspace, channel)
 
 

@@ -28,7 +28,9 @@ from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
 from bot.context import PluginContext, commands_for, plugin_context
 from bot.dispatcher import Dispatcher
+from bot.doctor import startup_warnings
 from bot.errors import StrikebotError
+from bot.leader import dispatcher_lock_key, leadership_for
 from bot.metrics import Metrics
 from bot.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
@@ -112,6 +114,9 @@ async def serve(
     plugins = installed_plugins() if plugins is None else plugins
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as stack:
+        # Once, clearly: members would get dead links, or nobody could post.
+        for warning in startup_warnings(settings, config, plugins):
+            log.warning("check the campaign file: %s", warning)
         store = await stack.enter_async_context(Store.open(settings.database_url))
         await apply_seed(store, config, clock)
         campaign = config.to_campaign()
@@ -154,8 +159,15 @@ async def serve(
                 stack.push_async_callback(_logged, part.plugin.title, part.instance.stop)
 
         adapters = adapters_of(parts)
+        # One dispatcher per platform among all instances: one pace per token.
         dispatcher = Dispatcher(
-            store, adapters, campaign, clock, settings=config.delivery, metrics=metrics
+            store,
+            adapters,
+            campaign,
+            clock,
+            settings=config.delivery,
+            metrics=metrics,
+            leadership=lambda platform: leadership_for(store, dispatcher_lock_key(platform)),
         )
         dispatching = asyncio.create_task(dispatcher.run(), name="dispatcher")
         # Posts from the CLI or another instance wake the dispatcher too.

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bot import i18n
 from bot.errors import NotAllowed
+from bot.locales import in_every_language
 from bot.models import Actor
 from bot.plugins import AdminRule
 
@@ -32,26 +34,22 @@ class AdminList:
     def require(self, actor: Actor, doing: str = "change updates") -> None:
         if self.allows(actor):
             return
-        raise NotAllowed(
-            f"Only union admins can {doing}. {self.how_to_get_access(actor, 'en')}",
-            translations={
-                "es": f"Solo las personas administradoras del sindicato pueden hacer esto. "
-                f"{self.how_to_get_access(actor, 'es')}"
-            },
-        )
+
+        def sentence(language: str) -> str:
+            how = self.how_to_get_access(actor, language)
+            return i18n.text(language, "auth.not_allowed").format(doing=doing, how=how)
+
+        raise in_every_language(NotAllowed, sentence)
 
     def how_to_get_access(self, actor: Actor, language: str) -> str:
         platform = str(actor.platform)
         rule = self.rules.get(platform)
         phrases = rule.who if rule is not None else AdminRule.who
-        who = phrases.get(language) or phrases.get("en") or AdminRule.who["en"]
+        source = i18n.source_language()
+        who = phrases.get(language) or phrases.get(source) or AdminRule.who[language]
         where = f"[admins.{platform}]"
-        if language == "es":
-            return (
-                f"Pide a una persona administradora que agregue {who} ({actor.user_id!r}) en "
-                f"{where} de config/strike.toml."
-            )
-        return f"Ask an admin to add {who} ({actor.user_id!r}) under {where} in config/strike.toml."
+        template = i18n.text(language, "auth.how_to_get_access")
+        return template.format(who=who, user=actor.user_id, where=where)
 
 
 CLI_ACTOR = Actor(platform="cli", user_id="cli", display_name="command line")

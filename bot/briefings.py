@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.families import as_line, family_answers
 from bot.messages import fit, local_zone, neutralize_mentions, page_url, update_url
-from bot.models import Campaign, Demand, DemandEvent, Subscription, Update
+from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store.briefings import updates_changed_since
@@ -47,62 +47,7 @@ DAY = timedelta(days=1)
 # Demand events recorded when the campaign file was loaded are the starting point, not news.
 SEED_RECORDER = "config"
 
-_TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "title_morning": "Morning briefing — {date}",
-        "title": "Briefing — {date}",
-        "day_of_strike": "Day {n} of the strike",
-        "days_since_talks_one": "1 day since talks began",
-        "days_since_talks": "{n} days since talks began",
-        "no_updates": "No updates have been posted yet.",
-        "changes_24h": "In the last 24 hours:",
-        "changes_since": "Since {date}:",
-        "new": "New: {headline}",
-        "corrected": "Corrected: {headline} ({reason})",
-        "retracted": "Retracted: {headline} ({reason})",
-        "demand_offer": "{title}: new offer — {offer}",
-        "demand_status": "{title}: now {status}",
-        "more_items": "…and {n} more on the public page.",
-        "quiet_24h": "A quiet day: nothing new in the last 24 hours.",
-        "quiet_since": "A quiet day: nothing new since {date}.",
-        "next": "What happens next: {text}",
-        "next_when": "When: {when}",
-        "union_ask": "Union ask: {text}",
-        "offer": "Current offer: {text}",
-        "no_offer": "none yet",
-        "more_demands": "…and {n} more demands on the public page.",
-        "public_page": "Public page",
-        "latest_update": "Latest update",
-        "footer": "{union} · times in {zone}",
-    },
-    "es": {
-        "title_morning": "Resumen de la mañana — {date}",
-        "title": "Resumen — {date}",
-        "day_of_strike": "Día {n} de la huelga",
-        "days_since_talks_one": "1 día desde el inicio de las negociaciones",
-        "days_since_talks": "{n} días desde el inicio de las negociaciones",
-        "no_updates": "Todavía no se ha publicado ninguna actualización.",
-        "changes_24h": "En las últimas 24 horas:",
-        "changes_since": "Desde el {date}:",
-        "new": "Nueva: {headline}",
-        "corrected": "Corregida: {headline} ({reason})",
-        "retracted": "Retirada: {headline} ({reason})",
-        "demand_offer": "{title}: nueva oferta — {offer}",
-        "demand_status": "{title}: ahora «{status}»",
-        "more_items": "…y {n} más en la página pública.",
-        "quiet_24h": "Día tranquilo: nada nuevo en las últimas 24 horas.",
-        "quiet_since": "Día tranquilo: nada nuevo desde el {date}.",
-        "next": "Qué sigue: {text}",
-        "next_when": "Cuándo: {when}",
-        "union_ask": "Propuesta del sindicato: {text}",
-        "offer": "Oferta actual: {text}",
-        "no_offer": "todavía ninguna",
-        "more_demands": "…y {n} demandas más en la página pública.",
-        "public_page": "Página pública",
-        "latest_update": "Última actualización",
-        "footer": "{union} · horas de {zone}",
-    },
-}
+_TEXT = i18n.Words("briefings")
 
 
 def _t(language: str, key: str, **values: object) -> str:
@@ -287,6 +232,8 @@ def _changes(
     moved: dict[str, tuple[datetime, str]] = {}
     for key, event in events:
         if event.recorded_by == SEED_RECORDER or not since < event.at <= now:
+            continue
+        if event.kind is not DemandChange.OFFER:  # re-wordings, additions: the list shows them
             continue
         title = _human(titles.get(key, key))
         offer = event.offer.get(lang) or next(iter(event.offer.values()), "")

@@ -27,19 +27,34 @@ class FixedClock:
         self.now += timedelta(**delta)
 
 
+class ShiftedClock:
+    """Real time plus a fixed `shift`: it reads `start` when made and runs on from there.
+
+    Whatever keeps its own real-time timers (APScheduler) asks `clock_shift(clock)` and
+    translates, so a replay fires what the shifted clock says is due.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("ShiftedClock needs an aware datetime")
+        self.shift = start - utcnow()
+
+    def __call__(self) -> datetime:
+        return utcnow() + self.shift
+
+
 def shifted_clock(start: datetime | None) -> Clock:
     """Real time, or real time shifted so that it reads `start` now and runs on from there.
 
     For demos of a past campaign (`strikebot run --now 2019-01-18T10:00-08:00`).
     """
-    if start is None:
-        return utcnow
-    shift = start - utcnow()
+    return utcnow if start is None else ShiftedClock(start)
 
-    def now() -> datetime:
-        return utcnow() + shift
 
-    return now
+def clock_shift(clock: Clock) -> timedelta:
+    """How far `clock` runs ahead of real time (negative: behind), for code that also keeps
+    real-time timers. Zero for real time and for fixed clocks, which tests move by hand."""
+    return clock.shift if isinstance(clock, ShiftedClock) else timedelta(0)
 
 
 def parse_moment(text: str) -> datetime:

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot import i18n
 from bot.auth import AdminList
 from bot.errors import ConfigError
 from bot.models import (
@@ -94,9 +95,15 @@ class CampaignSection(_Model):
     @field_validator("languages")
     @classmethod
     def _languages(cls, value: list[str]) -> list[str]:
-        unsupported = [lang for lang in value if lang not in ("en", "es")]
+        known = i18n.languages()
+        unsupported = [lang for lang in value if lang not in known]
         if unsupported:
-            raise ValueError(f"{unsupported[0]!r} is not supported yet; use 'en' and/or 'es'")
+            raise ValueError(
+                f"{unsupported[0]!r} has no catalogue: add "
+                f"<locales>/{unsupported[0]}/LC_MESSAGES/{i18n.DOMAIN}.po in bot/locales/ or "
+                f"in {i18n.LOCALES_ENV} (docs/translating.md); languages with a catalogue: "
+                f"{', '.join(known)}"
+            )
         if len(set(value)) != len(value):
             raise ValueError("a language is listed twice")
         return value
@@ -116,6 +123,9 @@ class DeliverySection(_Model):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     max_attempts: int = Field(default=12, ge=1, le=100)
+    # Sent, dead and cancelled deliveries older than this many days are summarised (per
+    # update, platform and outcome) and purged; 0 keeps them all. The audit log stays.
+    keep_history_days: int = Field(default=90, ge=0, le=3650)
     # Where to tell admins that a channel broke or an update awaits approval.
     admin_channels: list[str] = []  # "platform:workspace/channel"
 

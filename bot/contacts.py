@@ -25,6 +25,7 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from bot.errors import InvalidInput
+from bot.locales import localized_error
 
 EMAIL_MAX = 254  # RFC 5321's limit on a forward path
 PHONE_INPUT_MAX = 40  # "+1 (213) 555-0123 ext. 1234" and then some
@@ -44,22 +45,9 @@ def _clean(text: object, limit: int) -> str:
     """NFKC-normalised, stripped text; refuses control characters and absurd lengths."""
     value = unicodedata.normalize("NFKC", str(text if text is not None else "")).strip()
     if len(value) > limit:
-        raise InvalidInput(
-            f"That is {len(value)} characters long; an address is at most {limit}. "
-            "Check what was pasted.",
-            translations={
-                "es": f"Tiene {len(value)} caracteres; una dirección tiene como máximo {limit}. "
-                "Revisa lo que pegaste."
-            },
-        )
+        raise localized_error(InvalidInput, "contacts.too_long", length=len(value), limit=limit)
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
-        raise InvalidInput(
-            "The address contains line breaks or invisible characters; type it again on one line.",
-            translations={
-                "es": "La dirección contiene saltos de línea o caracteres invisibles; "
-                "escríbela de nuevo en una sola línea."
-            },
-        )
+        raise localized_error(InvalidInput, "contacts.invisible_characters")
     return value
 
 
@@ -67,28 +55,13 @@ def read_email(text: object) -> str:
     """The address, lower-cased, or `InvalidInput` saying how to write one."""
     value = _clean(text, EMAIL_MAX)
     if not value:
-        raise InvalidInput(
-            "Write your e-mail address, e.g. maria@example.com.",
-            translations={"es": "Escribe tu correo electrónico, p. ej. maria@ejemplo.com."},
-        )
+        raise localized_error(InvalidInput, "contacts.email_missing")
     if not value.isascii():
-        raise InvalidInput(
-            "Write the e-mail address with plain letters (a-z), digits and . _ - + only; "
-            "check for accents or look-alike letters.",
-            translations={
-                "es": "Escribe el correo solo con letras sin acentos (a-z), números y . _ - +; "
-                "revisa si hay tildes o letras parecidas."
-            },
-        )
+        raise localized_error(InvalidInput, "contacts.email_not_ascii")
     try:
         found = validate_email(value, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError:
-        raise InvalidInput(
-            "That is not an e-mail address; write it like maria@example.com.",
-            translations={
-                "es": "Eso no es un correo electrónico; escríbelo así: maria@ejemplo.com."
-            },
-        ) from None
+        raise localized_error(InvalidInput, "contacts.not_an_email") from None
     return str(found.ascii_email or found.normalized).lower()
 
 
@@ -104,10 +77,7 @@ def read_phone(text: object, countries: Sequence[str], *, anywhere: bool = False
         or phonenumbers.parse("+12135550123"),
         phonenumbers.PhoneNumberFormat.NATIONAL,
     )
-    bad = InvalidInput(
-        f"That is not a mobile number; write it like {example}.",
-        translations={"es": f"Eso no es un número de celular; escríbelo así: {example}."},
-    )
+    bad = localized_error(InvalidInput, "contacts.not_a_mobile", example=example)
     if not value:
         raise bad
     try:
@@ -118,22 +88,9 @@ def read_phone(text: object, countries: Sequence[str], *, anywhere: bool = False
         raise bad
     if not anywhere and phonenumbers.region_code_for_number(number) not in countries:
         allowed = ", ".join(countries)
-        raise InvalidInput(
-            f"Texts can only go to numbers in: {allowed}. Sign up with your e-mail instead.",
-            translations={
-                "es": f"Solo se envían mensajes a números de: {allowed}. "
-                "Suscríbete con tu correo electrónico."
-            },
-        )
+        raise localized_error(InvalidInput, "contacts.country_not_allowed", allowed=allowed)
     if phonenumbers.number_type(number) not in _PHONE_TYPES:
-        raise InvalidInput(
-            "That number cannot receive text messages (a landline or a service number); "
-            "give a mobile number.",
-            translations={
-                "es": "Ese número no puede recibir mensajes de texto (fijo o de servicio); "
-                "da un número de celular."
-            },
-        )
+        raise localized_error(InvalidInput, "contacts.not_mobile_type")
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 

@@ -75,13 +75,21 @@ class TransientDeliveryError(Exception):
 
     `retry_after` is the platform's own hint in seconds, when it gave one. `is_global` says
     the limit hit is the whole token's (Discord's global 429), not one channel's: the
-    dispatcher then pauses every send on the platform, not just this channel's.
+    dispatcher then pauses every send on the platform, not just this channel's. `in_doubt`
+    says the platform may have acted on the request all the same (no answer came: a
+    timeout, a connection cut after the request went out).
     """
 
     def __init__(
-        self, reason: str, retry_after: float | None = None, *, is_global: bool = False
+        self,
+        reason: str,
+        retry_after: float | None = None,
+        *,
+        is_global: bool = False,
+        in_doubt: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.is_global = is_global
+        self.in_doubt = in_doubt

@@ -1,39 +1,75 @@
-"""Words every surface shares (status names, demand statuses, urgencies, dates) in en and es.
+"""Every language is data: gettext catalogues, read and compiled with Babel, plus CLDR.
 
-Feature modules keep their own sentences beside their code; this holds only the vocabulary
-that must read the same in chat, briefings and on the web page.
+The sentences live in `bot/locales/`: `strikebot.pot` is the template, written in the source
+language its header names (`Language:`); each other language is one file,
+`<code>/LC_MESSAGES/strikebot.po`, found in `bot/locales/` or in any directory listed in
+`STRIKEBOT_LOCALES` (separated like PATH). Adding a language is adding that file: nothing in
+code names one. Each message is identified by its context (`msgctxt`, "<table>.<key>", such
+as `commands.bad_time`); its `msgid` is the source sentence. A translation marked fuzzy is
+stale and not used: the source sentence is shown until a translator updates or confirms it.
+
+Dates, times, numbers, language names and plurals come from Babel (CLDR), so a new language
+gets them from its code. Shared vocabulary (status names, demand statuses, urgencies,
+family words) is here; feature modules keep their own tables (`Words("briefings")`).
 """
 
 from __future__ import annotations
 
+import io
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from babel import Locale, UnknownLocaleError
+from babel import dates as babel_dates
+from babel import lists as babel_lists
+from babel import numbers as babel_numbers
+from babel import units as babel_units
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
 
 from bot.models import DemandStatus, Status, Urgency
 
-LANGUAGES = ("en", "es")
+__all__ = [
+    "DOMAIN",
+    "LOCALES_ENV",
+    "STATUS_COLOURS",
+    "Catalogues",
+    "Phrase",
+    "Words",
+    "catalogue_dirs",
+    "catalogues",
+    "day_of_strike",
+    "demand_status_label",
+    "family_word",
+    "format_date",
+    "format_datetime",
+    "format_duration",
+    "format_list",
+    "format_number",
+    "format_time",
+    "language_name",
+    "languages",
+    "pick",
+    "plural",
+    "source_language",
+    "status_label",
+    "supported",
+    "text",
+    "translate_source",
+    "urgency_label",
+]
 
-STATUS_LABELS: dict[str, dict[Status, str]] = {
-    "en": {
-        Status.BARGAINING: "Bargaining",
-        Status.STRIKE_VOTE: "Strike vote",
-        Status.STRIKE_ON: "On strike",
-        Status.TALKS_SCHEDULED: "On strike — talks scheduled",
-        Status.TENTATIVE_AGREEMENT: "Tentative agreement",
-        Status.RATIFICATION_VOTE: "Ratification vote",
-        Status.STRIKE_SUSPENDED: "Strike suspended",
-        Status.STRIKE_OVER: "Strike over",
-    },
-    "es": {
-        Status.BARGAINING: "Negociación",
-        Status.STRIKE_VOTE: "Votación de huelga",
-        Status.STRIKE_ON: "En huelga",
-        Status.TALKS_SCHEDULED: "En huelga — negociaciones programadas",
-        Status.TENTATIVE_AGREEMENT: "Acuerdo tentativo",
-        Status.RATIFICATION_VOTE: "Votación de ratificación",
-        Status.STRIKE_SUSPENDED: "Huelga suspendida",
-        Status.STRIKE_OVER: "Huelga terminada",
-    },
-}
+DOMAIN = "strikebot"
+LOCALES_ENV = "STRIKEBOT_LOCALES"
+PACKAGE_LOCALES = Path(__file__).parent / "locales"
 
 # Hex colours per status, shared by Discord embeds, Slack attachments and the web page.
 STATUS_COLOURS: dict[Status, int] = {
@@ -47,123 +83,310 @@ STATUS_COLOURS: dict[Status, int] = {
     Status.STRIKE_OVER: 0x2F9E44,
 }
 
-DEMAND_STATUS_LABELS: dict[str, dict[DemandStatus, str]] = {
-    "en": {
-        DemandStatus.OPEN: "Open",
-        DemandStatus.OFFER_ON_TABLE: "Offer on the table",
-        DemandStatus.TENTATIVE_AGREEMENT: "Tentative agreement",
-        DemandStatus.WON: "Won",
-        DemandStatus.WITHDRAWN: "Withdrawn",
-    },
-    "es": {
-        DemandStatus.OPEN: "Abierta",
-        DemandStatus.OFFER_ON_TABLE: "Oferta sobre la mesa",
-        DemandStatus.TENTATIVE_AGREEMENT: "Acuerdo tentativo",
-        DemandStatus.WON: "Ganada",
-        DemandStatus.WITHDRAWN: "Retirada",
-    },
-}
 
-URGENCY_LABELS: dict[str, dict[Urgency, str]] = {
-    "en": {Urgency.ROUTINE: "Routine", Urgency.IMPORTANT: "Important", Urgency.URGENT: "Urgent"},
-    "es": {Urgency.ROUTINE: "Rutina", Urgency.IMPORTANT: "Importante", Urgency.URGENT: "Urgente"},
-}
+class CatalogueError(ValueError):
+    """A catalogue file that cannot be used; the message names the file and the fix."""
 
-_WEEKDAYS = {
-    "en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
-    "es": ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"],
-}
-_MONTHS = {
-    "en": [
-        "January", "February", "March", "April", "May", "June",
-        "July", "August", "September", "October", "November", "December",
-    ],
-    "es": [
-        "enero", "febrero", "marzo", "abril", "mayo", "junio",
-        "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre",
-    ],
-}  # fmt: skip
+
+@dataclass(frozen=True)
+class Catalogues:
+    """The template and every language's catalogue, parsed (for the translators' tools)
+    and compiled (for lookups)."""
+
+    template: Catalog
+    template_path: Path
+    source: str
+    catalogs: Mapping[str, Catalog]
+    paths: Mapping[str, Path]
+    compiled: Mapping[str, Translations]
+    source_texts: Mapping[str, str | tuple[str, ...]]
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The source language first, then the others in alphabetical order."""
+        return (self.source, *sorted(code for code in self.catalogs if code != self.source))
+
+
+def catalogue_dirs() -> list[Path]:
+    """Where catalogues are looked for: `bot/locales/`, then each directory in
+    `STRIKEBOT_LOCALES` (a later directory's file for a language wins)."""
+    extra = [Path(p) for p in os.environ.get(LOCALES_ENV, "").split(os.pathsep) if p.strip()]
+    return [PACKAGE_LOCALES, *extra]
+
+
+def read_catalog(path: Path, locale: str | None = None) -> Catalog:
+    try:
+        with path.open("rb") as fp:
+            return read_po(fp, locale=locale, domain=DOMAIN, abort_invalid=True)
+    except (OSError, ValueError, UnknownLocaleError) as exc:
+        raise CatalogueError(f"{path}: cannot be read as a gettext catalogue ({exc})") from exc
+
+
+def compile_catalog(catalog: Catalog) -> Translations:
+    """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out)."""
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog, use_fuzzy=False)
+    buffer.seek(0)
+    return Translations(fp=buffer, domain=DOMAIN)
+
+
+@cache
+def catalogues() -> Catalogues:
+    """Every catalogue, read once per process from `catalogue_dirs()`."""
+    template_path = PACKAGE_LOCALES / f"{DOMAIN}.pot"
+    template = read_catalog(template_path)
+    source = str(template.locale) if template.locale else ""
+    if not source:
+        raise CatalogueError(f"{template_path}: the header must name its language (Language:)")
+    texts: dict[str, str | tuple[str, ...]] = {}
+    for message in template:
+        if message.id and message.context:
+            texts[message.context] = (
+                message.id if isinstance(message.id, str) else tuple(message.id)
+            )
+    paths: dict[str, Path] = {}
+    for root in catalogue_dirs():
+        if not root.is_dir():
+            continue
+        for po in sorted(root.glob(f"*/LC_MESSAGES/{DOMAIN}.po")):
+            paths[po.parent.parent.name] = po
+    catalogs: dict[str, Catalog] = {}
+    for code, path in paths.items():
+        try:
+            Locale.parse(code)
+        except (ValueError, UnknownLocaleError) as exc:
+            raise CatalogueError(
+                f"{path}: {code!r} is not a language code CLDR knows; name the folder with "
+                "a code such as 'ko', 'hy', 'zh_Hant', 'tl', 'vi', 'ru' or 'fa'"
+            ) from exc
+        catalogs[code] = read_catalog(path, locale=code)
+    compiled = {code: compile_catalog(catalog) for code, catalog in catalogs.items()}
+    return Catalogues(template, template_path, source, catalogs, paths, compiled, texts)
+
+
+def reload() -> None:
+    """Forget the catalogues read so far (after `strikebot translations import`)."""
+    catalogues.cache_clear()
+    _locale.cache_clear()
+    _by_source.cache_clear()
+
+
+def source_language() -> str:
+    return catalogues().source
+
+
+def languages() -> tuple[str, ...]:
+    """Every language the bot can speak: the template's and each catalogue's."""
+    return catalogues().languages
+
+
+def _normal(code: str) -> str:
+    return code.strip().replace("-", "_")
+
+
+def supported(language: str | None) -> str | None:
+    """The language the bot speaks for `language` (a code or a locale such as es-MX or
+    es_419), or None."""
+    if language:
+        known = {code.lower(): code for code in languages()}
+        tag = _normal(language).lower()
+        if tag in known:
+            return known[tag]
+        return known.get(tag.split("_")[0])
+    return None
 
 
 def pick(language: str | None) -> str:
-    """A supported language for `language` (a code or a locale such as es-ES), else en."""
-    if language:
-        code = language.replace("_", "-").split("-")[0].lower()
-        if code in LANGUAGES:
-            return code
-    return "en"
+    """The language the bot speaks for `language` (see `supported`), else the source
+    language."""
+    return supported(language) or source_language()
+
+
+def _source(context: str) -> str | tuple[str, ...]:
+    try:
+        return catalogues().source_texts[context]
+    except KeyError:
+        raise KeyError(f"no message {context!r} in {catalogues().template_path}") from None
+
+
+def text(language: str, context: str) -> str:
+    """The message `context` in `language`; the source sentence when it has no (current)
+    translation there."""
+    source = _source(context)
+    singular = source if isinstance(source, str) else source[0]
+    found = catalogues().compiled.get(pick(language))
+    return str(found.pgettext(context, singular)) if found is not None else singular
+
+
+def plural(language: str, context: str, n: int) -> str:
+    """The plural message `context` for the number `n`, by `language`'s plural rules."""
+    source = _source(context)
+    if isinstance(source, str):
+        raise KeyError(f"message {context!r} has no plural form")
+    found = catalogues().compiled.get(pick(language))
+    if found is None:
+        return source[0] if n == 1 else source[1]
+    return str(found.npgettext(context, source[0], source[1], n))
+
+
+def translate_source(language: str, table: str, sentence: str) -> str | None:
+    """The translation of the source `sentence` of a message in `table` (for libraries
+    that hand back the source text, such as Discord's command descriptions), or None."""
+    context = _by_source(table).get(sentence)
+    return text(language, context) if context is not None else None
+
+
+@cache
+def _by_source(table: str) -> dict[str, str]:
+    prefix = table + "."
+    texts = catalogues().source_texts
+    return {v: c for c, v in texts.items() if c.startswith(prefix) and isinstance(v, str)}
+
+
+def has_message(context: str) -> bool:
+    return context in catalogues().source_texts
+
+
+class _Sentences(Mapping[str, str]):
+    def __init__(self, table: str, language: str) -> None:
+        self._prefix = table + "."
+        self._language = language
+
+    def __getitem__(self, key: str) -> str:
+        context = self._prefix + key
+        if not has_message(context):
+            raise KeyError(key)
+        return text(self._language, context)
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self._prefix)
+        return (c[n:] for c in catalogues().source_texts if c.startswith(self._prefix))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class Words(Mapping[str, Mapping[str, str]]):
+    """One table of the catalogue, read like `{language: {key: sentence}}`: the messages
+    whose context is "<table>.<key>". Any language code is accepted (see `pick`)."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def __getitem__(self, language: str) -> Mapping[str, str]:
+        return _Sentences(self.table, pick(language))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(languages())
+
+    def __len__(self) -> int:
+        return len(languages())
+
+    def say(self, language: str, key: str, /, **values: object) -> str:
+        """Sentence `key` in `language` with `values` filled in (str.format fields)."""
+        return self[language][key].format_map(values)
+
+
+class Phrase(Mapping[str, str]):
+    """One message, read like `{language: sentence}` (a plugin's "your user id")."""
+
+    def __init__(self, context: str) -> None:
+        self.context = context
+
+    def __getitem__(self, language: str) -> str:
+        return text(language, self.context)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(languages())
+
+    def __len__(self) -> int:
+        return len(languages())
 
 
 def status_label(status: Status, language: str) -> str:
-    return STATUS_LABELS[pick(language)][status]
+    return text(language, f"status.{status.value}")
 
 
 def demand_status_label(status: DemandStatus, language: str) -> str:
-    return DEMAND_STATUS_LABELS[pick(language)][status]
+    return text(language, f"demand_status.{status.value}")
 
 
 def urgency_label(urgency: Urgency, language: str) -> str:
-    return URGENCY_LABELS[pick(language)][urgency]
-
-
-def format_date(day: date, language: str, today: date | None = None) -> str:
-    """'Monday, January 14' / 'lunes 14 de enero'; with the year ('Monday, January 14,
-    2019' / 'lunes 14 de enero de 2019') when `today` is given and in another year."""
-    lang = pick(language)
-    weekday = _WEEKDAYS[lang][day.weekday()]
-    month = _MONTHS[lang][day.month - 1]
-    year = today is not None and day.year != today.year
-    if lang == "es":
-        return f"{weekday} {day.day} de {month}" + (f" de {day.year}" if year else "")
-    return f"{weekday}, {month} {day.day}" + (f", {day.year}" if year else "")
-
-
-def format_time(moment: datetime, language: str) -> str:
-    """'6:00 AM' / '6:00' (local time already applied by the caller)."""
-    if pick(language) == "es":
-        return f"{moment.hour}:{moment.minute:02d}"
-    hour = moment.hour % 12 or 12
-    return f"{hour}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'}"
-
-
-def format_datetime(moment: datetime, language: str, today: date | None = None) -> str:
-    """'Monday, January 21, 6:00 AM PST' / 'lunes 21 de enero, 6:00 PST' (the year too when
-    `today` is given and in another year)."""
-    zone = moment.tzname() or ""
-    day = format_date(moment.date(), language, today)
-    return f"{day}, {format_time(moment, language)} {zone}".strip()
-
-
-FAMILY_WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "For families",
-        "strike_today": "Is the strike on today?",
-        "yes_day": "Yes: day {n} of the strike.",
-        "yes": "Yes.",
-        "no": "No. {status}.",
-        "schools": "Are schools open?",
-        "schools_open": "Yes, schools are open.",
-        "schools_closed": "No, schools are closed.",
-        "meals": "Meals",
-        "ask": "Questions?",
-    },
-    "es": {
-        "title": "Para las familias",
-        "strike_today": "¿Hay huelga hoy?",
-        "yes_day": "Sí: día {n} de la huelga.",
-        "yes": "Sí.",
-        "no": "No. {status}.",
-        "schools": "¿Están abiertas las escuelas?",
-        "schools_open": "Sí, las escuelas están abiertas.",
-        "schools_closed": "No, las escuelas están cerradas.",
-        "meals": "Comidas",
-        "ask": "¿Preguntas?",
-    },
-}
+    return text(language, f"urgency.{urgency.value}")
 
 
 def family_word(key: str, language: str, **values: object) -> str:
-    return FAMILY_WORDS[pick(language)][key].format(**values)
+    return text(language, f"families.{key}").format(**values)
+
+
+@cache
+def _locale(language: str) -> Locale:
+    return Locale.parse(pick(language))
+
+
+def _plain(value: str) -> str:
+    # CLDR puts narrow no-break spaces in times ("6:00\u202fAM"); one of them turns a text
+    # message from GSM-7 into UCS-2 and halves what a segment holds.
+    return value.replace("\u202f", " ").replace("\u00a0", " ")
+
+
+def format_date(day: date, language: str, today: date | None = None) -> str:
+    """'Monday, January 14' / 'lunes, 14 de enero' (CLDR); with the year ('Monday, January
+    14, 2019' / 'lunes, 14 de enero de 2019') when `today` is given and in another year."""
+    locale = _locale(language)
+    if today is not None and day.year != today.year:
+        return _plain(babel_dates.format_date(day, "full", locale=locale))
+    skeleton = locale.datetime_skeletons.get("MMMMEd")
+    if skeleton is None:
+        return _plain(babel_dates.format_skeleton("MMMMEEEEd", day, locale=locale))
+    pattern = re.sub(r"E+", "EEEE", str(skeleton.pattern))
+    return _plain(babel_dates.format_date(day, pattern, locale=locale))
+
+
+def format_time(moment: datetime, language: str) -> str:
+    """'6:00 AM' / '6:00' (CLDR's short time; local time already applied by the caller)."""
+    return _plain(
+        babel_dates.format_time(moment, "short", tzinfo=moment.tzinfo, locale=_locale(language))
+    )
+
+
+def format_datetime(moment: datetime, language: str, today: date | None = None) -> str:
+    """'Monday, January 21, 6:00 AM PST' / 'lunes, 21 de enero, 6:00 PST' (the year too
+    when `today` is given and in another year)."""
+    pattern = str(_locale(language).datetime_formats["medium"])
+    joined = pattern.replace("{1}", format_date(moment.date(), language, today)).replace(
+        "{0}", format_time(moment, language)
+    )
+    return f"{joined} {moment.tzname() or ''}".strip()
+
+
+def format_number(n: int, language: str) -> str:
+    """'10,000' / '10.000' (CLDR grouping)."""
+    return _plain(babel_numbers.format_decimal(n, locale=_locale(language)))
+
+
+def format_list(
+    items: list[str], language: str, style: Literal["standard", "unit"] = "standard"
+) -> str:
+    """'a, b, and c' / 'a, b y c' (CLDR); style "unit" for amounts ('2 days, 20 hours')."""
+    try:
+        return str(babel_lists.format_list(items, style=style, locale=_locale(language)))
+    except KeyError:  # a locale whose CLDR data lacks that style's patterns
+        return str(babel_lists.format_list(items, locale=_locale(language)))
+
+
+def format_duration(n: int, unit: str, language: str) -> str:
+    """'20 hours' / '20 horas' for a unit of 'day', 'hour', 'minute' (CLDR)."""
+    return _plain(babel_units.format_unit(n, f"duration-{unit}", locale=_locale(language)))
+
+
+def language_name(code: str, in_language: str | None = None) -> str:
+    """`code`'s name in `in_language` ('Spanish', 'español'), or in its own words when
+    `in_language` is None ('Español'), from CLDR."""
+    own = in_language is None
+    locale = Locale.parse(pick(code) if code in languages() else _normal(code))
+    name = locale.get_display_name(locale if own else _locale(in_language or code)) or code
+    return name[:1].upper() + name[1:] if own else name
 
 
 def day_of_strike(strike_start: date, today: date) -> int:

@@ -1,4 +1,5 @@
-"""Which instance runs a singleton job (the briefing scheduler).
+"""Which instance runs a singleton job: the briefing scheduler, each platform's
+dispatcher, each Discord gateway shard.
 
 PostgreSQL: a session-level advisory lock (`pg_try_advisory_lock`) taken on a dedicated
 connection that stays open. When the holder dies its connection closes and PostgreSQL
@@ -17,6 +18,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import zlib
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +33,19 @@ log = logging.getLogger("strikebot.leader")
 
 # One key per singleton job; 727274001 serialises migrations (bot/store/engine.py).
 BRIEFING_LOCK_KEY = 727274002
+_DISPATCHER_KEYS = 727_300_000  # + a stable hash of the platform's name
+_SHARD_KEYS = 727_280_000  # + the shard id
+
+
+def dispatcher_lock_key(platform: str) -> int:
+    """The lock whose holder is the one dispatcher sending for `platform` (one pace per
+    token: the platform's global limit holds for every instance together)."""
+    return _DISPATCHER_KEYS + zlib.crc32(platform.encode()) % 10_000
+
+
+def shard_lock_key(platform: str, shard_id: int) -> int:
+    """The lock whose holder keeps `platform`'s gateway session for `shard_id`."""
+    return _SHARD_KEYS + (zlib.crc32(platform.encode()) % 10) * 1_000 + shard_id % 1_000
 
 
 class Leadership(Protocol):
@@ -64,9 +79,21 @@ class PostgresLeadership:
         return self._pid
 
     async def acquire(self) -> bool:
-        if self._conn is not None and await self.still_held():
-            return True
-        await self._close()
+        if self._conn is not None:
+            # Keep the connection between tries: a standby asks every second or so, and a
+            # new connection each time would churn the server.
+            try:
+                if await self._holds():
+                    return True
+                got = bool(
+                    await self._conn.scalar(
+                        text("SELECT pg_try_advisory_lock(:key)"), {"key": self.key}
+                    )
+                )
+            except Exception:
+                await self._close()
+            else:
+                return got
         self._engine = create_async_engine(
             self.url,
             poolclass=NullPool,
@@ -87,11 +114,20 @@ class PostgresLeadership:
         got = bool(
             await self._conn.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": self.key})
         )
-        if not got:
-            await self._close()
-            return False
         self._pid = int(await self._conn.scalar(text("SELECT pg_backend_pid()")) or 0)
-        return True
+        return got
+
+    async def _holds(self) -> bool:
+        assert self._conn is not None
+        held = await self._conn.scalar(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                "AND pid = pg_backend_pid() AND classid = 0 AND objid = :key "
+                "AND objsubid = 1 AND granted)"
+            ),
+            {"key": self.key},
+        )
+        return bool(held)
 
     async def still_held(self) -> bool:
         if self._conn is None:
@@ -106,7 +142,7 @@ class PostgresLeadership:
                 {"key": self.key},
             )
         except Exception as exc:  # the connection died: PostgreSQL has released the lock
-            log.warning("the scheduler lock connection failed (%s); the lock is gone", exc)
+            log.warning("the lock connection (key %d) failed (%s); the lock is gone", self.key, exc)
             await self._close()
             return False
         return bool(held)
@@ -193,5 +229,7 @@ __all__ = [
     "Leadership",
     "PostgresLeadership",
     "SoleLeadership",
+    "dispatcher_lock_key",
     "leadership_for",
+    "shard_lock_key",
 ]

@@ -41,46 +41,7 @@ __all__ = [
 
 ZWSP = "\u200b"
 
-_WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "next_step": "Next step",
-        "when": "When",
-        "read_online": "Read it on the web",
-        "footer": "Update #{id} · posted {when}",
-        "footer_pending": "Update #{id} · not yet published",
-        "edited": "edited",
-        "retracted_title": "RETRACTED: {headline}",
-        "retracted_badge": "Retracted",
-        "retracted_note": "This update was retracted on {when}. Reason: {reason}",
-        "retracted_note_no_reason": "This update was retracted on {when}.",
-        "original": "Original text (withdrawn)",
-        "correction_title": "Correction: {headline}",
-        "correction_body": "Update #{id} has been corrected. {reason}",
-        "correction_reason": "What changed: {reason}",
-        "read_corrected": "Read the corrected update",
-        "full_text": "full text",
-        "urgent": "Urgent",
-    },
-    "es": {
-        "next_step": "Próximo paso",
-        "when": "Cuándo",
-        "read_online": "Leerla en la web",
-        "footer": "Actualización #{id} · publicada el {when}",
-        "footer_pending": "Actualización #{id} · aún sin publicar",
-        "edited": "editada",
-        "retracted_title": "RETIRADA: {headline}",
-        "retracted_badge": "Retirada",
-        "retracted_note": "Esta actualización fue retirada el {when}. Motivo: {reason}",
-        "retracted_note_no_reason": "Esta actualización fue retirada el {when}.",
-        "original": "Texto original (retirado)",
-        "correction_title": "Corrección: {headline}",
-        "correction_body": "La actualización #{id} fue corregida. {reason}",
-        "correction_reason": "Qué cambió: {reason}",
-        "read_corrected": "Leer la actualización corregida",
-        "full_text": "texto completo",
-        "urgent": "Urgente",
-    },
-}
+_WORDS = i18n.Words("messages")
 
 
 def _w(language: str, key: str) -> str:
@@ -102,7 +63,7 @@ def neutralize_mentions(text: str) -> str:
 # ------------------------------------------------------------------------- fitting
 
 
-def fit(text: str, limit: int, more_url: str | None = None, language: str = "en") -> str:
+def fit(text: str, limit: int, more_url: str | None = None, language: str = "") -> str:
     """`text` if it fits in `limit` characters, else trimmed at a word boundary and ending
     "… full text: <url>" (or "…" without a URL). The result never exceeds `limit`."""
     limit = max(limit, 0)

@@ -44,6 +44,15 @@ class UpdateState(StrEnum):
     RETRACTED = "retracted"
 
 
+class DemandChange(StrEnum):
+    """What one entry of a demand's history records."""
+
+    OFFER = "offer"
+    EDIT = "edit"
+    ADDED = "added"
+    RETIRED = "retired"
+
+
 class DemandStatus(StrEnum):
     OPEN = "open"
     OFFER_ON_TABLE = "offer_on_table"
@@ -188,7 +197,10 @@ class DemandText:
 
 @dataclass(frozen=True, slots=True)
 class DemandEvent:
-    """A dated change to a demand: a new offer or a status move, with its source."""
+    """A dated change to a demand. `kind` OFFER: a new offer and/or a status move, with its
+    source, dated when it was made (`at`, which may be before `recorded_at`). EDIT: fields
+    re-worded (`changes`: language -> field -> [before, after]), with the reason in `note`.
+    ADDED, RETIRED: the demand joined or left the list (a retired one keeps its history)."""
 
     at: datetime
     status: DemandStatus
@@ -196,6 +208,9 @@ class DemandEvent:
     source: str
     recorded_by: str
     note: str = ""
+    kind: DemandChange = DemandChange.OFFER
+    changes: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)
+    recorded_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +221,7 @@ class Demand:
     texts: Mapping[str, DemandText]
     updated_at: datetime
     history: tuple[DemandEvent, ...] = ()
+    retired_at: datetime | None = None
 
     def text(self, language: str) -> DemandText:
         if language in self.texts:
@@ -296,6 +312,8 @@ class Delivery:
     last_error: str | None = None
     sent_at: datetime | None = None
     payload: Mapping[str, object] | None = None
+    # When an attempt's outcome became unknown (it may be on the platform already).
+    in_doubt_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

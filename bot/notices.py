@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from bot import i18n
 from bot.addresses import find_address
 from bot.config import DeliverySection
 from bot.messages import notice_message
@@ -15,40 +16,7 @@ from bot.store import NewDelivery, Tx
 
 log = logging.getLogger("strikebot.dispatcher")
 
-_NOTICE_WORDS = {
-    "en": {
-        "broken_title": "Channel paused: {address}",
-        "broken_body": "{what} could not be delivered to {address}: {reason}. Nothing more "
-        "will be sent there. Give the bot access to the channel again, then run "
-        "`strikebot deliveries retry {id}`.",
-        "failed_title": "Delivery failed: {address}",
-        "failed_body": "{what} could not be delivered to {address}: {reason}. Run "
-        "`strikebot deliveries retry {id}` to try again.",
-        "update": "Update #{n}",
-        "edit": "The edit of update #{n}",
-        "retract": "The retraction of update #{n}",
-        "correction": "The correction of update #{n}",
-        "briefing": "A morning briefing",
-        "notice": "An admin notice",
-        "event": "An event",
-    },
-    "es": {
-        "broken_title": "Canal en pausa: {address}",
-        "broken_body": "{what} no se pudo entregar en {address}: {reason}. No se enviará "
-        "nada más allí. Devuelve al bot el acceso al canal y luego ejecuta "
-        "`strikebot deliveries retry {id}`.",
-        "failed_title": "Entrega fallida: {address}",
-        "failed_body": "{what} no se pudo entregar en {address}: {reason}. Ejecuta "
-        "`strikebot deliveries retry {id}` para intentarlo de nuevo.",
-        "update": "La actualización #{n}",
-        "edit": "La edición de la actualización #{n}",
-        "retract": "La retirada de la actualización #{n}",
-        "correction": "La corrección de la actualización #{n}",
-        "briefing": "Un resumen matutino",
-        "notice": "Un aviso para administración",
-        "event": "Un evento",
-    },
-}
+_NOTICE_WORDS = i18n.Words("notices")
 
 
 async def admin_subscriptions(tx: Tx, settings: DeliverySection) -> list[Subscription]:
@@ -86,7 +54,7 @@ def dead_delivery_notices(
     for admin in admin_subs:
         if admin.id == sub.id:
             continue
-        words = _NOTICE_WORDS["es" if admin.language == "es" else "en"]
+        words = _NOTICE_WORDS[admin.language]
         kind = "update" if delivery.action is DeliveryAction.POST else str(delivery.action)
         what = words[kind].format(n=delivery.update_id)
         fill = {"address": sub.address, "what": what, "reason": reason, "id": delivery.id}

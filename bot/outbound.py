@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from bot import i18n
 from bot.models import Status, Urgency
 
 
@@ -46,7 +48,7 @@ class OutboundMessage:
     title: str
     body: str = ""
     kind: MessageKind = MessageKind.REPLY
-    language: str = "en"
+    language: str = field(default_factory=lambda: i18n.source_language())
     status: Status | None = None  # the badge / colour
     status_label: str = ""  # the badge text, already in `language`
     urgency: Urgency | None = None
@@ -78,7 +80,7 @@ class OutboundMessage:
             title=raw["title"],
             body=raw.get("body", ""),
             kind=MessageKind(raw.get("kind", "reply")),
-            language=raw.get("language", "en"),
+            language=raw.get("language") or i18n.source_language(),
             status=None if raw.get("status") is None else Status(raw["status"]),
             status_label=raw.get("status_label", ""),
             urgency=None if raw.get("urgency") is None else Urgency(raw["urgency"]),
@@ -181,6 +183,30 @@ def edits_in_place(adapter: object) -> bool:
     """Whether `adapter` changes a sent message in place (chat platforms: the default) or can
     only send new ones (declared with `edits_in_place = False`)."""
     return bool(getattr(adapter, "edits_in_place", True))
+
+
+@runtime_checkable
+class FindsSent(Protocol):
+    """What an adapter implements besides `Adapter` when it can look for a copy it may
+    already have posted: the dispatcher asks before sending again a copy whose outcome is
+    unknown (in doubt), so that a copy retried after the platform's idempotency window
+    (Discord's nonce: a few minutes) is recorded, not posted twice.
+
+    `find_sent` looks among `channel`'s messages since `since` for the one this delivery
+    (`idempotency_key`, rendered as `message`) created, by a marker carrying the key, and
+    returns its message id; None when there is none (or the platform cannot say, e.g. the
+    app lacks the scope to read history: the copy is then sent again, as without this).
+    Raises `TransientDeliveryError` when the platform failed to answer: the dispatcher then
+    waits and asks again rather than risk a duplicate."""
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None: ...
 
 
 @runtime_checkable

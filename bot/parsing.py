@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot import i18n
 from bot.errors import InvalidInput
-from bot.i18n import LANGUAGES
 from bot.locales import invalid, short
 from bot.models import DemandStatus, QuietHours, Status, Urgency
 from bot.rules import clean_text
@@ -186,14 +187,28 @@ def valid_timezone(value: str | None) -> str | None:
         return None
 
 
+def _folded(text: str) -> str:
+    """Lower case without accents: 'Español' -> 'espanol'."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def parse_language(value: object, languages: Iterable[str]) -> str:
-    """'es', 'ES', 'es-MX', 'spanish' or 'español' -> 'es', if the campaign uses it."""
+    """'es', 'ES', 'es-MX', 'spanish' or 'español' -> 'es', if the campaign uses it. A
+    language's name is understood in any of the campaign's languages (CLDR's names)."""
     allowed = tuple(languages)
-    text = str(value).strip().lower().replace("_", "-")
-    names = {"english": "en", "inglés": "en", "ingles": "en", "spanish": "es",
-             "español": "es", "espanol": "es"}  # fmt: skip
-    code = names.get(text, text.split("-")[0])
-    if code not in allowed or code not in LANGUAGES:
+    text = str(value).strip()
+    names = {
+        _folded(i18n.language_name(code, among)): code
+        for code in allowed
+        for among in (*allowed, None)
+    }
+    folded = _folded(text).replace("_", "-")
+    code = names.get(folded)
+    if code is None:
+        codes = {_folded(c).replace("_", "-"): c for c in allowed}
+        code = codes.get(folded) or codes.get(folded.split("-")[0])
+    if code is None:
         raise invalid("bad_language", value=short(value), languages=", ".join(allowed))
     return code
 

@@ -20,17 +20,19 @@ from __future__ import annotations
 import argparse
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
+from bot import i18n
 from bot.contacts import Contact
 from bot.errors import ConfigError
-from bot.models import Actor, Campaign
+from bot.models import Actor, Campaign, Subscription
 from bot.outbound import Limits, OutboundMessage
 
 if TYPE_CHECKING:
@@ -107,12 +109,49 @@ class AdminRule(Section):
     `allows`; `who` is how to describe the id a person should send an admin, per language.
     """
 
-    who: ClassVar[Mapping[str, str]] = {"en": "your user id", "es": "tu id de usuario"}
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("plugins.who")
 
     user_ids: list[str] = []
 
     def allows(self, actor: Actor) -> bool:
         return actor.user_id in self.user_ids
+
+
+class Verdict(StrEnum):
+    """How one `strikebot doctor` check came out."""
+
+    OK = "ok"
+    WARN = "warn"  # works, but something will surprise people
+    FAIL = "fail"  # something will not work until fixed
+    SKIP = "skip"  # could not be checked
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One thing `strikebot doctor` checked: what (`subject`: "token", "scopes", a channel's
+    address), how it came out, what was found, and the fix, in words an organiser follows."""
+
+    platform: str
+    subject: str
+    verdict: Verdict
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorRequest:
+    """What a plugin's doctor gets: its own settings (tokens included: it may use them, never
+    print them), its campaign-file sections, the campaign, and every active subscription on
+    its platform, to say for each whether the bot can post there."""
+
+    settings: PluginSettings
+    section: Section | None
+    admins: AdminRule | None
+    campaign: Campaign
+    channels: tuple[Subscription, ...]
+
+
+Doctor = Callable[[DoctorRequest], Awaitable[Sequence[Check]]]
 
 
 @runtime_checkable
@@ -129,12 +168,13 @@ def one_message(message: OutboundMessage, campaign: Campaign, section: Section |
 @dataclass(frozen=True, slots=True)
 class Cost:
     """What a platform that reaches people one by one spends per message, for the preview
-    ("It will send 1,204 e-mails and 2,310 text segments"). `units` names the unit per
-    language, singular and plural; `measure` counts the units one message takes once the
+    ("It will send 1,204 e-mails and 2,310 text segments"). `units` is the context of a
+    plural message in the catalogue naming the unit, with `{n}` for the number ("{n} e-mail"
+    / "{n} e-mails"); `measure` counts the units one message takes once the
     plugin renders it (an SMS plugin counts segments), given the campaign and the plugin's
     campaign-file section."""
 
-    units: Mapping[str, tuple[str, str]]
+    units: str
     measure: Callable[[OutboundMessage, Campaign, Section | None], int] = one_message
 
 
@@ -152,7 +192,8 @@ class Plugin:
     `cost` says what each message spends. `events` is True for a plugin whose channels take
     documents for machines (`bot.events`: webhook endpoints) instead of messages for people:
     its subscriptions get an event per change (and demand changes too), delivered through
-    `bot.outbound.EventSink.send_event`.
+    `bot.outbound.EventSink.send_event`. `doctor` answers `strikebot doctor` for the
+    platform (see `DoctorRequest`).
     """
 
     name: str
@@ -171,6 +212,10 @@ class Plugin:
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
     contact: Contact | None = None
     cost: Cost | None = None
+    # `strikebot doctor`: asks the platform, with the configured token, what the bot can do
+    # (token valid, scopes or intents, and for every subscribed channel whether it can post
+    # there), and says how to fix each problem. No network call may outlive a few seconds.
+    doctor: Doctor | None = None
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bot import events, i18n
 from bot.addresses import Address, example_address, parse_address
-from bot.admin import Admin, Changes, Draft
+from bot.admin import Admin, Changes, DemandResult, Draft
 from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
@@ -20,6 +20,7 @@ from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import LOCALIZED_NAMES, CommandContext, Commands, Reply, command_named
 from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
+from bot.demands import DemandWording
 from bot.dispatcher import Dispatcher
 from bot.errors import (
     ConfigError,
@@ -33,6 +34,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.families import family_answers
+from bot.leader import Leadership, leadership_for, shard_lock_key
 from bot.locales import not_found, say
 from bot.logging import configure_logging
 from bot.messages import (
@@ -50,11 +52,13 @@ from bot.models import (
     Campaign,
     DeliveryState,
     Demand,
+    DemandChange,
     DemandEvent,
     DemandStatus,
     Platform,
     QuietHours,
     Status,
+    Subscription,
     Update,
     UpdateState,
     UpdateText,
@@ -66,6 +70,7 @@ from bot.outbound import (
     ChannelRef,
     EventSink,
     Field,
+    FindsSent,
     HealthBoard,
     Limits,
     Link,
@@ -79,13 +84,16 @@ from bot.outbox import wants
 from bot.parsing import parse_quiet_hours
 from bot.plugins import (
     AdminRule,
+    Check,
     Cost,
+    DoctorRequest,
     Mountable,
     Plugin,
     Plugins,
     PluginSettings,
     Section,
     SubParsers,
+    Verdict,
     installed_plugins,
 )
 from bot.reach import Reach, reach
@@ -141,6 +149,7 @@ __all__ = [
     "Campaign",
     "Changes",
     "ChannelRef",
+    "Check",
     "Choice",
     "CliContext",
     "Clock",
@@ -154,15 +163,21 @@ __all__ = [
     "Created",
     "DeliveryState",
     "Demand",
+    "DemandChange",
     "DemandEvent",
+    "DemandResult",
     "DemandStatus",
+    "DemandWording",
     "Dispatcher",
+    "DoctorRequest",
     "Draft",
     "EventSink",
     "Field",
+    "FindsSent",
     "FixedClock",
     "HealthBoard",
     "InvalidInput",
+    "Leadership",
     "Limits",
     "Link",
     "MessageKind",
@@ -196,6 +211,7 @@ __all__ = [
     "StoreUnavailable",
     "StrikebotError",
     "SubParsers",
+    "Subscription",
     "TooManySignups",
     "TransientDeliveryError",
     "Tx",
@@ -203,6 +219,7 @@ __all__ = [
     "UpdateState",
     "UpdateText",
     "Urgency",
+    "Verdict",
     "WebhookEndpoint",
     "Webhooks",
     "add_json_flag",
@@ -219,6 +236,7 @@ __all__ = [
     "fit_message",
     "i18n",
     "installed_plugins",
+    "leadership_for",
     "local_zone",
     "mask",
     "moment_type",
@@ -233,6 +251,7 @@ __all__ = [
     "print_json",
     "reach",
     "say",
+    "shard_lock_key",
     "shifted_clock",
     "short_union",
     "split",

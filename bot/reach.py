@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from bot import i18n
 from bot.config import StrikeConfig
@@ -25,24 +24,7 @@ from bot.models import Campaign, Update
 from bot.plugins import Plugins, Section, installed_plugins
 from bot.store import Store
 
-_WORDS: dict[str, dict[str, Any]] = {
-    "en": {
-        "lead": "It will go to {parts}.",
-        "channels": ("{n} chat channel", "{n} chat channels"),
-        "nobody": "No channel or person is subscribed to updates like this one yet.",
-        "messages": "{units} ({n} {messages})",
-        "and": " and ",
-        "texts": ("text", "texts"),
-    },
-    "es": {
-        "lead": "Se enviará a {parts}.",
-        "channels": ("{n} canal de chat", "{n} canales de chat"),
-        "nobody": "Todavía no hay canales ni personas suscritas a actualizaciones como esta.",
-        "messages": "{units} ({n} {messages})",
-        "and": " y ",
-        "texts": ("mensaje", "mensajes"),
-    },
-}
+_WORDS = i18n.Words("reach")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,33 +56,25 @@ class Reach:
         w = _WORDS[lang]
         parts = []
         if self.channels:
-            parts.append(_plural(w["channels"], self.channels, lang))
+            parts.append(_plural(lang, "reach.channels", self.channels))
         for spend in self.spends:
             plugin = self._plugins.get(spend.platform)
             if plugin is None or plugin.cost is None or not spend.messages:
                 continue
-            unit = plugin.cost.units.get(lang) or next(iter(plugin.cost.units.values()))
-            units = _plural(("{n} " + unit[0], "{n} " + unit[1]), spend.units, lang)
+            units = _plural(lang, plugin.cost.units, spend.units)
             if spend.units != spend.messages:
-                texts = w["texts"][0 if spend.messages == 1 else 1]
+                texts = i18n.plural(lang, "reach.texts", spend.messages)
                 units = w["messages"].format(
-                    units=units, n=_number(spend.messages, lang), messages=texts
+                    units=units, n=i18n.format_number(spend.messages, lang), messages=texts
                 )
             parts.append(units)
         if not parts:
-            return str(w["nobody"])
-        joined = ", ".join(parts[:-1]) + (str(w["and"]) if len(parts) > 1 else "") + parts[-1]
-        return str(w["lead"]).format(parts=joined)
+            return w["nobody"]
+        return w["lead"].format(parts=i18n.format_list(parts, lang))
 
 
-def _number(n: int, language: str) -> str:
-    text = f"{n:,}"
-    return text.replace(",", " ") if language == "es" else text
-
-
-def _plural(forms: object, n: int, language: str) -> str:
-    assert isinstance(forms, tuple)
-    return str(forms[0 if n == 1 else 1]).format(n=_number(n, language))
+def _plural(language: str, context: str, n: int) -> str:
+    return i18n.plural(language, context, n).format(n=i18n.format_number(n, language))
 
 
 def cost_sections(

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from bot import i18n
 from bot.errors import InvalidInput
 from bot.locales import invalid, say
 from bot.models import UpdateText
@@ -104,7 +105,7 @@ def check_texts(
             checked[lang] = check_update_text(text.headline, text.body, text.next_step)
         except InvalidInput as exc:
             raise InvalidInput(
-                say("en", "in_language", language=lang, problem=exc.message),
+                say(i18n.source_language(), "in_language", language=lang, problem=exc.message),
                 translations={
                     other: say(other, "in_language", language=lang, problem=exc.localized(other))
                     for other in exc.translations

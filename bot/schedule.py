@@ -17,6 +17,10 @@ version (`Tx.next_subscriptions_version`), and each poll reads only the rows cha
 the version it saw; a full look at the distinct schedules (one grouped read of the index)
 happens at promotion and every `full_refresh_seconds`. On PostgreSQL only the instance
 holding an advisory lock runs jobs (see `bot.leader`); on SQLite one process does.
+
+APScheduler times its jobs on the real clock. Under a replay (`strikebot run --now`, a
+`bot.clock.ShiftedClock`) each trigger is wrapped in `ShiftedTrigger`, so a job fires when
+the shifted clock reaches its slot.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 
 from bot.briefing_runs import BATCH_SIZE, Due, catch_up, queue_briefings
 from bot.briefing_times import DAY_NAMES, BriefingSlot, Schedule, latest_briefing
-from bot.clock import Clock
+from bot.clock import Clock, clock_shift
 from bot.leader import Leadership, leadership_for
 from bot.metrics import Metrics
 from bot.models import Campaign
@@ -57,6 +62,29 @@ def cron_trigger(schedule: Schedule) -> CronTrigger:
         second=0,
         timezone=ZoneInfo(schedule.timezone),
     )
+
+
+class ShiftedTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler ships no types
+    """A trigger whose times are read on a shifted clock (`strikebot run --now`).
+
+    APScheduler keeps its timers on the real clock (`datetime.now()`, also in the misfire
+    check). This translates: the inner trigger is asked on the shifted clock, and its answer
+    is handed back in real time, so the job fires when the shifted clock reaches the slot.
+    """
+
+    def __init__(self, inner: CronTrigger, shift: timedelta) -> None:
+        self.inner = inner
+        self.shift = shift
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        previous = None if previous_fire_time is None else previous_fire_time + self.shift
+        nxt: datetime | None = self.inner.get_next_fire_time(previous, now + self.shift)
+        return None if nxt is None else nxt - self.shift
+
+    def __str__(self) -> str:
+        return f"{self.inner} (shifted by {self.shift})"
 
 
 def usable(schedule: Schedule, warned: set[Schedule]) -> bool:
@@ -278,9 +306,10 @@ class BriefingScheduler:
         if scheduler is None or schedule in self._jobs:
             return
         trigger = cron_trigger(schedule)
+        shift = clock_shift(self.clock)
         scheduler.add_job(
             self._fire,
-            trigger,
+            ShiftedTrigger(trigger, shift) if shift else trigger,
             args=[schedule],
             id=_job_id(schedule),
             name=f"briefings at {schedule}",

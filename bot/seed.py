@@ -46,7 +46,7 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
                 f"{campaign.slug!r}. Point STRIKEBOT_DATABASE_URL at that campaign's database, "
                 "or fix [campaign] slug."
             )
-        existing = set(await tx.demand_keys())
+        existing = set(await tx.demand_keys(include_retired=True))
         for position, entry in enumerate(config.demands):
             if entry.key in existing:
                 continue

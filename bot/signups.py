@@ -46,6 +46,7 @@ from bot.clock import Clock, utcnow
 from bot.config import StrikeConfig
 from bot.contacts import Contact, read_contact, read_email, read_phone
 from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
+from bot.locales import in_every_language
 from bot.messages import page_url
 from bot.models import (
     ALL_URGENCIES,
@@ -139,53 +140,7 @@ class TooManySignups(StrikebotError):
     exit_code = 5
 
 
-_WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        Choice.URGENT: "urgent news",
-        Choice.ALL: "every update",
-        Choice.BRIEFING: "a morning summary on school days, plus urgent news",
-        "email_title": "Confirm: strike updates from {union}",
-        "email_body": "Someone, probably you, asked to get {choice} about the {union} strike "
-        "at this e-mail address.\n\nTo start, open the link below and press the button. "
-        "The link works for {hours} hours.\n\nIf this was not you, ignore this e-mail: "
-        "nothing more will be sent to you.",
-        "email_link": "Confirm my sign-up",
-        "sms_body": "{union}: reply YES to get {choice} about the strike by text. "
-        "Msg & data rates may apply. Reply STOP to cancel.",
-        "too_many_client": "Too many sign-ups came from your connection in the last hour. "
-        "Try again in an hour, or ask a union organizer to help.",
-        "too_many_total": "We are receiving a great many sign-ups right now. Please try again "
-        "in a few minutes.",
-        "not_offered": "Sign-up by {what} is not available here. Use the other option on the page.",
-        "email": "e-mail",
-        "phone": "text message",
-        "expired": "This confirmation link has expired or was already used. Nothing was "
-        "changed. Sign up again on the strike page: {url}",
-    },
-    "es": {
-        Choice.URGENT: "noticias urgentes",
-        Choice.ALL: "todas las actualizaciones",
-        Choice.BRIEFING: "un resumen cada mañana de día escolar, más las noticias urgentes",
-        "email_title": "Confirma: noticias de la huelga de {union}",
-        "email_body": "Alguien, probablemente tú, pidió recibir {choice} sobre la huelga de "
-        "{union} en este correo electrónico.\n\nPara empezar, abre el enlace de abajo y "
-        "pulsa el botón. El enlace funciona durante {hours} horas.\n\nSi no fuiste tú, ignora "
-        "este correo: no recibirás nada más.",
-        "email_link": "Confirmar mi suscripción",
-        "sms_body": "{union}: responde SÍ para recibir por mensaje de texto {choice} sobre la "
-        "huelga. Pueden aplicarse tarifas de mensajes y datos. Responde STOP para cancelar.",
-        "too_many_client": "Llegaron demasiadas suscripciones desde tu conexión en la última "
-        "hora. Inténtalo de nuevo en una hora o pide ayuda a una persona organizadora.",
-        "too_many_total": "Estamos recibiendo muchísimas suscripciones ahora mismo. Inténtalo "
-        "de nuevo en unos minutos.",
-        "not_offered": "La suscripción por {what} no está disponible aquí. Usa la otra opción "
-        "de la página.",
-        "email": "correo electrónico",
-        "phone": "mensaje de texto",
-        "expired": "Este enlace de confirmación venció o ya se usó. No se cambió nada. "
-        "Suscríbete de nuevo en la página de la huelga: {url}",
-    },
-}
+_WORDS = i18n.Words("signups")
 
 
 def words(language: str, key: str, **values: object) -> str:
@@ -193,7 +148,9 @@ def words(language: str, key: str, **values: object) -> str:
 
 
 def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
-    return words("en", key, **values), {"es": words("es", key, **values)}
+    source = i18n.source_language()
+    others = {lang: words(lang, key, **values) for lang in i18n.languages() if lang != source}
+    return words(source, key, **values), others
 
 
 def choice_text(choice: Choice | str, language: str) -> str:
@@ -207,9 +164,8 @@ def parse_choice(value: object) -> Choice:
         return Choice(text or Choice.URGENT)
     except ValueError:
         options = ", ".join(c.value for c in Choice)
-        raise InvalidInput(
-            f"Choose what to receive: {options}.",
-            translations={"es": f"Elige qué recibir: {options}."},
+        raise in_every_language(
+            InvalidInput, lambda lang: words(lang, "choose", options=options)
         ) from None
 
 
@@ -280,9 +236,8 @@ class SignUps:
             return self.offers[Contact(contact)]
         except (ValueError, KeyError):
             what = str(contact) if str(contact) in ("email", "phone") else "email"
-            raise InvalidInput(
-                words("en", "not_offered", what=words("en", what)),
-                translations={"es": words("es", "not_offered", what=words("es", what))},
+            raise in_every_language(
+                InvalidInput, lambda lang: words(lang, "not_offered", what=words(lang, what))
             ) from None
 
     def read(self, contact: Contact | str, address: object) -> str:
@@ -491,13 +446,10 @@ class SignUps:
         async with self.store.write() as tx:
             person = await self._by_token(tx, token, now)
             if person is None:
-                raise NotFound(
-                    words("en", "expired", url=page_url(self.campaign, "en", "/subscribe")),
-                    translations={
-                        "es": words(
-                            "es", "expired", url=page_url(self.campaign, "es", "/subscribe")
-                        )
-                    },
+                campaign = self.campaign
+                raise in_every_language(
+                    NotFound,
+                    lambda lang: words(lang, "expired", url=page_url(campaign, lang, "/subscribe")),
                 )
             return await self._confirm(tx, person, via, now)
 

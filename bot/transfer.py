@@ -32,6 +32,7 @@ from bot.errors import Conflict, ImportRefused
 from bot.models import (
     DeliveryAction,
     DeliveryState,
+    DemandChange,
     DemandStatus,
     Platform,
     Status,
@@ -114,6 +115,9 @@ class DemandEventRecord(_Record):
     source: str
     recorded_by: str
     note: str
+    kind: DemandChange = DemandChange.OFFER
+    changes: dict[str, dict[str, list[str]]] | None = None
+    recorded_at: Moment | None = None
 
 
 class DemandRecord(_Record):
@@ -122,6 +126,7 @@ class DemandRecord(_Record):
     status: DemandStatus
     texts: dict[str, DemandTextRecord]
     updated_at: Moment
+    retired_at: Moment | None = None
     history: list[DemandEventRecord] = []
 
 
@@ -154,6 +159,14 @@ class AuditRecord(_Record):
     after: dict[str, Any] | None
 
 
+class StaleTextRecord(_Record):
+    target: str
+    language: str
+    since: Moment
+    edited: str
+    editor: str
+
+
 class DeliveryRecord(_Record):
     id: str
     dedupe_key: str
@@ -172,6 +185,7 @@ class DeliveryRecord(_Record):
     payload: dict[str, Any] | None
     created_at: Moment
     sent_at: Moment | None
+    in_doubt_since: Moment | None = None  # absent from exports before schema 0008
 
 
 class BriefingRunRecord(_Record):
@@ -194,6 +208,8 @@ class ExportDocument(_Record):
     demands: list[DemandRecord]
     subscriptions: list[SubscriptionRecord]
     audit: list[AuditRecord]
+    # Translations written before another language's text was edited (`bot.translations`).
+    stale_texts: list[StaleTextRecord] = []
     # Absent unless exported with deliveries (`strikebot export --deliveries`).
     deliveries: list[DeliveryRecord] | None = None
     briefing_runs: list[BriefingRunRecord] | None = None
@@ -276,6 +292,12 @@ async def export_document(
             AuditRecord.model_validate(dict(r._mapping))
             for r in await _rows(tx, t.audit_log, t.audit_log.c.id)
         ]
+        stale = [
+            StaleTextRecord.model_validate(dict(r._mapping))
+            for r in await _rows(
+                tx, t.stale_texts, t.stale_texts.c.target, t.stale_texts.c.language
+            )
+        ]
         delivery_records = None
         briefing_records = None
         if deliveries:
@@ -298,6 +320,7 @@ async def export_document(
         demands=demands,
         subscriptions=subscriptions,
         audit=audit,
+        stale_texts=stale,
         deliveries=delivery_records,
         briefing_runs=briefing_records,
     )
@@ -464,6 +487,7 @@ async def _wipe(tx: Tx) -> None:
         t.subscriptions,
         t.audit_log,
         t.processed_events,
+        t.stale_texts,
         t.meta,
     ):
         await tx.conn.execute(delete(table))
@@ -490,6 +514,7 @@ async def _insert(tx: Tx, doc: ExportDocument) -> None:
         [e.model_dump() | {"demand_key": d.key} for d in doc.demands for e in d.history],
     )
     await put(t.audit_log, [a.model_dump() for a in doc.audit])
+    await put(t.stale_texts, [s.model_dump() for s in doc.stale_texts])
     await put(t.deliveries, [d.model_dump() for d in doc.deliveries or []])
     await put(t.briefing_runs, [b.model_dump() for b in doc.briefing_runs or []])
     if tx.dialect == "postgresql":

@@ -33,6 +33,7 @@ from bot import events
 from bot.auth import AdminList
 from bot.clock import Clock
 from bot.errors import Conflict, InvalidInput, NotFound
+from bot.locales import localized_error
 from bot.models import Actor, Campaign, Subscription, WebhookEndpoint
 from bot.outbox import plan_events
 from bot.parsing import parse_timezone
@@ -138,23 +139,11 @@ async def check_destination(url: str, policy: AddressPolicy) -> list[str]:
     try:
         addresses = await resolve(host, port)
     except (OSError, UnicodeError, ValueError):  # no such name, or not a name at all
-        raise InvalidInput(
-            f"The host {host!r} cannot be found. Check the spelling of the URL.",
-            translations={"es": f"No se encuentra el servidor {host!r}. Revisa la URL."},
-        ) from None
+        raise localized_error(InvalidInput, "webhooks.unknown_host", host=host) from None
     for address in addresses:
         why = policy.refusal(address)
         if why is not None:
-            raise InvalidInput(
-                f"{host} resolves to {why}; webhooks go only to public addresses. If the "
-                "receiver is on your own network, allow it in the campaign file: [webhooks] "
-                'allowed_networks = ["10.0.0.0/8"] (its network), or allow_private = true.',
-                translations={
-                    "es": f"{host} apunta a una dirección no pública ({why}); los webhooks solo "
-                    "van a direcciones públicas. Para una red propia, permítela en [webhooks] "
-                    "allowed_networks del archivo de campaña."
-                },
-            )
+            raise localized_error(InvalidInput, "webhooks.private_address", host=host, why=why)
     return addresses
 
 

@@ -421,7 +421,11 @@ async def test_every_admin_action_is_audited_with_before_and_after(
     assert retract.after is not None and retract.after["retraction_reason"] == "wrong"
     demand = entries[6]
     assert demand.before is not None
-    assert demand.before == {"status": "open", "texts": demand.before["texts"]}
+    assert demand.before == {
+        "status": "open",
+        "texts": demand.before["texts"],
+        "retired_at": None,
+    }
     assert demand.after is not None and demand.after["source"] == "Tentative deal"
     assert all(e.actor == ADMIN.id for e in entries)
 
@@ -498,7 +502,7 @@ async def test_recording_a_demand_change_keeps_a_dated_sourced_history(
     store: Store, admin: Admin, clock: FixedClock
 ) -> None:
     await seed_demand(store)
-    demand = await admin.record_demand(
+    result = await admin.record_demand(
         ADMIN,
         "pay",
         status=DemandStatus.OFFER_ON_TABLE,
@@ -506,6 +510,8 @@ async def test_recording_a_demand_change_keeps_a_dated_sourced_history(
         source="District proposal, Jan 11",
         note="at the table",
     )
+    demand = result.demand
+    assert result.announced is None  # nobody is messaged unless the admin asks
     assert demand.status is DemandStatus.OFFER_ON_TABLE
     assert demand.text("en").employer_offer == "6% over two years"
     assert demand.text("es").employer_offer == "6% en dos años"
@@ -515,7 +521,7 @@ async def test_recording_a_demand_change_keeps_a_dated_sourced_history(
     assert event.recorded_by == ADMIN.id and event.note == "at the table"
     assert dict(event.offer) == {"en": "6% over two years", "es": "6% en dos años"}
     clock.advance(days=1)
-    later = await admin.record_demand(ADMIN, "pay", status=DemandStatus.WON, source="Deal")
+    later = (await admin.record_demand(ADMIN, "pay", status=DemandStatus.WON, source="Deal")).demand
     assert [e.status for e in later.history] == [DemandStatus.OFFER_ON_TABLE, DemandStatus.WON]
     assert later.text("en").employer_offer == "6% over two years"
 

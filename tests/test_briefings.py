@@ -369,10 +369,10 @@ def test_the_spanish_briefing_is_fully_spanish() -> None:
         leaked = words & ENGLISH_WORDS
         assert not leaked, f"English in the Spanish briefing: {sorted(leaked)}"
     busy = compose(SUB_ES)
-    assert busy.title == "Resumen de la mañana — viernes 18 de enero"
+    assert busy.title == "Resumen de la mañana — viernes, 18 de enero"
     assert busy.status_label == "En huelga — negociaciones programadas"
     assert busy.body.split("\n")[0] == "Día 5 de la huelga"
-    assert "Cuándo: viernes 18 de enero, 9:00 PST" in busy.body
+    assert "Cuándo: viernes, 18 de enero, 9:00 PST" in busy.body
     assert (
         "• Una enfermera en cada escuela: nueva oferta — Una enfermera en cada escuela "
         "un día por semana." in busy.body
@@ -596,7 +596,7 @@ def test_cli_preview_renders_the_seeded_campaign(
         capsys, "briefing", "preview", "--channel", "slack:T1/C1", "--at", "2019-01-20T06:30"
     )
     assert code == 0
-    assert out.startswith("Resumen de la mañana — domingo 20 de enero\n")
+    assert out.startswith("Resumen de la mañana — domingo, 20 de enero\n")
     assert "Día tranquilo: nada nuevo en las últimas 24 horas." in out
     code, out, _ = run_cli(
         capsys, "briefing", "preview", "--channel", "slack:T1/C1", "--language", "en",

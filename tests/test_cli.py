@@ -105,7 +105,7 @@ def test_status_timeline_and_demands_show_the_seeded_campaign(cli: Cli) -> None:
     human = cli.ok("status")
     assert "Status: On strike · day" in human and "Next step:" in human
     assert "Monday, January 21, 6:00 AM PST" in human
-    assert "lunes 21 de enero, 6:00 PST" in cli.ok("status", "--language", "es")
+    assert "lunes, 21 de enero, 6:00 PST" in cli.ok("status", "--language", "es")
 
     timeline = cli.json("timeline", "-n", "2")
     assert [u["id"] for u in timeline] == [3, 2]

@@ -64,7 +64,7 @@ async def test_send_posts_an_embed_with_the_delivery_id_as_nonce_and_no_mentions
     assert sent.content == ""
     (embed,) = sent.embeds
     assert embed["title"] == "Strike continues Tuesday"
-    assert embed["url"] == MESSAGE.url
+    assert embed["url"] == f"{MESSAGE.url}#strikebot=a1b2c3d4e5f6a7b8c9d0"  # the marker
     assert embed["color"] == 0xC8102E
     assert embed["author"]["name"] == "On strike"
     assert embed["fields"] == [

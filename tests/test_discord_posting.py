@@ -209,7 +209,12 @@ async def test_only_the_author_of_a_preview_can_post_it(bot: DiscordBot) -> None
 
     assert answer.type == CHANNEL_MESSAGE and answer.ephemeral
     assert "Only the admin who wrote this preview" in answer.text
-    assert len(bot.adapter.drafts) == 1  # still there for its author
+    # Still there for its author.
+    mine = await bot.fake.send_interaction(
+        button_payload(message, buttons(message)["Post"], like=command)
+    )
+    deferred, posted = await bot.fake.wait_reply(mine, count=2)
+    assert deferred.type == DEFERRED_UPDATE and "expired" not in posted.text
 
 
 async def test_members_get_no_update_choices(bot: DiscordBot) -> None:
@@ -372,3 +377,66 @@ async def test_a_global_429_pauses_every_discord_send_then_delivery_resumes(
     assert pacer.global_bucket.paused_until >= before + 0.2  # every channel waited
     for channel in CHANNELS:
         assert len(bot.fake.channel_messages(channel)) == 1
+
+
+async def test_a_spanish_speaking_admin_writes_in_spanish_then_adds_english(
+    bot: DiscordBot,
+) -> None:
+    command = as_member(admin_post_command(), roles=(COMMS_ROLE_ID,), locale="es-ES")
+    modal = await open_modal(bot, command)
+    spanish: dict[str, str | list[str]] = {
+        "headline": "La huelga sigue el martes",
+        "urgency": ["important"],
+    }
+    iid = await bot.fake.send_interaction(modal_submit_payload(modal, spanish, like=command))
+    await bot.fake.wait_reply(iid, count=2)
+    first = bot.fake.original_message(iid)
+    shown = " ".join(str(e) for e in first["embeds"])
+    assert "La huelga sigue el martes" in shown
+    assert "Agrega el texto en inglés antes de publicar" in shown
+    assert "Agregar inglés" in buttons(first)
+
+    click = await bot.fake.send_interaction(
+        button_payload(first, buttons(first)["Agregar inglés"], like=command)
+    )
+    (english_form,) = await bot.fake.wait_reply(click)
+    assert english_form.type == MODAL
+    assert english_form.data["title"] == "Publicar una actualización (inglés)"
+    inner = [row["component"]["custom_id"] for row in english_form.data["components"]]
+    assert inner == ["headline", "body", "next_step"]  # the urgency was chosen already
+    english = {"headline": "The strike continues Tuesday"}
+    added = await bot.fake.send_interaction(
+        modal_submit_payload(english_form, english, like=command)
+    )
+    await bot.fake.wait_reply(added, count=2)
+    second = bot.fake.original_message(added)
+    assert "Agregar inglés" not in buttons(second)
+
+    post = await bot.fake.send_interaction(
+        button_payload(second, buttons(second)["Publicar"], like=command)
+    )
+    await bot.fake.wait_reply(post, count=2)
+    async with bot.store.read() as tx:
+        (update,) = await tx.list_updates(bot.clock(), limit=1)
+    assert update.texts["es"].headline == "La huelga sigue el martes"
+    assert update.texts["en"].headline == "The strike continues Tuesday"
+    assert update.urgency is Urgency.IMPORTANT
+
+
+async def test_editing_the_english_on_discord_makes_the_spanish_stale(bot: DiscordBot) -> None:
+    (latest,) = await bot.commands.recent_updates(1)
+    assert set(latest.texts) == {"en", "es"}
+    command = interaction_payload(
+        "edit",
+        options={"update": latest.id, "reason": "Fix the time", "next_step": "Tuesday, 6 AM"},
+        roles=(COMMS_ROLE_ID,),
+    )
+    iid = await bot.fake.send_interaction(command)
+    await bot.fake.wait_reply(iid, count=2)
+
+    async with bot.store.read() as tx:
+        after = await tx.get_update(latest.id, bot.clock())
+        (mark,) = await tx.stale_texts(f"update:{latest.id}")
+    assert after is not None and after.text("en").next_step == "Tuesday, 6 AM"
+    assert (mark.language, mark.edited) == ("es", "en")
+    assert mark.editor == f"discord:{ADMIN_USER} (Rosa M.)"

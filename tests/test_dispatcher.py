@@ -613,6 +613,61 @@ async def test_run_wakes_on_a_commit_without_waiting_for_its_recheck(
     assert {d.state for d in await deliveries(sqlite_store)} == {DeliveryState.SENT}
 
 
+async def test_idle_rounds_read_two_index_entries_and_write_nothing(
+    store: Store, admin: Admin, clock: FixedClock, adapter: FakePlatformAdapter
+) -> None:
+    await subscribe(admin, "c1")
+    await post(admin, "Delivered before the idle rounds")
+    metrics = Metrics()
+    dispatcher = dispatcher_for(
+        store, adapter, clock, metrics=metrics, idle_recheck=0.01, depth_every=3600.0
+    )
+    await dispatcher.drain()
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        statements.append(" ".join(str(args[2]).split()).upper())
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", record)
+    running = asyncio.create_task(dispatcher.run())
+    try:
+        await asyncio.sleep(0.5)  # dozens of idle rounds
+    finally:
+        await dispatcher.stop()
+        await running
+        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+    rounds = [s for s in statements if s.startswith("SELECT DELIVERIES.NOT_BEFORE")]
+    assert len(rounds) >= 10
+    # Start-up and shutdown release this worker's leases; nothing between them writes.
+    between = statements[statements.index(rounds[0]) : statements.index(rounds[-1])]
+    writes = [s for s in between if s.startswith(("UPDATE", "INSERT", "DELETE", "BEGIN IMM"))]
+    assert writes == []
+    # The queue depth was counted once (the first round), not every round.
+    assert len([s for s in statements if "COUNT(*)" in s]) == 1
+
+
+async def test_sent_marks_returning_together_share_one_commit(
+    store: Store, admin: Admin, clock: FixedClock, adapter: FakePlatformAdapter
+) -> None:
+    await subscribe(admin, *[f"c{i}" for i in range(40)])
+    await post(admin)
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        if str(args[2]).lstrip().upper().startswith("UPDATE DELIVERIES SET STATE"):
+            statements.append(str(args[2]))
+
+    dispatcher = dispatcher_for(store, adapter, clock, mark_window=0.2)
+    event.listen(store.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        stats = await dispatcher.drain()
+    finally:
+        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+    assert stats.sent == 40
+    assert 1 <= len(statements) <= 5
+    assert {d.state for d in await deliveries(store)} == {DeliveryState.SENT}
+
+
 async def test_stop_finishes_the_send_on_the_wire_and_releases_the_rest(
     sqlite_store: Store, clock: FixedClock, fake: FakePlatform
 ) -> None:

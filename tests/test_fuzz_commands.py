@@ -161,8 +161,13 @@ async def test_subscribe_answers_any_settings(
     next_step=nasty,
     urgency=nasty,
     publish_at=maybe,
-    texts_es=st.one_of(
-        st.none(), st.fixed_dictionaries({"headline": nasty}, optional={"body": nasty})
+    texts=st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.sampled_from(["es", "en", "ko", "ES", ""]),
+            st.fixed_dictionaries({"headline": nasty}, optional={"body": nasty}),
+            max_size=2,
+        ),
     ),
     next_step_at=maybe,
 )
@@ -176,11 +181,11 @@ async def test_post_answers_any_arguments(
     next_step: str,
     urgency: str,
     publish_at: str | None,
-    texts_es: dict[str, str] | None,
+    texts: dict[str, dict[str, str]] | None,
     next_step_at: str | None,
 ) -> None:
     reply = await commands.post(
-        context, status, headline, body, next_step, urgency, publish_at, texts_es, next_step_at
+        context, status, headline, body, next_step, urgency, publish_at, texts, next_step_at
     )
     check(reply, caplog)
 

@@ -84,9 +84,9 @@ def test_update_message_in_spanish_and_in_the_channel_time_zone() -> None:
     assert message.status_label == "En huelga"
     assert [(f.name, f.value) for f in message.fields] == [
         ("Próximo paso", "Manifestación en el ayuntamiento"),
-        ("Cuándo", "viernes 18 de enero, 13:00 EST"),
+        ("Cuándo", "viernes, 18 de enero, 13:00 EST"),
     ]
-    assert message.footer == "Actualización #7 · publicada el lunes 14 de enero, 9:00 EST"
+    assert message.footer == "Actualización #7 · publicada el lunes, 14 de enero, 9:00 EST"
 
 
 def test_spanish_channel_gets_english_text_when_no_translation_but_spanish_labels() -> None:

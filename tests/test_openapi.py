@@ -81,8 +81,10 @@ CONFIG = {
                 }
             },
         }
-        # A webhook's URL must resolve to a public address, which no schema can say either.
-        for operation in ("postUpdate", "editUpdate", "addWebhook")
+        # A webhook's URL must resolve to a public address, which no schema can say either; an
+        # offer's date may not be in the future; a demand re-worded in a language it has no
+        # wording in yet needs a title there.
+        for operation in ("postUpdate", "editUpdate", "addWebhook", "recordDemand", "editDemand")
     ]
 }
 
@@ -96,7 +98,7 @@ def exercise(document: dict[str, Any], base_url: str, known: dict[str, list[Any]
     schema = schemathesis.openapi.from_dict(document, config=schemathesis.Config.from_dict(CONFIG))
     failures: list[str] = []
     operations = [cast(Any, result).ok() for result in schema.get_all_operations()]
-    assert len(operations) == 19
+    assert len(operations) == 23
     for operation in operations:
         names = re.findall(r"{(\w+)}", operation.path)
         spec = document["paths"][operation.path][operation.method.lower()]

@@ -69,6 +69,6 @@ async def test_posting_from_chat_says_what_it_costs_when_people_get_it(
         "strike_on",
         "Strike is on",
         urgency="urgent",
-        texts_es={"headline": "Comienza la huelga"},
+        texts={"es": {"headline": "Comienza la huelga"}},
     )
     assert reply.ok and "It will go to 1 text segment." in reply.message.body

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +85,41 @@ def test_run_restart_does_not_duplicate_the_seed(
     finally:
         again.send_signal(signal.SIGTERM)
         assert again.wait(timeout=20) == 0
+
+
+def test_a_replay_under_now_sends_the_morning_briefing_of_the_replayed_day(
+    tmp_path: Path,
+) -> None:
+    """`strikebot run --now`: the scheduler follows the shifted clock, and a channel
+    subscribed with `strikebot --now` carries the replayed date, so the seeded week's 07:00
+    briefing goes out when the replay reaches 07:00."""
+    port = free_port()
+    env = run_env(tmp_path, port)
+    added = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--now", "2019-01-17T12:00-08:00",
+         "subscriptions", "add", "console:local/main", "--briefing-time", "07:00", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["created_at"].startswith("2019-01-17")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "run", "--now", "2019-01-18T06:59:58-08:00"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    seen: list[str] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline().decode()
+            if not line:
+                break
+            seen.append(line)
+            if "Morning briefing" in line:
+                break
+        assert any("Morning briefing" in line for line in seen), "".join(seen)
+        briefing = next(line for line in seen if "Morning briefing" in line)
+        assert "18" in briefing and "2026" not in briefing
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)

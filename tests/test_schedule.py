@@ -31,14 +31,14 @@ from bot.briefing_times import (
     next_briefing_time,
     slot_on,
 )
-from bot.clock import FixedClock
+from bot.clock import FixedClock, ShiftedClock
 from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
 from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
 from bot.metrics import Metrics
 from bot.models import DeliveryAction, DeliveryState, Subscription
 from bot.ports import MessageKind
-from bot.schedule import BriefingScheduler, cron_trigger
+from bot.schedule import BriefingScheduler, ShiftedTrigger, cron_trigger
 from bot.store import Store
 from bot.store import schema as t
 from bot.store.briefings import list_runs
@@ -340,7 +340,7 @@ async def test_channels_alike_share_one_composition_and_languages_differ(
         payloads = {d.subscription_id: d.payload for d in await tx.list_deliveries()}
     titles = {sid: p["message"]["title"] for sid, p in payloads.items() if p}  # type: ignore[index]
     assert titles[subs[0].id] == "Morning briefing — Friday, January 18"
-    assert titles[subs[1].id] == "Resumen de la mañana — viernes 18 de enero"
+    assert titles[subs[1].id] == "Resumen de la mañana — viernes, 18 de enero"
 
 
 async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_channel() -> None:
@@ -503,16 +503,25 @@ async def test_send_now_counts_as_todays_briefing_once(
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
     early = la(2019, 1, 18, 6, 30)
-    await send_now(store, CAMPAIGN, sub, early)
+    first = await send_now(store, CAMPAIGN, sub, early, ADMIN)
     # The 07:00 job then finds today's briefing already sent.
     outcome = await queue_briefing(store, CAMPAIGN, sub.id, la(2019, 1, 18, 7, 0), early)
     assert outcome is Outcome.DUPLICATE
     # An admin asking again the same day gets an extra one.
-    await send_now(store, CAMPAIGN, sub, la(2019, 1, 18, 9, 15))
+    extra = await send_now(store, CAMPAIGN, sub, la(2019, 1, 18, 9, 15), ADMIN)
     assert [key for _, key in await briefing_rows(store)] == [
         f"briefing:s{sub.id}:2019-01-18",
         f"briefing:s{sub.id}:2019-01-18:now:171500",
     ]
+    # Each is audited: who asked, for which channel, which delivery.
+    async with store.read() as tx:
+        entries = await tx.list_audit(target=f"subscription:{sub.id}")
+    sent = [e for e in entries if e.action == "briefing.send_now"]
+    assert [(e.actor, e.at, e.after) for e in reversed(sent)] == [
+        (ADMIN.id, early, {"delivery_id": first, "local_date": "2019-01-18", "extra": False}),
+        (ADMIN.id, la(2019, 1, 18, 9, 15),
+         {"delivery_id": extra, "local_date": "2019-01-18", "extra": True}),
+    ]  # fmt: skip
 
 
 # ------------------------------------------------------------------------- scheduler
@@ -610,6 +619,42 @@ async def test_apscheduler_runs_the_job_it_was_given(
     await scheduler.drain()
     assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
     assert aps.get_job(job.id).next_run_time > datetime.now(UTC)
+
+
+def test_a_shifted_trigger_answers_in_real_time_what_is_due_on_the_shifted_clock() -> None:
+    """APScheduler keeps real-time timers; the trigger translates both ways."""
+    cron = cron_trigger(Schedule(time(7, 0), LA, frozenset(range(7))))
+    shift = la(2019, 1, 18, 6, 0) - utc(2026, 11, 30, 12, 0)
+    trigger = ShiftedTrigger(cron, shift)
+    first = trigger.get_next_fire_time(None, utc(2026, 11, 30, 12, 0))
+    assert first == utc(2026, 11, 30, 13, 0)  # one real hour on: 07:00 on the shifted clock
+    second = trigger.get_next_fire_time(first, first)
+    assert second is not None and second + shift == la(2019, 1, 19, 7, 0)
+
+
+async def test_a_replay_fires_the_briefing_when_the_shifted_clock_reaches_it(
+    store: Store, scheduler_factory: list[BriefingScheduler]
+) -> None:
+    """`strikebot run --now`: the real AsyncIOScheduler fires the 07:00 job when the shifted
+    clock reads 07:00 on the replayed day, not when the real clock does."""
+    clock = ShiftedClock(la(2019, 1, 18, 6, 59, 59) + timedelta(milliseconds=700))
+    replay_admin = Admin(store, CAMPAIGN, ADMINS, clock)
+    sub = await replay_admin.subscribe(ADMIN, channel(time(7, 0)))
+    assert sub.created_at is not None and sub.created_at.year == 2019
+    scheduler = BriefingScheduler(store, CAMPAIGN, clock, grace=GRACE, metrics=Metrics(),
+                                  leadership=SoleLeadership())  # fmt: skip
+    scheduler_factory.append(scheduler)
+    store.outbox_written.clear()
+    await scheduler.start()
+    aps = scheduler.apscheduler
+    assert aps is not None
+    [job] = aps.get_jobs()
+    assert isinstance(job.trigger, ShiftedTrigger)
+    assert await briefing_rows(store) == []  # nothing due yet on the replayed clock
+    await asyncio.wait_for(store.outbox_written.wait(), timeout=30)  # a hang guard
+    await scheduler.drain()
+    assert await briefing_rows(store) == [(sub.id, f"briefing:s{sub.id}:2019-01-18")]
+    assert job.next_run_time + clock.shift == la(2019, 1, 19, 7, 0)
 
 
 # ------------------------------------------------------------------------- leadership
@@ -738,7 +783,7 @@ async def test_the_dispatcher_delivers_a_queued_briefing_once(
     [(where, message)] = console.messages.values()
     assert (where.workspace, where.channel) == ("local", "c1")
     assert message.kind is MessageKind.BRIEFING
-    assert message.title == "Resumen de la mañana — viernes 18 de enero"
+    assert message.title == "Resumen de la mañana — viernes, 18 de enero"
     async with store.read() as tx:
         [delivery] = await tx.list_deliveries()
     assert delivery.state is DeliveryState.SENT

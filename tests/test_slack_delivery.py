@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -37,7 +38,8 @@ async def slack() -> AsyncIterator[FakeSlack]:
         for channel in ("C0ONE", "C0TWO", "C0ESPANOL"):
             fake.add_channel(channel)
         fake.add_channel("C0OLD", archived=True)
-        fake.add_channel("C0PRIVATE", member=False)
+        fake.add_channel("C0PRIVATE", member=False, private=True)
+        fake.add_channel("C0PUBLIC", member=False)
         fake.add_user("U0ADMIN", "alex")
         yield fake
 
@@ -85,6 +87,31 @@ async def test_send_returns_the_ts_and_edit_and_delete_use_it(
     await bot.adapter.delete(where("C0ONE"), ts)
     assert slack.messages("C0ONE") == []
     await bot.adapter.delete(where("C0ONE"), ts)  # already gone: nothing left to do
+
+
+async def test_a_copy_in_doubt_is_found_by_its_metadata_while_history_can_be_read(
+    bot: SlackBot, slack: FakeSlack
+) -> None:
+    ts = await bot.adapter.send(where("C0ONE"), NOTICE, idempotency_key="d0000000000000000007")
+    await bot.adapter.send(where("C0ONE"), NOTICE, idempotency_key="d0000000000000000008")
+    since = datetime(2019, 1, 1, tzinfo=UTC)
+
+    found = await bot.adapter.find_sent(where("C0ONE"), "d0000000000000000007", NOTICE, since=since)
+    elsewhere = await bot.adapter.find_sent(
+        where("C0TWO"), "d0000000000000000007", NOTICE, since=since
+    )
+
+    assert found == ts and elsewhere is None
+    # Without the history scope the copy cannot be looked for: it is sent again (the
+    # documented window), and Slack is not asked again.
+    slack.scopes.clear()
+    for _ in range(2):
+        assert (
+            await bot.adapter.find_sent(where("C0ONE"), "d0000000000000000007", NOTICE, since=since)
+            is None
+        )
+    history = [c for c in slack.calls if c.method == "conversations.history"]
+    assert [c.error for c in history] == [None, None, "missing_scope"]
 
 
 async def test_a_rate_limit_is_transient_and_pauses_the_method(
@@ -160,13 +187,15 @@ async def test_a_request_that_gets_no_answer_is_transient(
     ("channel", "code"),
     [
         ("C0GONE", "channel_not_found"),
-        ("C0PRIVATE", "not_in_channel"),
+        ("C0PRIVATE", "channel_not_found"),  # a private channel the bot was not invited to
+        ("C0PUBLIC", "not_in_channel"),  # public, not invited, no chat:write.public
         ("C0OLD", "is_archived"),
     ],
 )
 async def test_a_channel_that_cannot_take_messages_is_permanent(
-    bot: SlackBot, channel: str, code: str
+    bot: SlackBot, slack: FakeSlack, channel: str, code: str
 ) -> None:
+    slack.scopes.discard("chat:write.public")
     with pytest.raises(PermanentDeliveryError) as refused:
         await bot.adapter.send(where(channel), NOTICE, idempotency_key="d4")
     assert refused.value.reason.startswith(code)

@@ -13,7 +13,7 @@ from aiohttp import ClientSession, web
 from sqlalchemy import func, select
 
 from bot import i18n
-from bot.admin import Draft
+from bot.admin import Changes, Draft
 from bot.clock import FixedClock
 from bot.models import Status, Subscription, UpdateState, UpdateText, Urgency
 from bot.store import Store
@@ -441,6 +441,45 @@ async def test_editing_picks_a_recent_update_and_keeps_a_revision(
     assert update is not None and update.revision == 2
     assert update.text("en").headline == "The strike continues Wednesday"
     assert update.revisions[-1].reason == "Wrong day"
+    # The Spanish was written for the old English: it is stale until updated or confirmed.
+    async with bot.store.read() as tx:
+        [mark] = await tx.stale_texts(f"update:{uid}")
+    assert (mark.language, mark.edited, mark.editor) == ("es", "en", "slack:U0ADMIN (alex)")
+
+
+async def test_editing_the_other_language_in_the_form_makes_it_current(
+    bot: SlackBot, slack: FakeSlack
+) -> None:
+    uid = await post_update(bot)
+    await bot.admin.edit(
+        SLACK_ADMIN,
+        uid,
+        Changes(texts={"en": UpdateText("The strike continues Wednesday", "Picket at 6:30 AM.")}),
+        reason="day",
+    )
+    picker = await open_form(bot, slack, "edit")
+    form = answer_view(
+        await bot.submit(
+            picker,
+            {
+                "update": chosen(picker, "update", str(uid)),
+                "language": chosen(picker, "language", "es"),
+            },
+        ),
+        "update",
+    )
+    preview = answer_view(
+        await bot.submit(
+            form, {"headline": typed("La huelga sigue el miércoles"), "reason": typed("día")}
+        ),
+        "push",
+    )
+    answer_view(await bot.submit(preview, {}), "update")
+    async with bot.store.read() as tx:
+        update = await tx.get_update(uid, bot.clock())
+        marks = await tx.stale_texts(f"update:{uid}")
+    assert update is not None and update.text("es").headline == "La huelga sigue el miércoles"
+    assert marks == []  # the Spanish caught up with the English
 
 
 async def test_editing_in_the_form_keeps_a_body_too_long_to_show_in_full(

@@ -558,7 +558,7 @@ async def test_a_failing_store_still_serves_the_last_page(
     assert stale.status == 200 and stale.headers["Strikebot-Stale"] == "1"
     notice = parse_html(stale_text).one("p", class_="stale").text()
     assert notice.startswith("Es posible que esta página no esté al día")
-    assert "viernes 18 de enero" in notice  # what was known, and when
+    assert "viernes, 18 de enero" in notice  # what was known, and when
     assert stale_text.replace(f'<p class="stale" role="status">{notice}</p>', "") == (
         good_text.replace("<!--strikebot:stale-notice-->", "")
     )
@@ -612,6 +612,7 @@ ADMIN_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", "/api/v1/admin/updates/{id}/retract", {"reason": "wrong"}),
     ("POST", "/api/v1/admin/updates/{id}/approve", None),
     ("PUT", "/api/v1/admin/demands/pay", {"status": "won", "source": "TA text"}),
+    ("POST", "/api/v1/admin/translations/confirm", {"target": "update:1", "language": "es"}),
     ("GET", "/api/v1/admin/anything-else", None),
     (
         "POST",
@@ -949,3 +950,53 @@ async def test_admin_api_refuses_bad_requests_with_a_clear_json_error(
             assert error["code"] == code, (method, path, error)
             assert says in error["message"], (method, path, error)
     assert await snapshot_of(runtime.store, clock) == before
+
+
+async def test_admin_api_marks_other_languages_stale_until_confirmed(
+    runtime: PluginContext, clock: FixedClock, timeline: Week
+) -> None:
+    async with client_for(runtime) as client:
+        posted = await client.post(
+            "/api/v1/admin/updates",
+            headers=AUTH,
+            json={
+                "status": "strike_on",
+                "texts": {
+                    "en": {"headline": "Picket at 6:30"},
+                    "es": {"headline": "Piquete a las 6:30"},
+                },
+            },
+        )
+        assert posted.status == 201, await posted.text()
+        created = await posted.json()
+        assert created["stale"] == {}
+        edited = await client.patch(
+            f"/api/v1/admin/updates/{created['id']}",
+            headers=AUTH,
+            json={"reason": "time", "texts": {"en": {"headline": "Picket at 7:00"}}},
+        )
+        assert edited.status == 200, await edited.text()
+        stale = (await edited.json())["stale"]
+        assert list(stale) == ["es"] and stale["es"]["edited"] == ["en"]
+        assert stale["es"]["editor"] == "http:admin-api (admin API)"
+
+        target = f"update:{created['id']}"
+        refused = await client.post(
+            "/api/v1/admin/translations/confirm",
+            headers=AUTH,
+            json={"target": target, "language": "fr"},
+        )
+        assert refused.status == 422
+        confirmed = await client.post(
+            "/api/v1/admin/translations/confirm",
+            headers=AUTH,
+            json={"target": target, "language": "es", "note": "checked"},
+        )
+        assert confirmed.status == 200, await confirmed.text()
+        assert await confirmed.json() == {"target": target, "language": "es", "confirmed": True}
+        again = await client.patch(
+            f"/api/v1/admin/updates/{created['id']}",
+            headers=AUTH,
+            json={"reason": "status", "status": "talks_scheduled"},
+        )
+        assert (await again.json())["stale"] == {}

@@ -473,7 +473,9 @@ async def test_a_receiver_added_with_a_briefing_time_gets_the_briefing_as_an_eve
     created = await add(rig, receiver, language="es", briefing_time=clock_time(7, 0))
     await rig.admin.post(ADMIN, draft())
     await rig.deliver()
-    delivery = await send_now(rig.store, rig.ctx.campaign, created.endpoint.subscription, clock())
+    delivery = await send_now(
+        rig.store, rig.ctx.campaign, created.endpoint.subscription, clock(), ADMIN
+    )
     await rig.deliver()
     briefing = [r for r in receiver.requests if r.webhook_id == delivery]
     assert len(briefing) == 1 and briefing[0].verified

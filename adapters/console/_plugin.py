@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field
 
 from adapters.console._adapter import ConsoleAdapter
 from adapters.console.cli import register
-from bot.ports import AdminRule, Plugin, PluginContext, PluginSettings
+from bot.ports import AdminRule, Plugin, PluginContext, PluginSettings, i18n
 
 NAME = "console"
 
@@ -31,10 +32,7 @@ class ConsoleSettings(PluginSettings):
 class ConsoleAdmins(AdminRule):
     """`[admins.console]`: console user names (`strikebot console --user NAME`)."""
 
-    who: ClassVar[dict[str, str]] = {
-        "en": "your console user name",
-        "es": "tu nombre de usuario de la consola",
-    }
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("console.who")
 
     user_ids: list[str] = Field(default_factory=lambda: ["console"])
 

@@ -21,8 +21,7 @@ NOTICE = "#f08c00"
 ERROR = "#e03131"
 RETRACTED = "#868e96"
 
-_ONLY_YOU = {"en": "only you see this", "es": "solo tú lo ves"}
-_PREVIEW = {"en": "preview: what members will see", "es": "vista previa: lo que verá la gente"}
+_WORDS = i18n.Words("console")
 
 
 def _colour(message: OutboundMessage, ok: bool = True) -> str:
@@ -81,9 +80,9 @@ def render_message(
 def render_reply(reply: Reply) -> RenderableType:
     """A command's answer, with any preview after it."""
     lang = i18n.pick(reply.message.language)
-    heading = _ONLY_YOU[lang] if reply.ephemeral else ""
+    heading = _WORDS[lang]["only_you"] if reply.ephemeral else ""
     panels = [render_message(reply.message, heading=heading, ok=reply.ok)]
-    panels += [render_message(m, heading=_PREVIEW[lang]) for m in reply.extra]
+    panels += [render_message(m, heading=_WORDS[lang]["preview"]) for m in reply.extra]
     return Group(*panels)
 
 

@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--language",
         dest="locale",
         metavar="LANG",
-        help="answer in this language (en, es); default: the channel's, else the campaign's",
+        help="answer in this language (one of the campaign's); default: the channel's, else the "
+        "campaign's",
     )
     parser.add_argument("--timezone", metavar="ZONE", help="your time zone, e.g. America/New_York")
     parser.add_argument(

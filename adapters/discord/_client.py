@@ -142,6 +142,55 @@ class StrikeClient(discord.AutoShardedClient):
         self.gateway_override = gateway_override
         self.tree = StrikeTree(self)
         _guard_parsers(self._connection.parsers)
+        self._login_token: str | None = None
+        self._logged_in = False
+        self._login_lock = asyncio.Lock()
+        self._once_tasks: set[asyncio.Task[None]] = set()
+
+    async def login(self, token: str) -> None:
+        await super().login(token)
+        self._logged_in = True
+
+    async def close(self) -> None:
+        if not hasattr(self, "_AutoShardedClient__queue"):
+            # Never connected (the Interactions Endpoint's REST-only client, or a client
+            # stopped while logging in): discord.py's close would fail on its missing queue.
+            await self.http.close()
+            return
+        await super().close()
+
+    async def login_once(self, token: str | None = None) -> None:
+        """Log in (REST only, no gateway) unless already logged in: the Interactions
+        Endpoint URL needs the application's id and an HTTP session, nothing more."""
+        if token is not None:
+            self._login_token = token
+        if self._logged_in:
+            return
+        async with self._login_lock:
+            if not self._logged_in:
+                assert self._login_token is not None, "login_once needs the token once"
+                await self.login(self._login_token)
+
+    def handle_interactions_once(self, handlers: Handlers) -> None:
+        """Claim each INTERACTION_CREATE in the store before discord.py handles it: Discord
+        gives it to every session identified for the shard (a takeover's overlap, a second
+        instance), and only the first claim across instances handles it."""
+        state = self._connection
+        parse = state.parsers["INTERACTION_CREATE"]
+
+        async def once(data: Any) -> None:
+            if await handlers.claim(data):
+                await handlers.restore_modal(state, data)
+                parse(data)
+            else:
+                log.info("Discord interaction %s was handled elsewhere", data.get("id"))
+
+        def claiming(data: Any) -> None:
+            task = asyncio.get_running_loop().create_task(once(data))
+            self._once_tasks.add(task)
+            task.add_done_callback(self._once_tasks.discard)
+
+        state.parsers["INTERACTION_CREATE"] = claiming
 
     async def launch_shards(self) -> None:
         if self.gateway_override and self.shard_count is None:

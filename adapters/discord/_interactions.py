@@ -4,6 +4,13 @@ Who: an `Actor` with the member's user id, role ids and Discord's Manage Server 
 Where: the guild and channel ids. Language: the member's Discord locale when the bot speaks
 it (es-ES, es-419 → Spanish), else the channel's subscription language, else the campaign's.
 
+Once: Discord gives an interaction to every session identified for its shard, a replayed or
+retried request may bring it again, and several instances may be running. Before anything
+is done, the interaction's id is claimed in the store (`tx.first_time_seen`); only the
+instance whose claim is first handles it (`Handlers.claim`). A preview's draft and an open
+modal's context live in the store (`adapters.discord._posting.Drafts`), so the click or
+submission that continues them may land on any instance.
+
 Discord wants an answer within 3 seconds. Admin writes defer first (they queue a delivery
 per subscribed channel); questions answer directly unless the answer is not ready within
 `defer_after` seconds, in which case they defer and edit the answer in. Replies that are
@@ -24,11 +31,14 @@ import discord
 from discord import app_commands
 
 from adapters.discord._posting import (
+    MODAL_ID,
     Drafts,
     EditModal,
     EditRequest,
     PostDraft,
     PostModal,
+    modal_from_state,
+    modal_state,
     preview_buttons,
     word,
 )
@@ -100,14 +110,49 @@ class Handlers:
         self.drafts = drafts
         self.defer_after = defer_after
 
+    # ------------------------------------------------------------------ once
+
+    async def claim(self, data: dict[str, Any]) -> bool:
+        """True for the one instance (and the one time) that handles interaction `data`."""
+        interaction_id = str(data.get("id") or "")
+        if not interaction_id:
+            return False
+        try:
+            async with self.ctx.store.write() as tx:
+                return await tx.first_time_seen(
+                    NAME, f"interaction:{interaction_id[:100]}", self.ctx.clock()
+                )
+        except Exception:
+            # Without the store nothing can be answered properly anyway; answering (and
+            # perhaps being told "already acknowledged") beats silence.
+            log.exception("could not claim Discord interaction %s; handling it", interaction_id)
+            return True
+
+    async def restore_modal(self, state: Any, data: dict[str, Any]) -> None:
+        """A modal submission whose modal this client object does not hold (opened on
+        another instance, or before a takeover): rebuild it from the store."""
+        if data.get("type") != 5:
+            return
+        custom_id = str((data.get("data") or {}).get("custom_id") or "")
+        match = MODAL_ID.fullmatch(custom_id)
+        store = getattr(state, "_view_store", None)
+        if match is None or store is None or custom_id in store._modals:
+            return
+        saved = await self.drafts.take_modal(match["token"], self.ctx.clock())
+        modal = None if saved is None else modal_from_state(self, match["token"], saved)
+        if modal is not None:
+            state.store_view(modal)
+
+    async def open_modal(self, interaction: Interaction, modal: PostModal | EditModal) -> None:
+        await self.drafts.keep_modal(modal.token, modal_state(modal), self.ctx.clock())
+        await interaction.response.send_modal(modal)
+
     # ------------------------------------------------------------------ context
 
     def language(self, interaction: Interaction) -> str:
         """The language for the adapter's own words (modal labels, buttons)."""
-        code = locale_of(interaction).split("-")[0].lower()
-        if code in i18n.LANGUAGES:
-            return code
-        return i18n.pick(self.ctx.campaign.default_language)
+        found = i18n.supported(locale_of(interaction))
+        return found or i18n.pick(self.ctx.campaign.default_language)
 
     def context(self, interaction: Interaction) -> CommandContext:
         return CommandContext(
@@ -222,7 +267,7 @@ class Handlers:
         if not self.commands.admin.admins.allows(actor_of(interaction)):
             return []
         try:
-            updates = await self.commands.recent_updates(CHOICES_MAX)
+            updates = await self.commands.recent_updates(CHOICES_MAX, states)
         except Exception:
             log.exception("update autocomplete failed")
             return []
@@ -255,60 +300,122 @@ class Handlers:
         status: str,
         publish_at: str | None,
         next_step_at: str | None,
+        language: str | None = None,
     ) -> None:
         """`/strike post`: admins get the modal (a modal cannot follow a deferral, and
-        opening it is instant); others are told how to get access."""
+        opening it is instant); others are told how to get access. The text is in
+        `language`, else in the admin's own language if the campaign speaks it, else in
+        the campaign's first."""
         if await self.refused(interaction, "post updates"):
             return
+        campaign = self.ctx.campaign
+        ui = self.language(interaction)
+        text_language = language if language in campaign.languages else None
+        if text_language is None:
+            text_language = ui if ui in campaign.languages else campaign.default_language
         modal = PostModal(
             self,
-            language=self.language(interaction),
+            language=ui,
             status=status,
             publish_at=publish_at,
             next_step_at=next_step_at,
+            text_language=text_language,
         )
-        await interaction.response.send_modal(modal)
+        await self.open_modal(interaction, modal)
 
-    async def preview_post(self, interaction: Interaction, draft: PostDraft) -> None:
-        """The modal was submitted: show the update as members will see it, with Post and
-        Cancel. Nothing is written until Post."""
+    async def preview_post(
+        self, interaction: Interaction, draft: PostDraft, token: str | None = None
+    ) -> None:
+        """The modal was submitted: show the update as members will see it, with Post,
+        Cancel and "Add <language>" for the campaign's languages not written yet. Nothing
+        is written until Post."""
         if await self.refused(interaction, "post updates"):
             return
         lang = self.language(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
         reach = await self.ctx.reach(self._draft_update(draft))
-        token = self.drafts.put(draft)
-        note = OutboundMessage(
-            title=word(lang, "preview_title"),
-            body=word(lang, "preview_body", reach=reach.sentence(lang)),
-            language=lang,
-        )
+        if token is None:
+            token = await self.drafts.put(draft, self.ctx.clock())
+        else:
+            await self.drafts.replace(token, draft, self.ctx.clock())
+        campaign = self.ctx.campaign
+        missing = tuple(code for code in campaign.languages if code not in draft.languages)
+        body = word(lang, "preview_body", reach=reach.sentence(lang))
+        if campaign.default_language in missing:
+            name = i18n.language_name(campaign.default_language, lang)
+            body += "\n\n" + word(lang, "needs_language", language=name)
+        note = OutboundMessage(title=word(lang, "preview_title"), body=body, language=lang)
+        previews = [self._preview(draft, code) for code in draft.languages]
         await interaction.edit_original_response(
-            embeds=render_embeds([note, self._preview(draft, lang)]),
-            view=preview_buttons(token, lang),
+            embeds=render_embeds([note, *previews]),
+            view=preview_buttons(token, lang, missing),
             allowed_mentions=NO_MENTIONS,
         )
 
-    async def draft_button(self, interaction: Interaction, action: str, token: str) -> None:
+    async def add_text(
+        self,
+        interaction: Interaction,
+        token: str,
+        language: str,
+        headline: str,
+        body: str,
+        next_step: str,
+    ) -> None:
+        """Another language's wording for a draft (its "Add <language>" modal)."""
+        lang = self.language(interaction)
+        draft = await self.drafts.peek(token, str(interaction.user.id), self.ctx.clock())
+        if not isinstance(draft, PostDraft):
+            await interaction.response.send_message(
+                embed=text_embed(word(lang, draft)), ephemeral=True
+            )
+            return
+        await self.preview_post(
+            interaction, draft.with_text(language, headline, body, next_step), token
+        )
+
+    async def draft_button(
+        self, interaction: Interaction, action: str, token: str, language: str = ""
+    ) -> None:
         try:
-            await self._draft_button(interaction, action, token)
+            await self._draft_button(interaction, action, token, language)
         except Exception as exc:
             await self.unexpected(interaction, exc)
 
-    async def _draft_button(self, interaction: Interaction, action: str, token: str) -> None:
+    async def _draft_button(
+        self, interaction: Interaction, action: str, token: str, language: str
+    ) -> None:
         lang = self.language(interaction)
-        draft = self.drafts.peek(token)
-        if draft is None:
-            await interaction.response.edit_message(
-                embed=text_embed(word(lang, "expired")), view=None
+        user = str(interaction.user.id)
+        if action == "add":
+            # Another language's wording: the draft stays where it is, for Post later.
+            kept = await self.drafts.peek(token, user, self.ctx.clock())
+            if not isinstance(kept, PostDraft) or language not in self.ctx.campaign.languages:
+                key = kept if kept == "not_yours" else "expired"
+                await interaction.response.send_message(
+                    embed=text_embed(word(lang, key)), ephemeral=True
+                )
+                return
+            modal = PostModal(
+                self,
+                language=lang,
+                status=kept.status,
+                publish_at=kept.publish_at,
+                next_step_at=kept.next_step_at,
+                text_language=language,
+                draft_token=token,
             )
+            await self.open_modal(interaction, modal)
             return
-        if str(interaction.user.id) != draft.user_id:
+        draft = await self.drafts.take(token, user, self.ctx.clock())
+        if draft == "not_yours":
             await interaction.response.send_message(
                 embed=text_embed(word(lang, "not_yours")), ephemeral=True
             )
             return
-        if self.drafts.take(token) is None:  # pragma: no cover - a click raced this one
+        if not isinstance(draft, PostDraft):
+            await interaction.response.edit_message(
+                embed=text_embed(word(lang, "expired")), view=None
+            )
             return
         if action == "cancel":
             await interaction.response.edit_message(
@@ -316,15 +423,24 @@ class Handlers:
             )
             return
         await interaction.response.defer()
+        default = self.ctx.campaign.default_language
+        main = default if default in draft.languages else draft.languages[0]
+        texts = {t[0]: t for t in draft.texts}
+        _, headline, body, next_step = texts.pop(main)
         reply = await self.commands.post(
             self.context(interaction),
             draft.status,
-            draft.headline,
-            draft.body,
-            draft.next_step,
+            headline,
+            body,
+            next_step,
             draft.urgency,
             publish_at=draft.publish_at,
+            texts={
+                code: {"headline": h, "body": b, "next_step": n}
+                for code, (_, h, b, n) in texts.items()
+            },
             next_step_at=draft.next_step_at,
+            language=main,
         )
         await interaction.edit_original_response(
             embeds=reply_embeds(reply),
@@ -342,11 +458,7 @@ class Handlers:
             id=0,
             status=Status(draft.status),
             urgency=Urgency(draft.urgency),
-            texts={
-                self.ctx.campaign.default_language: UpdateText(
-                    draft.headline, draft.body, draft.next_step
-                )
-            },
+            texts={code: UpdateText(h, b, n) for code, h, b, n in draft.texts},
             author="preview",
             created_at=now,
             state=UpdateState.PUBLISHED,
@@ -372,8 +484,8 @@ class Handlers:
             return
         text = update.text(request.language or self.ctx.campaign.default_language)
         filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
-        await interaction.response.send_modal(
-            EditModal(self, ui_language=self.language(interaction), request=filled)
+        await self.open_modal(
+            interaction, EditModal(self, ui_language=self.language(interaction), request=filled)
         )
 
     async def submit_edit(

@@ -6,7 +6,12 @@ never connects. discord.py honours the `X-RateLimit-*` buckets and sleeps out 42
 dispatcher paces the global rate (`DiscordAdapter.pacing`), which discord.py does not.
 
 Every send carries the delivery id as `nonce` (discord.py then sets `enforce_nonce`, so a
-retried send returns the message already posted) and mentions switched off.
+retried send returns the message already posted) and mentions switched off. Discord honours
+the nonce for a few minutes only, and does not keep it on the message, so the delivery id
+also rides in the first embed's link as a fragment (`…#strikebot=<id>`: invisible, and the
+page ignores it). `find` looks for it among the channel's messages since the delivery was
+made (Read Message History), for a copy whose send outcome is unknown and that is retried
+after the nonce window; a message without a link is recognised by its title and text.
 
 Errors become the two the dispatcher understands:
 - `PermanentDeliveryError`: 403 (the bot lost access), 404 (channel deleted), other 4xx
@@ -41,6 +46,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Awaitable
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import aiohttp
@@ -54,6 +60,9 @@ log = logging.getLogger("strikebot.discord")
 T = TypeVar("T")
 
 UNKNOWN_MESSAGE = 10008  # Discord's JSON error code
+MARKER = "strikebot="
+FIND_PAGES = 10  # 100 messages each: how far back a copy in doubt is looked for
+FIND_MARGIN = timedelta(minutes=1)  # clocks differ: look a little before the delivery
 ACCESS_HINT = (
     "Give the bot View Channel, Send Messages and Embed Links in that channel "
     "(or resubscribe another channel), then retry with `strikebot deliveries retry`."
@@ -194,6 +203,7 @@ class RestSender:
         self.request_timeout = request_timeout
         self.guard = WindowGuard(math.floor(global_per_second))
         self._http: HTTPClient | None = None
+        self._bot_id: str | None = None
         self._login_lock = asyncio.Lock()
 
     async def login(self) -> HTTPClient:
@@ -212,7 +222,8 @@ class RestSender:
             )
             try:
                 async with asyncio.timeout(self.request_timeout):
-                    await http.static_login(self._token)
+                    me = await http.static_login(self._token)
+                self._bot_id = str(me.get("id") or "") or None
             except discord.LoginFailure:
                 await http.close()
                 raise TransientDeliveryError(
@@ -236,7 +247,7 @@ class RestSender:
                 f"The idempotency key {nonce!r} is longer than Discord's 25-character nonce."
             )
         params = handle_message_parameters(
-            embeds=embeds, nonce=nonce, allowed_mentions=discord.AllowedMentions.none()
+            embeds=mark(embeds, nonce), nonce=nonce, allowed_mentions=discord.AllowedMentions.none()
         )
         data = await self._call(
             channel_id,
@@ -252,6 +263,44 @@ class RestSender:
                 f"({_excerpt(data)}); it will be retried (the nonce prevents a duplicate)."
             )
         return str(message_id)
+
+    async def find(
+        self,
+        channel_id: str,
+        nonce: str,
+        embeds: list[discord.Embed],
+        *,
+        since: datetime,
+        pages: int = FIND_PAGES,
+    ) -> str | None:
+        """The id of the message this bot posted in the channel since `since` for delivery
+        `nonce` (its link's marker, else the same title and text), or None."""
+        after = discord.utils.time_snowflake(since - FIND_MARGIN)
+        marker = MARKER + nonce
+        wanted: dict[str, Any] = dict(embeds[0].to_dict()) if embeds else {}
+        for _ in range(pages):
+            try:
+                page = await self._call(
+                    channel_id,
+                    "read",
+                    lambda http, after=after: http.logs_from(
+                        _snowflake(channel_id), 100, after=after
+                    ),
+                )
+            except PermanentDeliveryError as exc:
+                # No Read Message History here: the copy cannot be looked for, so it is sent
+                # again (a duplicate only if the first went out past the nonce window).
+                log.warning("cannot look for delivery %s: %s", nonce, exc.reason)
+                return None
+            if not isinstance(page, list) or not page:
+                return None
+            for message in page:
+                if _is_copy(message, self._bot_id, nonce, marker, wanted):
+                    return str(message["id"])
+            if len(page) < 100:
+                return None
+            after = max(int(m.get("id") or 0) for m in page if isinstance(m, dict))
+        return None
 
     async def edit(self, channel_id: str, message_id: str, embeds: list[discord.Embed]) -> None:
         params = handle_message_parameters(
@@ -314,17 +363,52 @@ class RestSender:
         except TimeoutError:
             raise TransientDeliveryError(
                 f"Discord did not answer within {self.request_timeout:g}s for {where}; "
-                "it will be retried (the nonce prevents a duplicate)."
+                "it will be retried (the nonce prevents a duplicate).",
+                in_doubt=True,
             ) from None
         except (aiohttp.ClientError, OSError) as exc:
             raise TransientDeliveryError(
                 f"The connection to Discord failed for {where} ({type(exc).__name__}); "
-                "it will be retried."
+                "it will be retried.",
+                in_doubt=True,
             ) from None
 
 
 class _AlreadyGone(Exception):
     pass
+
+
+def mark(embeds: list[discord.Embed], key: str) -> list[discord.Embed]:
+    """The first embed's link carries the delivery id in its fragment (invisible)."""
+    if embeds and embeds[0].url:
+        url = str(embeds[0].url)
+        embeds[0].url = f"{url}{'&' if '#' in url else '#'}{MARKER}{key}"
+    return embeds
+
+
+def _is_copy(
+    message: Any, bot_id: str | None, nonce: str, marker: str, wanted: dict[str, Any]
+) -> bool:
+    if not isinstance(message, dict):
+        return False
+    author = message.get("author") or {}
+    if bot_id is not None and str(author.get("id")) != bot_id:
+        return False
+    if message.get("nonce") is not None and str(message.get("nonce")) == nonce:
+        return True  # Discord echoes the nonce only sometimes; the marker is what counts
+    embeds = message.get("embeds") or []
+    if not embeds or not isinstance(embeds[0], dict):
+        return False
+    first = embeds[0]
+    url = str(first.get("url") or "")
+    if url:
+        return url.endswith(marker) or f"{marker}&" in url
+    if wanted.get("url"):
+        return False
+    return bool(wanted) and (first.get("title"), first.get("description")) == (
+        wanted.get("title"),
+        wanted.get("description"),
+    )
 
 
 def _snowflake(value: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from adapters.discord._adapter import DiscordAdapter
+from adapters.discord._doctor import doctor
 from adapters.discord._settings import (
     LIMITS,
     MENTIONS,
@@ -28,4 +29,5 @@ plugin = Plugin(
     address_example="discord:300000000000000003/400000000000000004",
     cli=register,
     docs="docs/platforms.md#discord",
+    doctor=doctor,
 )

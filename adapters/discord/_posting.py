@@ -2,75 +2,36 @@
 
 The preview's buttons are `DynamicItem`s: their custom id carries the draft's token
 (`strike:draft:post:<token>`), so a click is understood by any client object, including one
-rebuilt after a gateway failure. Drafts live in the adapter (`Drafts`) for 15 minutes, an
-interaction token's life; a click on an expired or already-used preview says so.
+rebuilt after a gateway failure, on any instance. Drafts live in the store (`tx.save_draft`)
+for 15 minutes, an interaction token's life; a click on an expired or already-used preview
+says so. What an open modal continues from (the status and times given with `/strike post`,
+the update being edited) is kept in the store under the modal's token too, so its
+submission can land on another instance (the Interactions Endpoint URL behind a load
+balancer, or a gateway taken over meanwhile) and still be understood.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Urgency, i18n
+from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Store, Urgency, i18n
 
 if TYPE_CHECKING:
     from adapters.discord._interactions import Handlers
 
 DRAFT_TTL = 15 * 60.0
+POST_DRAFT = "discord-post"
+MODAL_DRAFT = "discord-modal"
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "post_title": "Post a strike update",
-        "edit_title": "Edit update #{id}",
-        "headline": "Headline",
-        "headline_hint": "What members must know, in one line",
-        "body": "Details",
-        "body_hint": "Optional: the full text members will read",
-        "next_step": "Next step",
-        "next_step_hint": "Optional, e.g. Picket at your school at 6:30 AM",
-        "urgency": "Urgency",
-        "urgency_hint": "Urgent breaks quiet hours; routine waits for morning",
-        "preview_title": "Preview: nothing has been sent yet",
-        "preview_body": "{reach} Press Post to send it, or Cancel.",
-        "preview_footer": "Preview · not posted",
-        "post": "Post",
-        "cancel": "Cancel",
-        "cancelled": "Cancelled: nothing was posted.",
-        "expired": "This preview has expired or was already used. Run /strike post again.",
-        "not_yours": "Only the admin who wrote this preview can post it. Run /strike post to "
-        "write your own.",
-        "posting": "Posting…",
-    },
-    "es": {
-        "post_title": "Publicar una actualización",
-        "edit_title": "Editar la actualización #{id}",
-        "headline": "Titular",
-        "headline_hint": "Lo que hay que saber, en una línea",
-        "body": "Detalles",
-        "body_hint": "Opcional: el texto completo",
-        "next_step": "Próximo paso",
-        "next_step_hint": "Opcional, p. ej. Piquete en tu escuela a las 6:30",
-        "urgency": "Urgencia",
-        "urgency_hint": "Urgente ignora las horas de silencio; rutina espera a la mañana",
-        "preview_title": "Vista previa: todavía no se envió nada",
-        "preview_body": "{reach} Pulsa Publicar para enviarlo, o Cancelar.",
-        "preview_footer": "Vista previa · sin publicar",
-        "post": "Publicar",
-        "cancel": "Cancelar",
-        "cancelled": "Cancelado: no se publicó nada.",
-        "expired": "Esta vista previa caducó o ya se usó. Vuelve a usar /strike post.",
-        "not_yours": "Solo quien escribió esta vista previa puede publicarla. Usa /strike post "
-        "para escribir la tuya.",
-        "posting": "Publicando…",
-    },
-}
+WORDS = i18n.Words("discord")
 
 
 def word(language: str, key: str, /, **values: object) -> str:
@@ -79,47 +40,99 @@ def word(language: str, key: str, /, **values: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PostDraft:
-    """What an admin wrote in the modal, waiting for Post or Cancel."""
+    """What an admin wrote in the modal(s), waiting for Post or Cancel: one wording per
+    language, `(language, headline, body, next_step)`, in the order written."""
 
     user_id: str
     status: str
-    headline: str
-    body: str
-    next_step: str
+    texts: tuple[tuple[str, str, str, str], ...]
     urgency: str
     publish_at: str | None
     next_step_at: str | None
-    created: float
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(text[0] for text in self.texts)
+
+    def with_text(self, language: str, headline: str, body: str, next_step: str) -> PostDraft:
+        """This draft with `language`'s wording added (or replaced)."""
+        kept = tuple(t for t in self.texts if t[0] != language)
+        return replace(self, texts=(*kept, (language, headline, body, next_step)))
 
 
 class Drafts:
-    """Drafts by token. `take` removes, so one draft is posted at most once."""
+    """Previews and open modals, in the store: any instance can take them up. `take`
+    removes a draft, so one draft is posted at most once whichever instance gets the click."""
 
-    def __init__(self, ttl: float = DRAFT_TTL) -> None:
-        self.ttl = ttl
-        self._drafts: dict[str, PostDraft] = {}
+    def __init__(self, store: Store, ttl: float = DRAFT_TTL) -> None:
+        self.store = store
+        self.ttl = timedelta(seconds=ttl)
 
-    def put(self, draft: PostDraft) -> str:
-        self._expire()
-        token = secrets.token_hex(8)
-        self._drafts[token] = draft
-        return token
+    async def put(self, draft: PostDraft, now: datetime) -> str:
+        payload = {**asdict(draft), "saved_at": now.isoformat()}
+        async with self.store.write() as tx:
+            return await tx.save_draft(POST_DRAFT, payload, now)
 
-    def peek(self, token: str) -> PostDraft | None:
-        self._expire()
-        return self._drafts.get(token)
+    async def take(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
+        """The draft, removed, if `user_id` wrote it; else why not: "expired" (taken
+        already, never existed, too old) or "not_yours" (left in place for its author)."""
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(POST_DRAFT, token)
+            if payload is None or not _fresh(payload, now, self.ttl):
+                return "expired"
+            saved_at = datetime.fromisoformat(str(payload.pop("saved_at")))
+            if str(payload.get("user_id")) != user_id:
+                await tx.keep_draft(
+                    POST_DRAFT, token, {**payload, "saved_at": saved_at.isoformat()}, saved_at
+                )
+                return "not_yours"
+        return _post_draft(payload)
 
-    def take(self, token: str) -> PostDraft | None:
-        self._expire()
-        return self._drafts.pop(token, None)
+    async def keep_modal(self, token: str, payload: dict[str, Any], now: datetime) -> None:
+        async with self.store.write() as tx:
+            await tx.keep_draft(MODAL_DRAFT, token, {**payload, "saved_at": now.isoformat()}, now)
 
-    def __len__(self) -> int:
-        return len(self._drafts)
+    async def replace(self, token: str, draft: PostDraft, now: datetime) -> None:
+        """Keep `draft` under an existing token (another language was added to it)."""
+        payload = {**asdict(draft), "saved_at": now.isoformat()}
+        async with self.store.write() as tx:
+            await tx.keep_draft(POST_DRAFT, token, payload, now)
 
-    def _expire(self) -> None:
-        cutoff = time.monotonic() - self.ttl
-        for token in [t for t, d in self._drafts.items() if d.created < cutoff]:
-            del self._drafts[token]
+    async def peek(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
+        """The draft, left in place, if `user_id` wrote it; else why not (as `take`)."""
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(POST_DRAFT, token)
+            if payload is None or not _fresh(payload, now, self.ttl):
+                return "expired"
+            saved_at = datetime.fromisoformat(str(payload["saved_at"]))
+            await tx.keep_draft(POST_DRAFT, token, payload, saved_at)
+        if str(payload.get("user_id")) != user_id:
+            return "not_yours"
+        return _post_draft(payload)
+
+    async def take_modal(self, token: str, now: datetime) -> dict[str, Any] | None:
+        async with self.store.write() as tx:
+            payload = await tx.take_draft(MODAL_DRAFT, token)
+        if payload is None or not _fresh(payload, now, self.ttl):
+            return None
+        return payload
+
+
+def _post_draft(payload: dict[str, Any]) -> PostDraft | str:
+    fields = {k: v for k, v in payload.items() if k != "saved_at"}
+    try:
+        fields["texts"] = tuple(tuple(text) for text in fields["texts"])
+        return PostDraft(**fields)
+    except (KeyError, TypeError, ValueError):  # a draft saved by another version of the bot
+        return "expired"
+
+
+def _fresh(payload: dict[str, Any], now: datetime, ttl: timedelta) -> bool:
+    try:
+        saved_at = datetime.fromisoformat(str(payload.get("saved_at")))
+    except ValueError:
+        return False
+    return now - saved_at <= ttl
 
 
 def _text(
@@ -165,11 +178,13 @@ class _UpdateModal(discord.ui.Modal):
         headline: str | None = None,
         body: str | None = None,
         next_step: str | None = None,
+        token: str | None = None,
     ) -> None:
+        self.token = token or secrets.token_hex(8)
         super().__init__(
             title=title[:MODAL_TITLE_MAX],
             timeout=DRAFT_TTL,
-            custom_id=f"strike:{kind}:{secrets.token_hex(8)}",
+            custom_id=f"strike:{kind}:{self.token}",
         )
         self.handlers = handlers
         self.headline = _text(
@@ -208,7 +223,9 @@ class _UpdateModal(discord.ui.Modal):
 
 
 class PostModal(_UpdateModal):
-    """Headline, body, next step and urgency. The status comes from the slash command."""
+    """Headline, body, next step (in `text_language`) and urgency. The status comes from
+    the slash command. With a `token`, it adds another language's wording to that draft
+    (no urgency: the draft has one)."""
 
     def __init__(
         self,
@@ -218,14 +235,29 @@ class PostModal(_UpdateModal):
         status: str,
         publish_at: str | None,
         next_step_at: str | None,
+        text_language: str,
+        draft_token: str | None = None,
+        token: str | None = None,
     ) -> None:
+        name = i18n.language_name(text_language, language)
+        same = i18n.pick(text_language) == i18n.pick(language)
         super().__init__(
-            handlers, title=word(language, "post_title"), kind="post", language=language
+            handlers,
+            title=word(language, "post_title")
+            if same
+            else word(language, "post_title_in", language=name),
+            kind="post",
+            language=language,
+            token=token,
         )
         self.language = language
+        self.text_language = text_language
+        self.draft_token = draft_token
         self.status = status
         self.publish_at = publish_at
         self.next_step_at = next_step_at
+        if draft_token is not None:
+            return
         urgency: discord.ui.Select[Any] = discord.ui.Select(
             custom_id="urgency",
             options=[
@@ -248,16 +280,17 @@ class PostModal(_UpdateModal):
         self.add_item(self.urgency)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        text = (_value(self.headline), _value(self.body), _value(self.next_step))
+        if self.draft_token is not None:
+            await self.handlers.add_text(interaction, self.draft_token, self.text_language, *text)
+            return
         draft = PostDraft(
             user_id=str(interaction.user.id),
             status=self.status,
-            headline=_value(self.headline),
-            body=_value(self.body),
-            next_step=_value(self.next_step),
+            texts=((self.text_language, *text),),
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
-            created=time.monotonic(),
         )
         await self.handlers.preview_post(interaction, draft)
 
@@ -276,7 +309,14 @@ class EditRequest:
 class EditModal(_UpdateModal):
     """The update's current text, to change in place."""
 
-    def __init__(self, handlers: Handlers, *, ui_language: str, request: EditRequest) -> None:
+    def __init__(
+        self,
+        handlers: Handlers,
+        *,
+        ui_language: str,
+        request: EditRequest,
+        token: str | None = None,
+    ) -> None:
         super().__init__(
             handlers,
             title=word(ui_language, "edit_title", id=request.update_id),
@@ -285,7 +325,9 @@ class EditModal(_UpdateModal):
             headline=request.headline,
             body=request.body,
             next_step=request.next_step,
+            token=token,
         )
+        self.ui_language = ui_language
         self.request = request
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
@@ -302,24 +344,27 @@ class EditModal(_UpdateModal):
         await self.handlers.submit_edit(interaction, r, changed)
 
 
-DRAFT_BUTTON = re.compile(r"strike:draft:(?P<action>post|cancel):(?P<token>[0-9a-f]{16})")
+DRAFT_BUTTON = re.compile(
+    r"strike:draft:(?P<action>post|cancel|add):(?P<token>[A-Za-z0-9_-]{16})"
+    r"(?::(?P<language>[A-Za-z_]{2,16}))?"
+)
+MODAL_ID = re.compile(r"strike:(?P<kind>post|edit):(?P<token>[0-9a-f]{16})")
 
 
 class DraftButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
     template=DRAFT_BUTTON,
 ):
-    """Post or Cancel on a preview; the handlers are found through the client."""
+    """Post, Cancel or Add <language> on a preview; the handlers are found through the
+    client."""
 
-    def __init__(self, action: str, token: str, *, label: str = "") -> None:
+    def __init__(self, action: str, token: str, *, label: str = "", language: str = "") -> None:
         style = discord.ButtonStyle.success if action == "post" else discord.ButtonStyle.secondary
-        super().__init__(
-            discord.ui.Button(
-                label=label or action, style=style, custom_id=f"strike:draft:{action}:{token}"
-            )
-        )
+        custom_id = f"strike:draft:{action}:{token}" + (f":{language}" if language else "")
+        super().__init__(discord.ui.Button(label=label or action, style=style, custom_id=custom_id))
         self.action = action
         self.token = token
+        self.language = language
 
     @classmethod
     async def from_custom_id(
@@ -329,16 +374,65 @@ class DraftButton(
         match: re.Match[str],
         /,
     ) -> DraftButton:
-        return cls(match["action"], match["token"])
+        return cls(match["action"], match["token"], language=match["language"] or "")
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handlers: Handlers | None = getattr(interaction.client, "handlers", None)
         if handlers is not None:
-            await handlers.draft_button(interaction, self.action, self.token)
+            await handlers.draft_button(interaction, self.action, self.token, self.language)
 
 
-def preview_buttons(token: str, language: str) -> discord.ui.View:
+def preview_buttons(token: str, language: str, missing: tuple[str, ...] = ()) -> discord.ui.View:
+    """Post and Cancel, and one "Add <language>" per campaign language not written yet."""
     view = discord.ui.View(timeout=None)
     view.add_item(DraftButton("post", token, label=word(language, "post")))
     view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
+    for code in missing:
+        name = i18n.language_name(code, language)
+        label = word(language, "add_language", language=name)[:80]
+        view.add_item(DraftButton("add", token, label=label, language=code))
     return view
+
+
+def modal_state(modal: discord.ui.Modal) -> dict[str, Any]:
+    """What a modal of ours continues from, to keep in the store while it is open."""
+    if isinstance(modal, PostModal):
+        return {
+            "kind": "post",
+            "language": modal.language,
+            "text_language": modal.text_language,
+            "draft_token": modal.draft_token,
+            "status": modal.status,
+            "publish_at": modal.publish_at,
+            "next_step_at": modal.next_step_at,
+        }
+    assert isinstance(modal, EditModal)
+    return {"kind": "edit", "ui_language": modal.ui_language, "request": asdict(modal.request)}
+
+
+def modal_from_state(
+    handlers: Handlers, token: str, state: dict[str, Any]
+) -> PostModal | EditModal | None:
+    """The modal `modal_state` described, rebuilt on any instance (None if unreadable)."""
+    try:
+        if state.get("kind") == "post":
+            return PostModal(
+                handlers,
+                language=str(state["language"]),
+                status=str(state["status"]),
+                publish_at=state.get("publish_at"),
+                next_step_at=state.get("next_step_at"),
+                text_language=str(state.get("text_language") or state["language"]),
+                draft_token=state.get("draft_token"),
+                token=token,
+            )
+        if state.get("kind") == "edit":
+            return EditModal(
+                handlers,
+                ui_language=str(state["ui_language"]),
+                request=EditRequest(**state["request"]),
+                token=token,
+            )
+    except (KeyError, TypeError):
+        return None
+    return None

@@ -45,7 +45,7 @@ def fitted(
     limit: int,
     *,
     url: str | None = None,
-    language: str = "en",
+    language: str = "",
     style: Callable[[str], str] = escape,
 ) -> str:
     """`style(text)` within `limit` characters, cutting the plain text (never an escape or a

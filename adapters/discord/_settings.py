@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field, SecretStr
 
-from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section
+from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
 
 NAME = "discord"
 
@@ -22,11 +23,41 @@ MENTIONS = (r"@(?=(?:everyone|here))", r"<(?=@)")
 
 class DiscordSettings(PluginSettings):
     """DISCORD_TOKEN turns Discord on. DISCORD_API_BASE and DISCORD_GATEWAY_URL point at a
-    shared REST rate-limit proxy (or, in tests, the fake Discord)."""
+    shared REST rate-limit proxy (or, in tests, the fake Discord).
+
+    DISCORD_PUBLIC_KEY (the application's public key) serves the Interactions Endpoint URL,
+    `POST /discord/interactions`, on every instance. DISCORD_SHARD_COUNT and
+    DISCORD_SHARD_IDS (e.g. `0,1`) split a large bot's gateway shards across instances;
+    whichever shards an instance may run, one instance at a time holds each."""
 
     token: SecretStr | None = Field(default=None, alias="DISCORD_TOKEN")
     api_base: str | None = Field(default=None, alias="DISCORD_API_BASE")
     gateway_url: str | None = Field(default=None, alias="DISCORD_GATEWAY_URL")
+    public_key: str | None = Field(default=None, alias="DISCORD_PUBLIC_KEY")
+    shard_count: int | None = Field(default=None, alias="DISCORD_SHARD_COUNT", ge=1, le=1000)
+    shard_ids: str | None = Field(default=None, alias="DISCORD_SHARD_IDS")
+
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard ids this instance may run; None: all of them, as one unit."""
+        if not self.shard_ids:
+            return None
+        if self.shard_count is None:
+            raise ValueError(
+                "DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards)."
+            )
+        try:
+            ids = tuple(sorted({int(part) for part in self.shard_ids.split(",") if part.strip()}))
+        except ValueError:
+            raise ValueError(
+                f"DISCORD_SHARD_IDS={self.shard_ids!r}: write shard numbers separated by commas, "
+                "e.g. 0,1"
+            ) from None
+        if not ids or any(not 0 <= i < self.shard_count for i in ids):
+            raise ValueError(
+                f"DISCORD_SHARD_IDS={self.shard_ids!r}: each shard must be from 0 to "
+                f"{self.shard_count - 1} (DISCORD_SHARD_COUNT={self.shard_count})."
+            )
+        return ids
 
     @property
     def enabled(self) -> bool:
@@ -46,10 +77,7 @@ class DiscordSection(Section):
 class DiscordAdmins(AdminRule):
     """`[admins.discord]`: user ids, role ids, and whether Manage Server counts."""
 
-    who: ClassVar[dict[str, str]] = {
-        "en": "your Discord user id or role id",
-        "es": "tu id de usuario o de rol de Discord",
-    }
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("discord.who")
 
     role_ids: list[str] = Field(default_factory=list)
     manage_server_is_admin: bool = True

@@ -1,8 +1,9 @@
-"""The `/strike` command group: names, options, pickers, and their Spanish descriptions.
+"""The `/strike` command group: names, options, pickers, and their descriptions.
 
 Each subcommand only reads its options and hands over to `Handlers`. Command and option
-names stay English (Discord sends the canonical name whatever the member's language);
-descriptions and choice names are translated for es-ES and es-419 by `SpanishDescriptions`.
+names stay in the source language (Discord sends the canonical name whatever the member's
+language); descriptions and choice names are translated into every Discord locale the bot
+has a catalogue for by `CatalogueDescriptions`.
 """
 
 from __future__ import annotations
@@ -23,82 +24,17 @@ Interaction = discord.Interaction[Any]
 UpdateId = app_commands.Range[int, 1, 2**31 - 1]
 Count = app_commands.Range[int, 1, 25]
 
-_SPANISH: dict[str, str] = {
-    "Strike updates: where things stand, the demands, what happens next": (
-        "Novedades de la huelga: cómo va, las demandas, qué sigue"
-    ),
-    "Where the strike stands now": "Cómo va la huelga ahora",
-    "What we are asking for, and what the employer offers": (
-        "Qué pedimos y qué ofrece la parte empleadora"
-    ),
-    "One demand in detail, with its offer history": "Una demanda en detalle, con su historial",
-    "Which demand": "Qué demanda",
-    "The latest updates": "Las últimas actualizaciones",
-    "How many (1-25)": "Cuántas (1-25)",
-    "What happens next, and when": "Qué sigue y cuándo",
-    "How to use the strike bot": "Cómo usar el bot de la huelga",
-    "Admins: send strike updates to this channel, or change its settings": (
-        "Administración: enviar novedades a este canal o cambiar su configuración"
-    ),
-    "Language of the updates": "Idioma de las novedades",
-    "Which updates to send": "Qué novedades enviar",
-    "Morning briefing time, HH:MM (or off)": "Hora del resumen matutino, HH:MM (u off)",
-    "Briefing days, e.g. mon-fri or daily": "Días del resumen, p. ej. mon-fri o daily",
-    "Time zone, e.g. America/Los_Angeles": "Zona horaria, p. ej. America/Los_Angeles",
-    "Quiet hours for routine updates, e.g. 22:00-07:00 (or off)": (
-        "Horas de silencio para novedades de rutina, p. ej. 22:00-07:00 (u off)"
-    ),
-    "Admins: stop sending updates to this channel": (
-        "Administración: dejar de enviar novedades a este canal"
-    ),
-    "Admins: write an update (opens a form with a preview)": (
-        "Administración: escribir una novedad (abre un formulario con vista previa)"
-    ),
-    "Where the strike stands with this update": "Estado de la huelga con esta novedad",
-    "Publish later (embargo), e.g. 2019-01-22 06:00": (
-        "Publicar más tarde (embargo), p. ej. 2019-01-22 06:00"
-    ),
-    "When the next step happens, e.g. 2019-01-22 06:00": (
-        "Cuándo es el próximo paso, p. ej. 2019-01-22 06:00"
-    ),
-    "Admins: change an update everywhere it was sent": (
-        "Administración: cambiar una novedad en todos los lugares donde se envió"
-    ),
-    "Which update": "Qué novedad",
-    "Why (members may see it)": "Por qué (los miembros pueden verlo)",
-    "New headline (leave all text empty to edit in a form)": (
-        "Nuevo titular (deja el texto vacío para editar en un formulario)"
-    ),
-    "New details": "Nuevos detalles",
-    "New next step": "Nuevo próximo paso",
-    "New status": "Nuevo estado",
-    "New urgency": "Nueva urgencia",
-    "Also post a visible Correction note": "Publicar también una nota visible de corrección",
-    "Which language's text to change": "En qué idioma cambiar el texto",
-    "Admins: withdraw an update everywhere it was sent": (
-        "Administración: retirar una novedad en todos los lugares donde se envió"
-    ),
-    "Why it is withdrawn (members will see it)": "Por qué se retira (los miembros lo verán)",
-    "Admins: approve an update another admin wrote": (
-        "Administración: aprobar una novedad escrita por otra persona"
-    ),
-    "Every update": "Todas las novedades",
-    "Important and urgent only": "Solo importantes y urgentes",
-    "Urgent only": "Solo urgentes",
-    "English": "Inglés",
-    "Spanish": "Español",
-}
 
-_LANGUAGE_NAMES = {"en": "English", "es": "Spanish"}
-
-
-class SpanishDescriptions(app_commands.Translator):
-    """Descriptions and choice names for Spanish-speaking members; names stay canonical."""
+class CatalogueDescriptions(app_commands.Translator):
+    """Descriptions and choice names in each member's language, from the catalogue (table
+    `discord.describe`, whose source sentences are the ones written below); names stay
+    canonical."""
 
     async def translate(
         self, string: locale_str, locale: discord.Locale, context: TranslationContextTypes
     ) -> str | None:
-        if not str(locale.value).startswith("es"):
+        language = i18n.pick(str(locale.value))
+        if language == i18n.source_language():
             return None
         if context.location in (
             TranslationContextLocation.command_name,
@@ -106,22 +42,30 @@ class SpanishDescriptions(app_commands.Translator):
             TranslationContextLocation.parameter_name,
         ):
             return None
+        source = i18n.source_language()
         if context.location is TranslationContextLocation.choice_name:
             for status in Status:
-                if string.message == i18n.status_label(status, "en"):
-                    return i18n.status_label(status, "es")
+                if string.message == i18n.status_label(status, source):
+                    return i18n.status_label(status, language)
             for urgency in Urgency:
-                if string.message == i18n.urgency_label(urgency, "en"):
-                    return i18n.urgency_label(urgency, "es")
-        return _SPANISH.get(string.message)
+                if string.message == i18n.urgency_label(urgency, source):
+                    return i18n.urgency_label(urgency, language)
+            for code in i18n.languages():
+                if string.message == i18n.language_name(code, source):
+                    return i18n.language_name(code, language)
+        return i18n.translate_source(language, "discord.describe", string.message)
 
 
 def _status_choices() -> list[Choice[str]]:
-    return [Choice(name=i18n.status_label(s, "en"), value=s.value) for s in Status]
+    return [
+        Choice(name=i18n.status_label(s, i18n.source_language()), value=s.value) for s in Status
+    ]
 
 
 def _urgency_choices() -> list[Choice[str]]:
-    return [Choice(name=i18n.urgency_label(u, "en"), value=u.value) for u in Urgency]
+    return [
+        Choice(name=i18n.urgency_label(u, i18n.source_language()), value=u.value) for u in Urgency
+    ]
 
 
 PUBLISHED = frozenset({UpdateState.PUBLISHED})
@@ -136,7 +80,9 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         description="Strike updates: where things stand, the demands, what happens next",
         guild_only=True,
     )
-    language_choices = [Choice(name=_LANGUAGE_NAMES.get(x, x), value=x) for x in languages]
+    language_choices = [
+        Choice(name=i18n.language_name(x, i18n.source_language()), value=x) for x in languages
+    ]
 
     # -- everyone ----------------------------------------------------------------
 
@@ -227,15 +173,17 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         status="Where the strike stands with this update",
         publish_at="Publish later (embargo), e.g. 2019-01-22 06:00",
         next_step_at="When the next step happens, e.g. 2019-01-22 06:00",
+        language="Which language you write in (others can be added from the preview)",
     )
-    @app_commands.choices(status=_status_choices())
+    @app_commands.choices(status=_status_choices(), language=language_choices)
     async def post(
         interaction: Interaction,
         status: str,
         publish_at: str | None = None,
         next_step_at: str | None = None,
+        language: str | None = None,
     ) -> None:
-        await h.open_post(interaction, status, publish_at, next_step_at)
+        await h.open_post(interaction, status, publish_at, next_step_at, language)
 
     @group.command(name="edit", description="Admins: change an update everywhere it was sent")
     @app_commands.describe(

@@ -118,7 +118,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
         plugin_ctx = plugin_context(
             plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock
         )
-        client = build_client(Handlers(plugin_ctx, Drafts()), GatewayHealth(),
+        client = build_client(Handlers(plugin_ctx, Drafts(ctx.store)), GatewayHealth(),
                               gateway_override=False)  # fmt: skip
         endpoints.apply()
         try:

@@ -28,6 +28,7 @@ import aiosmtplib
 from aiohttp import web
 
 from bot.ports import (
+    Campaign,
     ChannelRef,
     Contact,
     MessageKind,
@@ -39,6 +40,7 @@ from bot.ports import (
     SignUps,
     TransientDeliveryError,
     i18n,
+    page_url,
 )
 
 from ._render import Envelope, build_email
@@ -55,26 +57,7 @@ PAGE_CSP = (
     "frame-ancestors 'none'"
 )
 
-PAGE_WORDS = {
-    "en": {
-        "title": "Unsubscribe",
-        "ask": "Stop getting strike updates by e-mail?",
-        "button": "Unsubscribe",
-        "done_title": "You are unsubscribed",
-        "done": "You will get no more e-mails from us, and your address has been deleted. "
-        "You can sign up again at any time on the strike page.",
-        "page": "Back to the strike page",
-    },
-    "es": {
-        "title": "Cancelar la suscripción",
-        "ask": "¿Dejar de recibir las noticias de la huelga por correo?",
-        "button": "Cancelar la suscripción",
-        "done_title": "Se canceló tu suscripción",
-        "done": "No recibirás más correos nuestros y tu dirección fue borrada. Puedes volver a "
-        "suscribirte cuando quieras en la página de la huelga.",
-        "page": "Volver a la página de la huelga",
-    },
-}
+PAGE_WORDS = i18n.Words("email.page")
 
 
 class _Pool:
@@ -186,7 +169,9 @@ class EmailAdapter:
 
     def unsubscribe_url(self, token: str, language: str) -> str:
         path = UNSUBSCRIBE_PATH.format(token=token)
-        suffix = "?lang=es" if language == "es" else ""
+        campaign = self.ctx.campaign
+        language = i18n.pick(language)
+        suffix = f"?lang={language}" if language != campaign.default_language else ""
         return f"{self.ctx.campaign.public_url}{path}{suffix}"
 
     async def send(
@@ -245,7 +230,7 @@ class EmailAdapter:
 
     async def _ask(self, request: web.Request) -> web.Response:
         """The visible link: a page whose button unsubscribes (opening it changes nothing)."""
-        lang = _language(request)
+        lang = _language(request, self.ctx.campaign)
         w = PAGE_WORDS[lang]
         form = (
             f'<p>{html.escape(w["ask"])}</p><form method="post"><button type="submit" '
@@ -256,10 +241,10 @@ class EmailAdapter:
     async def _unsubscribe(self, request: web.Request) -> web.Response:
         """RFC 8058 one-click, and the page's button: unsubscribe at once, idempotently."""
         token = request.match_info["token"]
-        lang = _language(request)
+        lang = _language(request, self.ctx.campaign)
         await self.signups.unsubscribe(token, via="e-mail one-click")
         w = PAGE_WORDS[lang]
-        page = self.ctx.campaign.public_url + ("/es/" if lang == "es" else "/")
+        page = page_url(self.ctx.campaign, lang)
         link = f'<a href="{html.escape(page)}">{html.escape(w["page"])}</a>'
         body = f"<p>{html.escape(w['done'])}</p><p>{link}</p>"
         return self._page(lang, w["done_title"], body)
@@ -281,8 +266,10 @@ class EmailAdapter:
         )
 
 
-def _language(request: web.Request) -> str:
-    return "es" if request.query.get("lang") == "es" else "en"
+def _language(request: web.Request, campaign: Campaign) -> str:
+    """The page's language: `?lang=` if the campaign speaks it, else its first language."""
+    asked = request.query.get("lang", "")
+    return asked if asked in campaign.languages else campaign.default_language
 
 
 def _reason(code: int, message: str, address: str) -> str:

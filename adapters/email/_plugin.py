@@ -14,6 +14,6 @@ plugin = Plugin(
     section=EmailSection,
     delivery=EmailDelivery,
     contact=Contact.EMAIL,
-    cost=Cost(units={"en": ("e-mail", "e-mails"), "es": ("correo", "correos")}),
+    cost=Cost(units="email.units"),
     docs="docs/email-sms.md#e-mail",
 )

@@ -19,28 +19,11 @@ from pathlib import Path
 
 import jinja2
 
-from bot.ports import MessageKind, OutboundMessage, Urgency
+from bot.ports import MessageKind, OutboundMessage, Urgency, i18n
 
 SUBJECT_MAX = 150
 
-WORDS = {
-    "en": {
-        "urgent": "URGENT",
-        "why": "You get this because you signed up for {union} strike updates.",
-        "unsubscribe": "Unsubscribe",
-        "unsubscribe_text": "Unsubscribe with one click: {url}",
-        "list": "{union} strike updates",
-        "original": "Withdrawn text",
-    },
-    "es": {
-        "urgent": "URGENTE",
-        "why": "Recibes esto porque te suscribiste a las noticias de la huelga de {union}.",
-        "unsubscribe": "Cancelar la suscripción",
-        "unsubscribe_text": "Cancela la suscripción con un clic: {url}",
-        "list": "Noticias de la huelga de {union}",
-        "original": "Texto retirado",
-    },
-}
+WORDS = i18n.Words("email")
 
 _HTML = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -73,7 +56,7 @@ def one_line(text: str, limit: int = SUBJECT_MAX) -> str:
 
 
 def subject_of(message: OutboundMessage) -> str:
-    words = WORDS.get(message.language, WORDS["en"])
+    words = WORDS[message.language]
     title = one_line(message.title) or one_line(message.body, 80)
     if message.kind is MessageKind.UPDATE and message.urgency is Urgency.URGENT:
         title = f"{words['urgent']}: {title}"
@@ -81,7 +64,7 @@ def subject_of(message: OutboundMessage) -> str:
 
 
 def text_part(message: OutboundMessage, envelope: Envelope) -> str:
-    words = WORDS.get(message.language, WORDS["en"])
+    words = WORDS[message.language]
     lines = [message.title.strip(), ""]
     if message.status_label:
         lines[0:0] = [f"[{message.status_label}]"]
@@ -101,7 +84,7 @@ def text_part(message: OutboundMessage, envelope: Envelope) -> str:
 
 
 def html_part(message: OutboundMessage, envelope: Envelope, colour: str) -> str:
-    words = WORDS.get(message.language, WORDS["en"])
+    words = WORDS[message.language]
     paragraphs = [
         [_plain(line) for line in block.split("\n")]
         for block in message.body.replace("\r\n", "\n").split("\n\n")
@@ -125,7 +108,7 @@ def build_email(
     message: OutboundMessage, envelope: Envelope, *, now: datetime, colour: str = "#1f4e8c"
 ) -> EmailMessage:
     """The whole e-mail: headers, a text part and an HTML alternative."""
-    words = WORDS.get(message.language, WORDS["en"])
+    words = WORDS[message.language]
     mail = EmailMessage()
     mail["From"] = envelope.sender
     mail["To"] = envelope.to

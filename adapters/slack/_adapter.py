@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -63,6 +63,7 @@ REQUEST_TIMEOUT = 10.0  # seconds for one Web API call
 CONNECT_WAIT = 15.0  # how long start() waits for the Socket Mode connection before moving on
 PRUNE_EVERY = 3600.0
 KEEP_SEEN = timedelta(days=1)  # Slack retries within minutes; a day is plenty
+HISTORY_PAGES = 5  # 200 messages each: how far back a copy in doubt is looked for
 
 # Errors that say the token or the whole workspace is unusable (every channel would fail).
 WORKSPACE_ERRORS = {
@@ -179,6 +180,7 @@ class SlackAdapter:
         self._socket: AsyncSocketModeHandler | None = None
         self._session: aiohttp.ClientSession | None = None
         self._blocked_until: dict[str, float] = {}
+        self._history_refused: str | None = None  # why the history cannot be read, if so
         self._team_id: str | None = None
         self._bot_user_id: str | None = None
         self._auth_error: str | None = None
@@ -429,6 +431,66 @@ class SlackAdapter:
                 "will retry"
             )
         return ts
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None:
+        """The `ts` of the message a send of `idempotency_key` created, found in the
+        channel's history by its metadata (`strikebot_delivery`). chat.postMessage has no
+        idempotency key, so this is what keeps a copy in doubt from being posted twice. It
+        needs the history scopes (`channels:history`, `groups:history`); without them the
+        copy is sent again (a duplicate only if the first did go out)."""
+        if self._history_refused is not None:
+            return None
+        oldest = f"{max(since.timestamp() - 60, 0):.6f}"
+        cursor: str | None = None
+        for _ in range(HISTORY_PAGES):
+            params: dict[str, Any] = {
+                "channel": channel.channel,
+                "oldest": oldest,
+                "limit": 200,
+                "include_all_metadata": "true",
+            }
+            if cursor:
+                params["cursor"] = cursor
+            try:
+                response = await self.client.api_call(
+                    "conversations.history", http_verb="GET", params=params
+                )
+            except SlackApiError as exc:
+                error = error_code(exc)
+                if error in ("missing_scope", "not_in_channel", "channel_not_found"):
+                    self._history_refused = error
+                    log.warning(
+                        "Slack refused to read %s's history (%s): a copy in doubt is sent "
+                        "again; add the history scopes to look for it instead",
+                        channel.channel,
+                        error,
+                    )
+                    return None
+                raise self._failure("conversations.history", channel, exc, "") from None
+            except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError) as exc:
+                raise TransientDeliveryError(
+                    f"Slack conversations.history for {channel.channel} failed "
+                    f"({type(exc).__name__}); will retry"
+                ) from None
+            data = response.data if isinstance(response.data, dict) else {}
+            for found in data.get("messages") or []:
+                meta = found.get("metadata") if isinstance(found, dict) else None
+                payload = (meta or {}).get("event_payload") or {}
+                if (meta or {}).get("event_type") == "strikebot_delivery" and (
+                    payload.get("delivery") == idempotency_key
+                ):
+                    return str(found.get("ts"))
+            cursor = ((data.get("response_metadata") or {}).get("next_cursor")) or None
+            if not data.get("has_more") or not cursor:
+                return None
+        return None
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         rendered = render(message)

@@ -86,7 +86,7 @@ class Forms:
 
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         now = self.clock()
         errors: dict[str, str] = {}
         if not values.get("headline"):
@@ -94,14 +94,16 @@ class Forms:
         publish_at = modals.picked_time(values.get("publish_at"))
         if publish_at is not None and publish_at <= now:
             errors["publish_at"] = word(lang, "past_time")
-        texts_es = None
-        if any(values.get(f"{k}_es") for k in ("headline", "body", "next_step")):
-            if not values.get("headline_es"):
-                errors["headline_es"] = word(lang, "headline_required")
-            texts_es = {
-                "headline": values.get("headline_es") or "",
-                "body": values.get("body_es") or "",
-                "next_step": values.get("next_step_es") or "",
+        others: dict[str, dict[str, str]] = {}
+        for extra in self.campaign.languages[1:]:
+            if not any(values.get(f"{k}_{extra}") for k in ("headline", "body", "next_step")):
+                continue
+            if not values.get(f"headline_{extra}"):
+                errors[f"headline_{extra}"] = word(lang, "headline_required")
+            others[extra] = {
+                "headline": values.get(f"headline_{extra}") or "",
+                "body": values.get(f"body_{extra}") or "",
+                "next_step": values.get(f"next_step_{extra}") or "",
             }
         if errors:
             await ack(response_action="errors", errors=errors)
@@ -114,11 +116,10 @@ class Forms:
             "body": values.get("body") or "",
             "next_step": values.get("next_step") or "",
             "publish_at": None if publish_at is None else publish_at.isoformat(),
-            "texts_es": texts_es,
+            "texts": others,
         }
         texts = {self.campaign.default_language: _texts(draft)}
-        if texts_es is not None and "es" in self.campaign.languages:
-            texts.setdefault("es", _texts(texts_es))
+        texts.update({code: _texts(fields) for code, fields in others.items()})
         provisional = Update(
             id=0,
             status=Status(draft["status"]),
@@ -145,7 +146,7 @@ class Forms:
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang, kind = str(meta.get("l", "en")), str(meta.get("k", ""))
+        lang, kind = str(meta.get("l") or i18n.source_language()), str(meta.get("k", ""))
         now = self.clock()
         uid = update_id(values.get("update"))
         update = await self._find(uid, now)
@@ -192,7 +193,7 @@ class Forms:
 
     async def on_edit_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         text_lang = str(meta.get("tl") or self.campaign.default_language)
         now = self.clock()
         uid = update_id(meta.get("u"))
@@ -271,7 +272,7 @@ class Forms:
         """Keep the draft, and push the view that shows it and asks to go ahead."""
         token = await save_draft(self.store, draft, now)
         base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         view = modals.confirm_view(
             lang, intro, previews, submit_key, modals.encode_meta(d=token, **base)
         )
@@ -283,7 +284,7 @@ class Forms:
         self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any], client: AsyncWebClient
     ) -> None:
         meta = modals.decode_meta(view)
-        lang = str(meta.get("l", "en"))
+        lang = str(meta.get("l") or i18n.source_language())
         draft = await take_draft(self.store, str(meta.get("d", "")))
         if draft is None:
             note = word(lang, "draft_gone", command="post")
@@ -320,7 +321,7 @@ class Forms:
                 draft.get("next_step", ""),
                 draft.get("urgency", "routine"),
                 publish_at=_aware(draft.get("publish_at")),
-                texts_es=draft.get("texts_es"),
+                texts=draft.get("texts") or None,
             )
         if action == "edit":
             return await c.edit(

@@ -42,8 +42,14 @@ from bot.ports import (
     OutboundMessage,
     Reply,
     Store,
+    UpdateState,
     i18n,
     say,
+)
+
+# What an edit or a retraction picks from: the newest updates not already retracted.
+LIVE_STATES = frozenset(
+    {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
 )
 
 log = logging.getLogger(__name__)
@@ -161,8 +167,9 @@ class Inbound:
             actor=Actor(NAME, user_id, display_name=name, roles=groups),
             workspace=team,
             channel=channel,
-            # A Spanish-speaking asker gets Spanish; otherwise the channel's language decides.
-            locale=locale if locale and i18n.pick(locale) == "es" else None,
+            # An asker whose Slack speaks another of the campaign's languages than the source
+            # (Slack's default) gets it; otherwise the channel's language decides.
+            locale=locale if self._telling(locale) else None,
             timezone=person.timezone if person is not None else None,
         )
 
@@ -177,9 +184,17 @@ class Inbound:
     def quick_language(self, user_id: str) -> str:
         """Without waiting on anything: the asker's cached locale, else the campaign's."""
         person = self.directory.cached(user_id)
-        if person is not None and person.locale and i18n.pick(person.locale) == "es":
-            return "es"
+        if person is not None and self._telling(person.locale):
+            return i18n.pick(person.locale)
         return i18n.pick(self.campaign.default_language)
+
+    def _telling(self, locale: str | None) -> bool:
+        """Whether a Slack locale says something: one of the campaign's languages other than
+        the source language, which is every Slack's default."""
+        if not locale:
+            return False
+        language = i18n.pick(locale)
+        return language != i18n.source_language() and language in self.campaign.languages
 
     async def form_context(
         self, body: Mapping[str, Any], meta: Mapping[str, Any]
@@ -286,7 +301,7 @@ class Inbound:
                 async with self.store.read() as tx:
                     choices = await tx.pending_approval(now)
             else:
-                choices = [u for u in await self.commands.recent_updates(25) if not u.retracted]
+                choices = await self.commands.recent_updates(25, LIVE_STATES)
             if not choices:
                 return note_payload(
                     word(lang, f"{form}_title"),

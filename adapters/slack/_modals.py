@@ -200,8 +200,7 @@ def _urgency_options(lang: str) -> list[tuple[str, str]]:
 
 
 def _language_name(code: str, lang: str) -> str:
-    names = {"en": {"en": "English", "es": "Spanish"}, "es": {"en": "inglés", "es": "español"}}
-    return names[i18n.pick(lang)].get(code, code)
+    return i18n.language_name(code, lang)
 
 
 # ------------------------------------------------------------------------- the forms
@@ -222,15 +221,14 @@ def post_form(lang: str, campaign: Campaign, current: Status | None, meta: str) 
         _text("body", word(lang, "body"), max_length=BODY_INPUT_MAX, multiline=True, optional=True),
         _text("next_step", word(lang, "next_step"), max_length=NEXT_STEP_MAX, optional=True),
     ]
-    for extra in campaign.languages[1:]:
-        if extra != "es":
-            continue  # the commands take a Spanish wording besides the main language
+    for extra in campaign.languages[1:]:  # each other language's wording, optional
         for key, max_length, multiline in (
             ("headline", HEADLINE_MAX, False),
             ("body", BODY_INPUT_MAX, True),
             ("next_step", NEXT_STEP_MAX, False),
         ):
-            label = word(lang, "in_language", label=word(lang, key))
+            name = _language_name(extra, lang)
+            label = word(lang, "in_language", label=word(lang, key), language=name)
             blocks.append(
                 _text(
                     f"{key}_{extra}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from adapters.slack._adapter import SlackAdapter
+from adapters.slack._doctor import doctor
 from adapters.slack._settings import (
     LIMITS,
     MENTIONS,
@@ -26,4 +27,5 @@ plugin = Plugin(
     mentions=MENTIONS,
     address_example="slack:T0001/C0001",
     docs="docs/platforms.md#slack",
+    doctor=doctor,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field, SecretStr
@@ -12,6 +13,7 @@ from bot.ports import (
     Limits,
     PluginSettings,
     Section,
+    i18n,
 )
 
 NAME = "slack"
@@ -62,10 +64,7 @@ class SlackSection(Section):
 class SlackAdmins(AdminRule):
     """`[admins.slack]`: Slack user ids and user-group ids."""
 
-    who: ClassVar[dict[str, str]] = {
-        "en": "your Slack user id or user group id",
-        "es": "tu id de usuario o de grupo de usuarios de Slack",
-    }
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("slack.who")
 
     usergroup_ids: list[str] = Field(default_factory=list)
 

@@ -35,6 +35,7 @@ from twilio.request_validator import RequestValidator
 from twilio.twiml.messaging_response import MessagingResponse
 
 from bot.ports import (
+    Campaign,
     ChannelRef,
     Contact,
     InvalidInput,
@@ -46,6 +47,8 @@ from bot.ports import (
     PluginContext,
     SignUps,
     choice_text,
+    i18n,
+    page_url,
 )
 
 from ._render import render_text, short_name
@@ -62,49 +65,25 @@ STATUSES = frozenset(
     {"accepted", "queued", "sending", "sent", "delivered", "undelivered", "failed", "read"}
 )
 
-STOP_WORDS = frozenset(
-    {"stop", "stopall", "unsubscribe", "cancel", "end", "quit", "revoke", "optout"}
-)
-STOP_WORDS_ES = frozenset({"parar", "detener", "cancelar", "baja", "alto"})
-JOIN_WORDS = {"join": "en", "start": "en", "unstop": "en", "unirse": "es", "unirme": "es"}
-YES_WORDS = {"yes": "en", "y": "en", "si": "es", "s": "es"}
-HELP_WORDS = {"help": "en", "info": "en", "ayuda": "es"}
+# What a text may start with, per kind; each language's words are in the catalogue
+# ("sms.words_stop": "stop stopall unsubscribe ..."), written as `keyword` reads them.
+KINDS = ("stop", "join", "yes", "help")
 
-REPLIES = {
-    "en": {
-        "joined": "{who}: you will get {choice} about the strike by text. Msg & data rates may "
-        "apply. Reply HELP for help, STOP to stop. More: {url}",
-        "confirmed": "{who}: confirmed. You will get {choice} about the strike by text. Reply "
-        "STOP to stop. More: {url}",
-        "already": "{who}: you are already signed up for strike texts. Reply STOP to stop.",
-        "nothing_pending": "{who}: there is no sign-up to confirm. Text JOIN to get strike "
-        "updates, or sign up at {url}",
-        "stopped": "{who}: you are unsubscribed and your number was deleted. No more texts. "
-        "Text JOIN to sign up again.",
-        "not_subscribed": "{who}: this number is not signed up. No texts will be sent.",
-        "help": "{who} strike updates: {url} . Reply STOP to stop, JOIN to sign up. Msg & "
-        "data rates may apply.",
-        "bad_number": "{who}: texts only go to mobile numbers in {countries}. Sign up by "
-        "e-mail at {url}",
-    },
-    "es": {
-        "joined": "{who}: recibirás {choice} de la huelga por texto. Pueden aplicar tarifas. "
-        "Responde AYUDA para ayuda, STOP para cancelar. Más: {url}",
-        "confirmed": "{who}: confirmado. Recibirás {choice} de la huelga por texto. Responde "
-        "STOP para cancelar. Más: {url}",
-        "already": "{who}: ya estás suscrito a los textos de la huelga. Responde STOP para "
-        "cancelar.",
-        "nothing_pending": "{who}: no hay ninguna suscripción por confirmar. Envía UNIRSE "
-        "para recibir noticias de la huelga, o suscríbete en {url}",
-        "stopped": "{who}: cancelaste la suscripción y borramos tu número. No recibirás más "
-        "textos. Envía UNIRSE para volver.",
-        "not_subscribed": "{who}: este número no está suscrito. No se enviarán textos.",
-        "help": "{who}, noticias de la huelga: {url} . Responde STOP para cancelar, UNIRSE "
-        "para suscribirte. Pueden aplicar tarifas.",
-        "bad_number": "{who}: solo enviamos textos a celulares de {countries}. Suscríbete por "
-        "correo en {url}",
-    },
-}
+REPLIES = i18n.Words("sms")
+
+
+def keywords(campaign: Campaign) -> dict[str, tuple[str, str]]:
+    """word -> (kind, language) for the campaign's languages; an earlier language wins a
+    word two languages share. The source language's words (STOP, HELP: what carriers
+    require) always work, answered in the campaign's first language if it has no other."""
+    found: dict[str, tuple[str, str]] = {}
+    source = i18n.source_language()
+    for language in (source, *reversed(campaign.languages)):
+        answer = language if language in campaign.languages else campaign.default_language
+        for kind in KINDS:
+            for word in REPLIES[language][f"words_{kind}"].split():
+                found[keyword(word)] = (kind, answer)
+    return found
 
 
 def keyword(body: str) -> str:
@@ -134,6 +113,7 @@ class SmsAdapter:
         self.sender = Sender(self.settings.sender, self.settings.messaging_service)
         self.validator = RequestValidator(self.settings.token)
         self.who = short_name(ctx.campaign, self.section)
+        self.keywords = keywords(ctx.campaign)
         self.signups.offer(
             Offer(
                 Contact.PHONE,
@@ -245,35 +225,34 @@ class SmsAdapter:
 
     async def _answer(self, sender: str, body: str) -> str | None:
         word = keyword(body[:200])
-        language = "es" if word in STOP_WORDS_ES else "en"
-        for table in (JOIN_WORDS, YES_WORDS, HELP_WORDS):
-            language = table.get(word, language)
-        url = self.ctx.campaign.public_url + ("/es/" if language == "es" else "/")
+        campaign = self.ctx.campaign
+        kind, language = self.keywords.get(word, ("help", campaign.default_language))
+        url = page_url(campaign, language)
         try:
             number = self.signups.read(Contact.PHONE, sender)
         except InvalidInput:
-            if word in STOP_WORDS or word in STOP_WORDS_ES:
+            if kind == "stop":
                 return None
             return self._say(language, "bad_number", url)
-        if word in STOP_WORDS or word in STOP_WORDS_ES:
+        if kind == "stop":
             outcome = await self.signups.unsubscribe_address(
                 Contact.PHONE, number, via=f"text {word.upper()}"
             )
             key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
             return self._say(language, key, url)
-        if word in JOIN_WORDS:
+        if kind == "join":
             outcome = await self.signups.join(
                 Contact.PHONE, number, language=language, via=f"text {word.upper()}"
             )
             return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
-        if word in YES_WORDS:
+        if kind == "yes":
             outcome = await self.signups.confirm_by_reply(
                 Contact.PHONE, number, via=f"reply {word.upper()}"
             )
             person = await self.signups.find(number)
             if person is not None and outcome is Outcome.CONFIRMED:
                 language = person.language
-                url = self.ctx.campaign.public_url + ("/es/" if language == "es" else "/")
+                url = page_url(campaign, language)
                 return self._say(
                     language, "confirmed", url, choice=choice_text(person.choice, language)
                 )
@@ -281,7 +260,7 @@ class SmsAdapter:
         return self._say(language, "help", url)
 
     def _say(self, language: str, key: str, url: str, **extra: str) -> str:
-        words = REPLIES["es" if language == "es" else "en"]
+        words = REPLIES[language]
         values = {
             "who": self.who,
             "url": url,

@@ -16,7 +16,7 @@ plugin = Plugin(
     delivery=SmsDelivery,
     contact=Contact.PHONE,
     cost=Cost(
-        units={"en": ("text segment", "text segments"), "es": ("segmento", "segmentos")},
+        units="sms.units",
         measure=segments_of,
     ),
     docs="docs/email-sms.md#text-messages",

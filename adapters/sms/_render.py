@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 
-from bot.ports import Campaign, MessageKind, OutboundMessage, Section, Urgency, short_union
+from bot.ports import Campaign, MessageKind, OutboundMessage, Section, Urgency, i18n, short_union
 
 from ._segments import count, smart
 
-URGENT = {"en": "URGENT", "es": "URGENTE"}
 DEFAULT_MAX_SEGMENTS = 2
 
 
@@ -34,7 +33,7 @@ def render_text(message: OutboundMessage, *, sender: str, max_segments: int) -> 
         return _tidy(smart(message.body))
     title = message.title.strip()
     if message.kind is MessageKind.UPDATE and message.urgency is Urgency.URGENT:
-        title = f"{URGENT.get(message.language, URGENT['en'])}: {title}"
+        title = f"{i18n.text(message.language, 'sms.urgent')}: {title}"
     parts = [f"{sender}: {title}" if sender else title]
     if message.body.strip():
         parts.append(message.body.strip())

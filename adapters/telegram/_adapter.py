@@ -448,7 +448,7 @@ class TelegramAdapter:
 
 
 def menu(language: str, names: tuple[str, ...]) -> list[BotCommand]:
-    localized = LOCALIZED_NAMES.get(language, LOCALIZED_NAMES["en"])
+    localized = LOCALIZED_NAMES[language]
     return [BotCommand(localized[name], word(language, f"menu_{name}")[:256]) for name in names]
 
 

@@ -40,6 +40,10 @@ from bot.ports import (
 )
 
 KIND = "telegram-form"
+# What an edit or a retraction picks from: the newest updates not already retracted.
+LIVE_STATES = frozenset(
+    {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
+)
 BODY_MAX = 3500  # what one Telegram message can carry back in a preview
 Buttons = Sequence[Sequence[tuple[str, str]]]  # rows of (label, callback data)
 
@@ -107,10 +111,10 @@ class Forms:
             async with self.ctx.store.read() as tx:
                 choices = await tx.pending_approval(now)
         else:
-            choices = [u for u in await self.commands.recent_updates(10) if not u.retracted]
-        verb = {"edit": "editar", "retract": "retirar", "approve": "aprobar"}[action]
+            choices = await self.commands.recent_updates(10, LIVE_STATES)
         if not choices:
-            return Prompt(word(lang, "nothing_to_pick", action=verb if lang == "es" else action))
+            verb = i18n.Words("command_names")[lang][action]
+            return Prompt(word(lang, "nothing_to_pick", action=verb))
         form["step"] = "pick"
         await self._keep(chat_id, form)
         rows = [[(_label(u, lang), f"f:{form['serial']}:u:{u.id}")] for u in choices[:10]]
@@ -124,7 +128,7 @@ class Forms:
         form = await self._load(chat_id)
         if form is None or form.get("user") != user_id:
             return None
-        lang = str(form.get("lang", "en"))
+        lang = str(form.get("lang") or i18n.source_language())
         step = form.get("step")
         value = " ".join(text.split()) if step != "body" and step != "new_body" else text.strip()
         limits = {
@@ -152,7 +156,7 @@ class Forms:
         if step in ("body", "next_step", "new_headline", "new_body"):
             form[str(step)] = ""
             return await self._next(chat_id, form)
-        return Prompt(word(str(form.get("lang", "en")), "empty"))
+        return Prompt(word(str(form.get("lang") or i18n.source_language()), "empty"))
 
     async def cancel(self, chat_id: int) -> bool:
         return await self._take(chat_id) is not None
@@ -318,7 +322,7 @@ class Forms:
             id=0,
             status=Status(form["status"]),
             urgency=Urgency(form["urgency"]),
-            texts={"en": UpdateText("x")},
+            texts={self.ctx.campaign.default_language: UpdateText("x")},
             author="",
             created_at=now,
             state=UpdateState.PUBLISHED,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field, SecretStr
 
-from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section
+from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
 
 NAME = "telegram"
 WEBHOOK_PATH = "/telegram/webhook"
@@ -72,10 +73,7 @@ class TelegramAdmins(AdminRule):
     """`[admins.telegram]`: Telegram user ids, and groups or channels whose administrators
     count as admins (`admin_chat_ids`, checked with getChatMember)."""
 
-    who: ClassVar[dict[str, str]] = {
-        "en": "your Telegram user id (a number)",
-        "es": "tu id de usuario de Telegram (un número)",
-    }
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("telegram.who")
 
     admin_chat_ids: list[str] = Field(default_factory=list)
 

@@ -14,16 +14,33 @@ from typing import TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from bot.ports import Actor, Changes, Draft, InvalidInput, NotFound, Update, UpdateText
+from bot.ports import (
+    Actor,
+    Changes,
+    DemandResult,
+    DemandWording,
+    Draft,
+    InvalidInput,
+    NotFound,
+    Update,
+    UpdateText,
+)
 
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
 from ._schemas import (
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
+    DemandAddIn,
+    DemandChangedOut,
     DemandChangeIn,
-    DemandDetailOut,
+    DemandEditIn,
+    DemandRetireIn,
+    DemandWordingIn,
     EditUpdateIn,
     PostUpdateIn,
     RetractIn,
+    StaleOut,
     demand_event_out,
     demand_out,
     revisions_out,
@@ -42,7 +59,11 @@ def add_routes(app: web.Application) -> None:
     r.add_patch(f"{ADMIN_PREFIX}/updates/{{id}}", edit_update)
     r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/retract", retract_update)
     r.add_post(f"{ADMIN_PREFIX}/updates/{{id}}/approve", approve_update)
+    r.add_post(f"{ADMIN_PREFIX}/demands", add_demand)
     r.add_put(f"{ADMIN_PREFIX}/demands/{{key}}", record_demand)
+    r.add_patch(f"{ADMIN_PREFIX}/demands/{{key}}", edit_demand)
+    r.add_post(f"{ADMIN_PREFIX}/demands/{{key}}/retire", retire_demand)
+    r.add_post(f"{ADMIN_PREFIX}/translations/confirm", confirm_translation)
 
 
 async def _body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
@@ -121,6 +142,7 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
     ctx = state_of(request).ctx
     async with ctx.store.read() as tx:
         notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
+        stale = await tx.stale_texts(f"update:{update.id}")
     note = notes.get(update.id)
     language = ctx.campaign.default_language
     body = AdminUpdateOut(
@@ -129,6 +151,10 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
         author=update.author,
         approved_by=update.approved_by,
         publish_at=update.publish_at,
+        stale={
+            s.language: StaleOut(since=s.since, edited=s.edited.split(","), editor=s.editor)
+            for s in stale
+        },
     )
     return json_response(body)
 
@@ -220,18 +246,91 @@ async def record_demand(request: web.Request) -> web.StreamResponse:
     ctx = state_of(request).ctx
     key = request.match_info["key"]
     body = await _body(request, DemandChangeIn)
-    demand = await ctx.admin.record_demand(
+    result = await ctx.admin.record_demand(
         HTTP_ACTOR,
         key,
         status=body.status,
         offer=body.offer,
         source=body.source,
         note=body.note,
+        at=body.at,
+        announce=body.announce,
     )
-    language = ctx.campaign.default_language
+    return _demand_view(request, result)
+
+
+async def edit_demand(request: web.Request) -> web.StreamResponse:
+    ctx = state_of(request).ctx
+    key = request.match_info["key"]
+    body = await _body(request, DemandEditIn)
+    result = await ctx.admin.edit_demand(
+        HTTP_ACTOR,
+        key,
+        {lang: _wording(w) for lang, w in body.texts.items()},
+        reason=body.reason,
+        status=body.status,
+        announce=body.announce,
+    )
+    return _demand_view(request, result)
+
+
+async def add_demand(request: web.Request) -> web.StreamResponse:
+    ctx = state_of(request).ctx
+    body = await _body(request, DemandAddIn)
+    result = await ctx.admin.add_demand(
+        HTTP_ACTOR,
+        body.key,
+        {lang: _wording(w) for lang, w in body.texts.items()},
+        status=body.status,
+        reason=body.reason,
+        announce=body.announce,
+    )
+    return _demand_view(request, result, status=201)
+
+
+async def retire_demand(request: web.Request) -> web.StreamResponse:
+    ctx = state_of(request).ctx
+    key = request.match_info["key"]
+    body = await _body(request, DemandRetireIn)
+    result = await ctx.admin.retire_demand(
+        HTTP_ACTOR, key, reason=body.reason, announce=body.announce
+    )
+    return _demand_view(request, result)
+
+
+def _wording(body: DemandWordingIn) -> DemandWording:
+    return DemandWording(
+        title=body.title,
+        summary=body.summary,
+        union_position=body.union_position,
+        employer_offer=body.employer_offer,
+        facts=body.facts,
+    )
+
+
+def _demand_view(
+    request: web.Request, result: DemandResult, *, status: int = 200
+) -> web.StreamResponse:
+    ctx = state_of(request).ctx
+    demand = result.demand
     return json_response(
-        DemandDetailOut(
-            **demand_out(demand, language),
+        DemandChangedOut(
+            **demand_out(demand, ctx.campaign.default_language),
             history=[demand_event_out(e) for e in demand.history],
-        )
+            retired_at=demand.retired_at,
+            announced_update_id=None if result.announced is None else result.announced.id,
+        ),
+        status=status,
+    )
+
+
+async def confirm_translation(request: web.Request) -> web.StreamResponse:
+    """A stale language's text still says what the edited language says now."""
+    ctx = state_of(request).ctx
+    body = await _body(request, ConfirmTranslationIn)
+    done = await ctx.admin.confirm_translation(
+        HTTP_ACTOR, body.target, body.language, note=body.note
+    )
+    return json_response(
+        ConfirmTranslationOut(target=body.target, language=body.language, confirmed=done)
     )

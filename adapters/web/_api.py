@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, PluginContext, StrikebotError, i18n
+from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, i18n
 
 from ._app import JSON, cached, json_error, json_response, state_of
 from ._cache import Rendered, Tick
@@ -254,20 +254,29 @@ PROBE_TIMEOUT = 3.0  # seconds for each of the store probes
 PROBE_KEY = "health.write_probe"  # a row in `meta` that every write probe rewrites
 
 
+async def _read_probe(tx: Tx) -> None:
+    await tx.ping()
+
+
 async def probe_store(ctx: PluginContext) -> DatabaseHealth:
     """Can the store be read, and written? A real committed write (one row in `meta`), so a
     read-only file or standby, a damaged or full store shows here and not first in a post."""
     store = ctx.store
+
+    async def write_probe(tx: Tx) -> None:
+        await tx.set_meta(PROBE_KEY, ctx.clock().isoformat())
+
+    # Through `transact`: a pooled connection that died since its last use (a failover, a
+    # restart of the server) is replaced and the probe asked again, as the dispatcher's work
+    # is, so the answer is about the database and not about one stale connection.
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
-            async with store.read() as tx:
-                await tx.ping()
+            await store.transact(_read_probe, write=False)
     except Exception as exc:
         return DatabaseHealth(reachable=False, writable=False, error=_why(exc))
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
-            async with store.write() as tx:
-                await tx.set_meta(PROBE_KEY, ctx.clock().isoformat())
+            await store.transact(write_probe)
     except Exception as exc:
         return DatabaseHealth(reachable=True, writable=False, error=_why(exc))
     return DatabaseHealth(reachable=True, writable=True)

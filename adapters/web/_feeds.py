@@ -31,14 +31,7 @@ FEED_ENTRIES = 50
 ATOM_NS = "http://www.w3.org/2005/Atom"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_WORDS = {
-    "en": {"feed": "{union}: strike updates", "calendar": "{union}: strike calendar",
-           "retracted": "Retracted", "corrected": "Corrected", "edited": "Edited",
-           "reason": "Reason", "next": "Next step"},
-    "es": {"feed": "{union}: noticias de la huelga", "calendar": "{union}: calendario de la huelga",
-           "retracted": "Retirada", "corrected": "Corregida", "edited": "Editada",
-           "reason": "Motivo", "next": "Próximo paso"},
-}  # fmt: skip
+_WORDS = i18n.Words("web.feeds")
 
 
 def _clean(text: str) -> str:

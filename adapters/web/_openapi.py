@@ -17,9 +17,16 @@ from ._app import JSON, state_of
 from ._schemas import (
     NON_BLANK,
     AdminUpdateOut,
+    ConfirmTranslationIn,
+    ConfirmTranslationOut,
+    DemandAddIn,
+    DemandChangedOut,
     DemandChangeIn,
     DemandDetailOut,
+    DemandEditIn,
     DemandListOut,
+    DemandRetireIn,
+    DemandWordingIn,
     EditUpdateIn,
     ErrorOut,
     HealthOut,
@@ -43,7 +50,9 @@ _OUTPUTS: list[type[BaseModel]] = [
     UpdateDetailOut,
     DemandListOut,
     DemandDetailOut,
+    DemandChangedOut,
     AdminUpdateOut,
+    ConfirmTranslationOut,
     ErrorOut,
     HealthOut,
     LiveOut,
@@ -54,6 +63,11 @@ _INPUTS: list[type[BaseModel]] = [
     EditUpdateIn,
     RetractIn,
     DemandChangeIn,
+    DemandEditIn,
+    DemandAddIn,
+    DemandRetireIn,
+    DemandWordingIn,
+    ConfirmTranslationIn,
     UpdateTextIn,
     UpdateTextPatch,
 ]
@@ -127,6 +141,33 @@ def document(campaign: Campaign) -> dict[str, Any]:
         "additionalProperties": False,
     }
     demand["anyOf"] = [{"required": ["status"]}, {"required": ["offer"]}]
+    demand["properties"]["at"] = _drop_null(demand["properties"]["at"])
+    # Demand wording: exactly the campaign's languages; fields may be left out, not null.
+    wording = schemas["DemandWordingIn"]["properties"]
+    for name in list(wording):
+        wording[name] = _drop_null(wording[name])
+    schemas["DemandWordingIn"]["minProperties"] = 1
+    demand_edit = schemas["DemandEditIn"]
+    demand_edit["properties"]["texts"] = {
+        "type": "object",
+        "description": "new wording per language; fields left out keep their current text",
+        "properties": {lang: _ref(DemandWordingIn) for lang in languages},
+        "minProperties": 1,
+        "additionalProperties": False,
+    }
+    demand_edit["properties"]["status"] = _drop_null(demand_edit["properties"]["status"])
+    demand_edit["anyOf"] = [{"required": ["texts"]}, {"required": ["status"]}]
+    schemas["DemandAddIn"]["properties"]["texts"] = {
+        "type": "object",
+        "description": f"wording per language, each with a title; {default!r} is required",
+        "properties": {
+            lang: {"allOf": [_ref(DemandWordingIn)], "required": ["title"]} for lang in languages
+        },
+        "required": [default],
+        "additionalProperties": False,
+    }
+    confirm = schemas["ConfirmTranslationIn"]["properties"]
+    confirm["language"] = {"type": "string", "enum": languages, "description": "the stale language"}
     for name in ("next_step_at", "publish_at"):
         post[name] = _drop_null(post[name])
 
@@ -307,17 +348,71 @@ def document(campaign: Campaign) -> dict[str, Any]:
                 },
             }
         },
+        "/api/v1/admin/demands": {
+            "post": {
+                "operationId": "addDemand",
+                "summary": "Add a demand at the end of the list",
+                "security": secured,
+                "requestBody": body(DemandAddIn),
+                "responses": {
+                    "201": _json(_ref(DemandChangedOut), "added"),
+                    **admin_errors,
+                    "409": _error("a demand with this key exists (perhaps retired)"),
+                },
+            }
+        },
         "/api/v1/admin/demands/{key}": {
             "put": {
                 "operationId": "recordDemand",
-                "summary": "Record the employer's new offer and/or a new status, with its source",
+                "summary": "Record an employer offer and/or a new status, with its date and "
+                "source (backdating allowed, never in the future)",
                 "security": secured,
                 "parameters": [demand_key],
                 "requestBody": body(DemandChangeIn),
                 "responses": {
-                    "200": _json(_ref(DemandDetailOut), "recorded"),
+                    "200": _json(_ref(DemandChangedOut), "recorded"),
                     **admin_errors,
                     "404": _error("no demand with this key"),
+                },
+            },
+            "patch": {
+                "operationId": "editDemand",
+                "summary": "Re-word any field of a demand, per language, with a reason",
+                "security": secured,
+                "parameters": [demand_key],
+                "requestBody": body(DemandEditIn),
+                "responses": {
+                    "200": _json(_ref(DemandChangedOut), "edited"),
+                    **admin_errors,
+                    "404": _error("no demand with this key"),
+                    "409": _error("the demand is retired"),
+                },
+            },
+        },
+        "/api/v1/admin/demands/{key}/retire": {
+            "post": {
+                "operationId": "retireDemand",
+                "summary": "Take a demand off the list; it keeps its history",
+                "security": secured,
+                "parameters": [demand_key],
+                "requestBody": body(DemandRetireIn),
+                "responses": {
+                    "200": _json(_ref(DemandChangedOut), "retired"),
+                    **admin_errors,
+                    "404": _error("no demand with this key"),
+                    "409": _error("already retired"),
+                },
+            }
+        },
+        "/api/v1/admin/translations/confirm": {
+            "post": {
+                "operationId": "confirmTranslation",
+                "summary": "Say a stale translation still says what the edited language says",
+                "security": secured,
+                "requestBody": body(ConfirmTranslationIn),
+                "responses": {
+                    "200": _json(_ref(ConfirmTranslationOut), "confirmed (or was not stale)"),
+                    **admin_errors,
                 },
             }
         },

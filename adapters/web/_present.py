@@ -14,122 +14,8 @@ from bot.ports import Campaign, Demand, DemandStatus, Update, i18n
 
 from ._data import RevisionNote
 
-TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "skip": "Skip to content",
-        "title": "Strike status — {union}",
-        "description": "What is happening in the {union} strike: status, next step, demands.",
-        "current": "Current status",
-        "day": "Day {n} of the strike",
-        "next_step": "Next step",
-        "in": "in {span}",
-        "ago": "{span} ago",
-        "now": "now",
-        "demands": "Demands",
-        "demand": "Demand",
-        "union_ask": "Union's ask",
-        "employer_offer": "Employer's offer",
-        "status": "Status",
-        "last_change": "Last change",
-        "timeline": "Timeline",
-        "retracted": "Retracted",
-        "retracted_on": "Retracted {when}",
-        "reason": "Reason",
-        "corrected": "Corrected",
-        "edited": "Edited",
-        "revision": "Revision {n}",
-        "history": "Revision history",
-        "history_intro": "Earlier wording of this update, newest first, with why it changed.",
-        "replaced": "Replaced {when}",
-        "current_version": "Current version (revision {n})",
-        "last_updated": "Last updated {when}",
-        "full_update": "Full update",
-        "no_updates": "No updates yet.",
-        "no_demands": "No demands recorded yet.",
-        "follow": "Follow",
-        "atom": "Atom feed",
-        "calendar": "Calendar (iCal)",
-        "api": "JSON API",
-        "all_updates": "All updates",
-        "older": "Older updates",
-        "back": "Back to the strike status",
-        "posted": "Posted {when}",
-        "not_found_title": "Not found",
-        "not_found": "There is no public update at this address. It may not be published yet.",
-        "updates_title": "All updates — {union}",
-        "language_name": "English",
-        "language_nav": "Language",
-        "with": "Contract campaign with {employer}",
-        "none": "—",
-        "showing": "Showing the {n} most recent updates.",
-        "stale": "This page may be out of date: the latest news could not be loaded just now. "
-        "It shows what was known on {when}. Try again in a few minutes.",
-        "unavailable_title": "Temporarily unavailable",
-        "unavailable": "The latest news cannot be loaded just now. Try again in a few minutes.",
-    },
-    "es": {
-        "skip": "Saltar al contenido",
-        "title": "Estado de la huelga — {union}",
-        "description": "Qué está pasando en la huelga de {union}: estado, próximo paso, demandas.",
-        "current": "Situación actual",
-        "day": "Día {n} de la huelga",
-        "next_step": "Próximo paso",
-        "in": "en {span}",
-        "ago": "hace {span}",
-        "now": "ahora",
-        "demands": "Demandas",
-        "demand": "Demanda",
-        "union_ask": "Propuesta del sindicato",
-        "employer_offer": "Oferta del empleador",
-        "status": "Estado",
-        "last_change": "Último cambio",
-        "timeline": "Cronología",
-        "retracted": "Retirada",
-        "retracted_on": "Retirada el {when}",
-        "reason": "Motivo",
-        "corrected": "Corregida",
-        "edited": "Editada",
-        "revision": "Revisión {n}",
-        "history": "Historial de revisiones",
-        "history_intro": "Redacciones anteriores de esta actualización, de la más reciente a la "
-        "más antigua, con el motivo del cambio.",
-        "replaced": "Reemplazada el {when}",
-        "current_version": "Versión actual (revisión {n})",
-        "last_updated": "Última actualización: {when}",
-        "full_update": "Actualización completa",
-        "no_updates": "Aún no hay actualizaciones.",
-        "no_demands": "Aún no hay demandas registradas.",
-        "follow": "Seguir",
-        "atom": "Canal Atom",
-        "calendar": "Calendario (iCal)",
-        "api": "API JSON",
-        "all_updates": "Todas las actualizaciones",
-        "older": "Actualizaciones anteriores",
-        "back": "Volver al estado de la huelga",
-        "posted": "Publicada el {when}",
-        "not_found_title": "No encontrada",
-        "not_found": "No hay ninguna actualización pública en esta dirección. Puede que aún no "
-        "se haya publicado.",
-        "updates_title": "Todas las actualizaciones — {union}",
-        "language_name": "Español",
-        "language_nav": "Idioma",
-        "with": "Campaña por el contrato con {employer}",
-        "none": "—",
-        "showing": "Se muestran las {n} actualizaciones más recientes.",
-        "stale": "Es posible que esta página no esté al día: no se pudieron cargar las últimas "
-        "noticias. Muestra lo que se sabía el {when}. Vuelve a intentarlo en unos minutos.",
-        "unavailable_title": "No disponible por el momento",
-        "unavailable": "No se pueden cargar las últimas noticias en este momento. Vuelve a "
-        "intentarlo en unos minutos.",
-    },
-}
+TEXT = i18n.Words("web")
 
-_UNITS = {
-    "en": {"day": ("day", "days"), "hour": ("hour", "hours"), "minute": ("minute", "minutes")},
-    "es": {"day": ("día", "días"), "hour": ("hora", "horas"), "minute": ("minuto", "minutos")},
-}
-_AND = {"en": ", ", "es": " y "}
-_UNDER_A_MINUTE = {"en": "less than a minute", "es": "menos de un minuto"}
 
 BODY_PREVIEW = 600  # characters of a timeline body shown on the status page
 
@@ -144,19 +30,20 @@ def say(language: str, key: str, **values: object) -> str:
 
 
 def span(delta: timedelta, language: str) -> str:
-    """'2 days, 20 hours' / '2 días y 20 horas' (two largest units, whole minutes)."""
-    lang = i18n.pick(language)
+    """'2 days and 20 hours' / '2 días y 20 horas' (two largest units, whole minutes; CLDR
+    units and lists)."""
     minutes = int(abs(delta).total_seconds() // 60)
     if minutes < 1:
-        return _UNDER_A_MINUTE[lang]
+        return say(language, "under_a_minute")
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
     parts = [(days, "day"), (hours, "hour"), (mins, "minute")]
     shown = [(n, unit) for n, unit in parts if n][:2]
     if days and not hours:
         shown = [(days, "day")]
-    words = [f"{n} {_UNITS[lang][unit][0 if n == 1 else 1]}" for n, unit in shown]
-    return _AND[lang].join(words)
+    return i18n.format_list(
+        [i18n.format_duration(n, unit, language) for n, unit in shown], language, "unit"
+    )
 
 
 def countdown(target: datetime, now: datetime, language: str) -> str:
@@ -271,7 +158,7 @@ class OldVersionView:
     replaced_iso: str
     reason: str
     correction: bool
-    language: str = "en"
+    language: str = ""
 
     @property
     def revision_title(self) -> str:

@@ -22,6 +22,7 @@ from bot.ports import (
     VISIBLE_TEXT_PATTERN,
     Campaign,
     Demand,
+    DemandChange,
     DemandEvent,
     DemandStatus,
     Status,
@@ -129,10 +130,36 @@ class UpdateListOut(_Out):
     next: str | None = Field(description="URL of the next (older) page, or null on the last")
 
 
+class StaleOut(_Out):
+    since: datetime
+    edited: list[str] = Field(description="the language(s) whose edit made this one stale")
+    editor: str
+
+
 class AdminUpdateOut(UpdateDetailOut):
     author: str
     approved_by: str | None
     publish_at: datetime | None
+    stale: dict[str, StaleOut] = Field(
+        default_factory=dict,
+        description="languages whose text was written before another language's was edited: "
+        "update them, or confirm they still hold (POST /api/v1/admin/translations/confirm)",
+    )
+
+
+class ConfirmTranslationIn(_In):
+    target: str = Field(
+        pattern=r"^(update:[0-9]{1,10}|demand:[A-Za-z0-9_-]{1,64})$",
+        description="the text: update:12 or demand:pay",
+    )
+    language: str = Field(min_length=2, max_length=16, description="the stale language")
+    note: str = Field(default="", max_length=500, description="why it still holds (audited)")
+
+
+class ConfirmTranslationOut(_Out):
+    target: str
+    language: str
+    confirmed: bool = Field(description="false if that text was not stale")
 
 
 class DemandTextOut(_Out):
@@ -160,14 +187,25 @@ class DemandOut(_Out):
 
 class DemandEventOut(_Out):
     at: datetime
+    kind: DemandChange = Field(description="offer, edit, added or retired")
     status: DemandStatus
     offer: dict[str, str]
     source: str
-    note: str
+    note: str = Field(description="a note, or the reason for an edit or a retirement")
+    changes: dict[str, dict[str, list[str]]] = Field(
+        description="for an edit: per language, each field's [before, after]"
+    )
 
 
 class DemandDetailOut(DemandOut):
-    history: list[DemandEventOut] = Field(description="dated offers and status changes")
+    history: list[DemandEventOut] = Field(description="dated offers, status changes and edits")
+
+
+class DemandChangedOut(DemandDetailOut):
+    retired_at: datetime | None
+    announced_update_id: int | None = Field(
+        description="the update that announced the change, if `announce` was asked"
+    )
 
 
 class DemandListOut(_Out):
@@ -264,6 +302,55 @@ class DemandChangeIn(_In):
     )
     source: str = Field(min_length=1, max_length=SOURCE_MAX, pattern=NON_BLANK)
     note: str = Field(default="", max_length=NOTE_MAX, pattern=NO_NUL)
+    at: AwareDatetime | None = Field(
+        default=None,
+        description="when the offer was made, with its offset (default now; never later than "
+        "now): an offer may be recorded days after it was made",
+    )
+    announce: bool = Field(
+        default=False, description="also post an update about it to every subscribed channel"
+    )
+
+
+FactText = Annotated[str, Field(min_length=1, max_length=500, pattern=NON_BLANK)]
+
+
+class DemandWordingIn(_In):
+    """One language's wording; only the fields given change (`facts` replaces the list)."""
+
+    title: str | None = Field(
+        default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
+    )
+    summary: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
+    union_position: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
+    employer_offer: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
+    facts: list[FactText] | None = Field(default=None, max_length=20)
+
+
+class DemandEditIn(_In):
+    texts: dict[str, DemandWordingIn] = Field(
+        default_factory=dict, description="per language, the fields to change"
+    )
+    status: DemandStatus | None = None
+    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+    announce: bool = Field(
+        default=False, description="also post an update about it to every subscribed channel"
+    )
+
+
+class DemandAddIn(_In):
+    key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    texts: dict[str, DemandWordingIn] = Field(
+        min_length=1, description="per language; the campaign's first needs a title"
+    )
+    status: DemandStatus = DemandStatus.OPEN
+    reason: str = Field(default="", max_length=NOTE_MAX, pattern=NO_NUL)
+    announce: bool = False
+
+
+class DemandRetireIn(_In):
+    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+    announce: bool = False
 
 
 # -- domain -> wire ------------------------------------------------------------------
@@ -366,10 +453,12 @@ def demand_out(demand: Demand, language: str) -> dict[str, Any]:
 def demand_event_out(event: DemandEvent) -> DemandEventOut:
     return DemandEventOut(
         at=event.at,
+        kind=event.kind,
         status=event.status,
         offer=dict(event.offer),
         source=event.source,
         note=event.note,
+        changes={lang: {k: list(v) for k, v in f.items()} for lang, f in event.changes.items()},
     )
 
 

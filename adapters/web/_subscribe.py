@@ -25,6 +25,7 @@ from bot.ports import (
     PluginContext,
     TooManySignups,
     choice_text,
+    i18n,
 )
 
 from ._app import HTML, state_of
@@ -33,112 +34,13 @@ from ._present import page_prefix
 
 log = logging.getLogger("strikebot.web")
 
-OWN_NAME = {"en": "English", "es": "Español"}  # each language offered in its own words
 FIELD_MAX = 2_000  # longer form values are cut before anything reads them
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "link": "Get updates by text or e-mail",
-        "title": "Get strike updates by text or e-mail — {union}",
-        "heading": "Get strike updates by text or e-mail",
-        "intro": "No app or account needed. Give your e-mail address, your mobile number, or "
-        "both. We send a message to confirm; nothing else arrives until you do.",
-        "email_label": "E-mail address",
-        "email_hint": "For example maria@example.com",
-        "phone_label": "Mobile number (for text messages)",
-        "phone_hint": "For example (213) 555-0123",
-        "receive_legend": "What do you want to receive?",
-        "language_legend": "Language",
-        "consent": "By signing up you agree to receive messages from {union} about the strike "
-        "at the address or number you give. Texts: message and data rates may apply; reply "
-        "STOP to stop, HELP for help. Every e-mail has a one-click unsubscribe link.",
-        "button": "Sign me up",
-        "problem": "Please check this",
-        "missing": "Write your e-mail address or your mobile number.",
-        "unavailable": "Sign-up by text or e-mail is not available yet. Follow the strike on "
-        "this page, or with the feed and calendar linked below.",
-        "privacy_heading": "What we keep",
-        "privacy": "Only your address or number, your language, what you chose, and when and "
-        "how you signed up and confirmed. We never show it to anyone or use it for anything "
-        "else. If you do not confirm within {hours} hours, we delete it; when you "
-        "unsubscribe, we delete it at once.",
-        "sent_title": "Check your e-mail or phone",
-        "sent_email": "If {what} can receive e-mail, a message to confirm is on its way. Open "
-        "it and press the button inside. Nothing else will be sent until you do.",
-        "sent_phone": "If the number can receive texts, a text is on its way. Reply YES to "
-        "confirm. Nothing else will be sent until you do.",
-        "sent_note": "Nothing arrived after 10 minutes? Check your spam folder, or try again.",
-        "this_address": "the address",
-        "too_many_title": "Please wait a little",
-        "confirm_title": "Confirm your sign-up",
-        "confirm_what": "You asked to get {choice} about the strike by {how}, in {language}.",
-        "confirm_button": "Yes, send me updates",
-        "confirmed_title": "You are signed up",
-        "confirmed_what": "You will get {choice} about the strike by {how}, in {language}.",
-        "confirmed_stop": "To stop, use the unsubscribe link in any e-mail, or reply STOP to "
-        "any text.",
-        "expired_title": "This link no longer works",
-        "again": "Sign up again",
-        "email": "e-mail",
-        "phone": "text message",
-        "en": "English",
-        "es": "Spanish",
-    },
-    "es": {
-        "link": "Recibe las noticias por mensaje de texto o correo",
-        "title": "Recibe las noticias de la huelga por texto o correo — {union}",
-        "heading": "Recibe las noticias de la huelga por texto o correo",
-        "intro": "No necesitas ninguna aplicación ni cuenta. Da tu correo electrónico, tu "
-        "número de celular, o ambos. Te enviamos un mensaje para confirmar; no llegará nada "
-        "más hasta que confirmes.",
-        "email_label": "Correo electrónico",
-        "email_hint": "Por ejemplo maria@ejemplo.com",
-        "phone_label": "Número de celular (para mensajes de texto)",
-        "phone_hint": "Por ejemplo (213) 555-0123",
-        "receive_legend": "¿Qué quieres recibir?",
-        "language_legend": "Idioma",
-        "consent": "Al suscribirte aceptas recibir mensajes de {union} sobre la huelga en el "
-        "correo o número que des. Textos: pueden aplicarse tarifas de mensajes y datos; "
-        "responde STOP para cancelar, AYUDA para ayuda. Cada correo trae un enlace para "
-        "cancelar con un clic.",
-        "button": "Suscribirme",
-        "problem": "Revisa esto, por favor",
-        "missing": "Escribe tu correo electrónico o tu número de celular.",
-        "unavailable": "La suscripción por texto o correo todavía no está disponible. Sigue la "
-        "huelga en esta página, o con el canal y el calendario de abajo.",
-        "privacy_heading": "Qué guardamos",
-        "privacy": "Solo tu correo o número, tu idioma, lo que elegiste, y cuándo y cómo te "
-        "suscribiste y confirmaste. Nunca lo mostramos a nadie ni lo usamos para otra cosa. "
-        "Si no confirmas en {hours} horas, lo borramos; si cancelas la suscripción, lo "
-        "borramos al momento.",
-        "sent_title": "Revisa tu correo o tu teléfono",
-        "sent_email": "Si {what} puede recibir correo, va en camino un mensaje para confirmar. "
-        "Ábrelo y pulsa el botón. No se enviará nada más hasta que confirmes.",
-        "sent_phone": "Si el número puede recibir textos, va en camino un mensaje. Responde SÍ "
-        "para confirmar. No se enviará nada más hasta que confirmes.",
-        "sent_note": "¿No llegó nada en 10 minutos? Revisa la carpeta de spam o inténtalo de "
-        "nuevo.",
-        "this_address": "la dirección",
-        "too_many_title": "Espera un poco, por favor",
-        "confirm_title": "Confirma tu suscripción",
-        "confirm_what": "Pediste recibir {choice} de la huelga por {how}, en {language}.",
-        "confirm_button": "Sí, envíenme las noticias",
-        "confirmed_title": "Quedaste suscrito",
-        "confirmed_what": "Recibirás {choice} de la huelga por {how}, en {language}.",
-        "confirmed_stop": "Para dejar de recibirlas, usa el enlace para cancelar de cualquier "
-        "correo o responde STOP a cualquier texto.",
-        "expired_title": "Este enlace ya no funciona",
-        "again": "Suscribirme de nuevo",
-        "email": "correo electrónico",
-        "phone": "mensaje de texto",
-        "en": "inglés",
-        "es": "español",
-    },
-}
+WORDS = i18n.Words("web.subscribe")
 
 
 def add_routes(app: web.Application, campaign: Campaign) -> None:
@@ -227,7 +129,7 @@ def _confirm_page_handler(lang: str) -> Any:
         line = w["confirm_what"].format(
             choice=choice_text(pending.choice, lang),
             how=w[str(pending.contact)],
-            language=w[pending.language],
+            language=i18n.language_name(pending.language, lang),
         )
         return _message(
             request, lang, w["confirm_title"], [line], confirm_button=w["confirm_button"]
@@ -247,7 +149,7 @@ def _confirm_handler(lang: str) -> Any:
         line = w["confirmed_what"].format(
             choice=choice_text(done.choice, lang),
             how=w[str(done.contact)],
-            language=w[done.language],
+            language=i18n.language_name(done.language, lang),
         )
         return _message(request, lang, w["confirmed_title"], [line, w["confirmed_stop"]])
 
@@ -293,7 +195,9 @@ def _form(
             "language": values.get("language") or lang,
         },
         choices=[{"value": str(c), "label": _capital(choice_text(c, lang))} for c in Choice],
-        languages=[{"value": code, "label": OWN_NAME[code]} for code in ctx.campaign.languages],
+        languages=[
+            {"value": code, "label": i18n.language_name(code)} for code in ctx.campaign.languages
+        ],
     )
     return _render(request, "subscribe.html", context, status)
 
@@ -320,11 +224,8 @@ def _message(
 
 
 def _expired(request: web.Request, lang: str) -> web.Response:
-    text = {
-        "en": "This confirmation link has expired or was already used. Nothing was changed.",
-        "es": "Este enlace de confirmación venció o ya se usó. No se cambió nada.",
-    }[lang]
     w = WORDS[lang]
+    text = w["expired_link"]
     return _message(request, lang, w["expired_title"], [text], again=w["again"], status=404)
 
 

@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.admin import Admin
-from bot.clock import Clock, utcnow
+from bot.cli._shared import moment_type
+from bot.clock import Clock, shifted_clock
 from bot.config import Settings, StrikeConfig, load_config
 from bot.errors import StrikebotError
 from bot.plugins import installed_plugins
@@ -50,10 +51,14 @@ class CliContext:
 
 @asynccontextmanager
 async def open_context(
-    args: argparse.Namespace, *, seed: bool = True, clock: Clock = utcnow
+    args: argparse.Namespace, *, seed: bool = True, clock: Clock | None = None
 ) -> AsyncIterator[CliContext]:
-    """Load settings and config, open (and migrate) the store, seed the campaign."""
+    """Load settings and config, open (and migrate) the store, seed the campaign. The clock
+    is real time, or the replayed time of `strikebot --now TIME COMMAND`."""
     from bot.seed import apply_seed
+
+    if clock is None:
+        clock = shifted_clock(getattr(args, "clock_now", None))
 
     settings = Settings.from_env()
     config_path = args.config or settings.config_path
@@ -88,6 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--database-url", help="database URL (default: $STRIKEBOT_DATABASE_URL or SQLite in ./data)"
     )
+    parser.add_argument(
+        "--now",
+        dest="clock_now",
+        metavar="TIME",
+        type=moment_type,
+        help="replay: every time this command records or compares reads TIME, e.g. to "
+        "subscribe a channel during `strikebot run --now` (ISO 8601 with offset, "
+        "e.g. 2019-01-17T12:00-08:00)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -115,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StrikebotError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return exc.exit_code
-    args = parser.parse_args(argv)
+    from bot.cli._shared import language_flags
+
+    args = parser.parse_args(language_flags(sys.argv[1:] if argv is None else argv))
     handler: Handler = args.handler
     try:
         return asyncio.run(handler(args))

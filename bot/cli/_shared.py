@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot import i18n
 from bot.auth import CLI_ACTOR
 from bot.clock import parse_moment as parse_offset_moment
 from bot.errors import InvalidInput
@@ -221,6 +223,9 @@ def demand_event_json(event: DemandEvent) -> dict[str, Any]:
         "source": event.source,
         "recorded_by": event.recorded_by,
         "note": event.note,
+        "kind": str(event.kind),
+        "changes": {lang: {k: list(v) for k, v in f.items()} for lang, f in event.changes.items()},
+        "recorded_at": iso(event.recorded_at),
     }
 
 
@@ -230,6 +235,7 @@ def demand_json(demand: Demand) -> dict[str, Any]:
         "position": demand.position,
         "status": str(demand.status),
         "updated_at": iso(demand.updated_at),
+        "retired_at": iso(demand.retired_at),
         "texts": demand_texts_to_json(demand.texts),
         "history": [demand_event_json(e) for e in demand.history],
     }
@@ -298,3 +304,32 @@ def state_label(update: Update, zone_name: str) -> str:
 def shorten(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# `--es-headline TEXT`, `--headline-es=TEXT`, `--ko-body-file PATH`, `--offer-es TEXT`: a
+# field's flag with any language code the bot has a catalogue for, read as
+# `--text es headline TEXT` (post, edit) or `--offer-in es TEXT` (demand set).
+_CODE = r"[a-z]{2,3}(?:_[A-Za-z0-9]{2,8})?"
+_FIELD = r"headline|body-file|body|next-step|offer"
+_LANGUAGE_FLAG = re.compile(
+    rf"--(?:(?P<code1>{_CODE})-(?P<field1>{_FIELD})|(?P<field2>{_FIELD})-(?P<code2>{_CODE}))"
+    r"(?:=(?P<value>.*))?",
+    re.DOTALL,
+)
+
+
+def language_flags(argv: Sequence[str]) -> list[str]:
+    """`argv` with each per-language field flag spelled the general way."""
+    known = set(i18n.languages())
+    result: list[str] = []
+    for token in argv:
+        match = _LANGUAGE_FLAG.fullmatch(token)
+        code = match and (match["code1"] or match["code2"])
+        if match is None or code not in known:
+            result.append(token)
+            continue
+        name = (match["field1"] or match["field2"]).replace("-", "_")
+        result += ["--offer-in", code] if name == "offer" else ["--text", code, name]
+        if match["value"] is not None:
+            result.append(match["value"])
+    return result

@@ -211,9 +211,12 @@ async def send_now_command(args: argparse.Namespace) -> int:
                 "No channel has a briefing to send. Name one with --channel, or turn briefings "
                 "on with `strikebot briefing set`."
             )
-        now = ctx.clock()
+        now, actor = ctx.clock(), actor_from(args)
         queued = [
-            {"channel": sub.address, "delivery_id": await send_now(ctx.store, campaign, sub, now)}
+            {
+                "channel": sub.address,
+                "delivery_id": await send_now(ctx.store, campaign, sub, now, actor),
+            }
             for sub in subs
         ]
         if args.json:

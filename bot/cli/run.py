@@ -54,7 +54,7 @@ async def handle(args: argparse.Namespace) -> int:
         f"(database: {_database_label(settings.database_url)}, pid {os.getpid()}). "
         "Press Ctrl+C to stop."
     )
-    await serve(settings, config, clock=shifted_clock(args.now))
+    await serve(settings, config, clock=shifted_clock(args.now or args.clock_now))
     out.print("strikebot stopped cleanly.")
     return 0
 

@@ -165,7 +165,7 @@ def _print_status(
             out.print(f"Next step: {escape(text.next_step)}{when}")
     if demand_counts:
         parts = [
-            f"{n} {i18n.DEMAND_STATUS_LABELS[i18n.pick(language)][DemandStatus(s)].lower()}"
+            f"{n} {i18n.demand_status_label(DemandStatus(s), language).lower()}"
             for s, n in sorted(demand_counts.items())
         ]
         out.print(f"Demands: {sum(demand_counts.values())} ({', '.join(parts)})")

@@ -2,6 +2,7 @@
 
     strikebot post --status strike_on --urgency urgent \\
         --headline "The strike is on" --es-headline "Comienza la huelga" \\
+        (any language: --text LANG headline|body|body-file|next-step TEXT, or --LANG-headline)
         --next-step "Picket at your school from 7:00 AM" --next-step-at "2019-01-14 07:00"
     strikebot edit 4 --body "Corrected time: 7:30 AM" --reason "wrong start time" --correction
     strikebot retract 4 --reason "posted to the wrong campaign"
@@ -37,10 +38,9 @@ from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
 from bot.errors import InvalidInput, NotFound
 from bot.messages import update_message, update_url
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
-from bot.parsing import parse_status, parse_timezone, parse_urgency
+from bot.parsing import parse_language, parse_status, parse_timezone, parse_urgency
 from bot.reach import cost_sections, reach
-
-SECOND_LANGUAGE = "es"
+from bot.translations import StaleText, update_target
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,7 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> None:
     text = parser.add_argument_group(
-        "text", "in the campaign's first language; --es-* give the Spanish text"
+        "text",
+        "in the campaign's first language (or --lang); another language's text with --text, "
+        "or with the field's flag and the language code: --es-headline, --ko-body, ...",
+    )
+    text.add_argument(
+        "--lang", metavar="LANG", help="the language of --headline, --body and --next-step"
     )
     text.add_argument(
         "--headline",
@@ -95,11 +100,13 @@ def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> 
         "--next-step", metavar="TEXT", help='what happens next, e.g. "Talks continue Saturday"'
     )
     text.add_argument(
-        "--es-headline", "--headline-es", dest="es_headline", metavar="TEXT", help="en español"
+        "--text",
+        nargs=3,
+        action="append",
+        metavar=("LANG", "FIELD", "TEXT"),
+        help="one field in another language: --text es headline 'Comienza la huelga' "
+        "(FIELD: headline, body, body_file, next_step)",
     )
-    text.add_argument("--es-body", "--body-es", dest="es_body", metavar="TEXT")
-    text.add_argument("--es-body-file", metavar="PATH", help="Spanish body from a file")
-    text.add_argument("--es-next-step", "--next-step-es", dest="es_next_step", metavar="TEXT")
 
 
 def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -283,8 +290,8 @@ async def edit_handler(args: argparse.Namespace) -> int:
         )
         if changes == Changes():
             raise InvalidInput(
-                "Nothing to change: give --headline, --body, --next-step (or their --es- "
-                "versions), --status, --urgency or --next-step-at."
+                "Nothing to change: give --headline, --body, --next-step (or --text for "
+                "another language), --status, --urgency or --next-step-at."
             )
         update = await ctx.admin.edit(
             actor, args.update_id, changes, reason=args.reason, correction=args.correction
@@ -353,14 +360,37 @@ async def show_handler(args: argparse.Namespace) -> int:
         campaign = ctx.admin.campaign
         update = await _get(ctx, args.update_id)
         outbox = await _outbox(ctx, update.id)
+        async with ctx.store.read() as tx:
+            stale = await tx.stale_texts(update_target(update.id))
         if args.json:
-            print_json({"update": update_json(update, campaign), "outbox": outbox})
+            print_json(
+                {
+                    "update": update_json(update, campaign),
+                    "outbox": outbox,
+                    "stale": {s.language: stale_json(s) for s in stale},
+                }
+            )
             return 0
         _print_update(update, campaign, outbox)
+        for mark in stale:
+            out.print(
+                f"[yellow]The {mark.language} text is stale[/]: written before the "
+                f"{mark.edited.replace(',', ', ')} text was edited "
+                f"({local(mark.since, campaign.timezone)}). Update it, or confirm it still "
+                f"holds: strikebot translations confirm update:{update.id} {mark.language}"
+            )
         return 0
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def stale_json(mark: StaleText) -> dict[str, object]:
+    return {
+        "since": mark.since.isoformat(),
+        "edited": mark.edited.split(","),
+        "editor": mark.editor,
+    }
 
 
 async def _get(ctx: CliContext, update_id: int) -> Update:
@@ -397,27 +427,29 @@ async def _outbox(ctx: CliContext, update_id: int) -> dict[str, dict[str, int]]:
 def _texts(
     args: argparse.Namespace, campaign: Campaign, *, current: Update | None
 ) -> dict[str, UpdateText]:
-    """The texts given on the command line, merged field by field over `current`'s."""
-    default = campaign.default_language
+    """The texts given on the command line, per language, merged field by field over
+    `current`'s."""
+    main = parse_language(args.lang, campaign.languages) if args.lang else campaign.default_language
     given: dict[str, dict[str, str | None]] = {
-        default: {
+        main: {
             "headline": args.headline,
             "body": _body(args.body, args.body_file, "--body"),
             "next_step": args.next_step,
         },
     }
-    spanish = {
-        "headline": args.es_headline,
-        "body": _body(args.es_body, args.es_body_file, "--es-body"),
-        "next_step": args.es_next_step,
-    }
-    if any(v is not None for v in spanish.values()):
-        if default == SECOND_LANGUAGE:
+    for code, name, value in args.text or []:
+        language = parse_language(code, campaign.languages)
+        field = name.strip().lower().replace("-", "_")
+        fields = given.setdefault(language, {"headline": None, "body": None, "next_step": None})
+        if field == "body_file":
+            field, value = "body", _body(None, value, f"--{language}-body-file")
+        if field not in fields:
             raise InvalidInput(
-                "Spanish is this campaign's first language: give the text with --headline, "
-                "--body and --next-step, without --es-."
+                f"--text {code} {name}: a field is headline, body, body_file or next_step."
             )
-        given[SECOND_LANGUAGE] = spanish
+        if fields[field] is not None:
+            raise InvalidInput(f"The {language!r} {field} is given twice; give it once.")
+        fields[field] = value
     texts: dict[str, UpdateText] = {}
     for language, fields in given.items():
         if all(v is None for v in fields.values()):
@@ -425,7 +457,7 @@ def _texts(
         base = current.texts.get(language) if current is not None else None
         headline = fields["headline"]
         if base is None and headline is None:
-            flag = "--headline" if language == default else "--es-headline"
+            flag = "--headline" if language == main else f"--{language}-headline"
             raise InvalidInput(
                 f"The {language!r} text needs a headline too: add {flag}."
                 if current is None

@@ -7,7 +7,7 @@ nothing a person types makes an exception escape.
 
 Language: the context's locale when the bot speaks it, else the channel's subscription
 language, else the campaign's. Times: the context's time zone, else the channel's, else the
-campaign's. Sentences live in `bot/locales/commands.toml`.
+campaign's. Sentences live in the gettext catalogues in `bot/locales/` (`bot.i18n`).
 
 The parts: `_context` (who asks, the reply, the one path every command runs), `_questions`
 (what members ask), `_admin` (what admins order), `_text` (the typed form). Reading what

@@ -13,7 +13,8 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.admin import Changes, Draft
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.locales import invalid, not_found, say
+from bot.errors import InvalidInput
+from bot.locales import in_every_language, invalid, not_found, say
 from bot.messages import update_message
 from bot.models import (
     QuietHours,
@@ -43,7 +44,8 @@ from bot.parsing import (
 from bot.reach import reach
 from bot.rules import check_reason, check_update_text, clean_text
 
-TextsEs = UpdateText | Mapping[str, str] | None
+# Another language's wording: an UpdateText, or {"headline": ..., "body": ..., "next_step": ...}.
+OtherText = UpdateText | Mapping[str, str]
 EXAMPLES = {
     "post": '/strike post strike_on "…" "…" urgency=urgent',
     "edit": '/strike edit 12 reason="…" body="…"',
@@ -94,16 +96,27 @@ class AdminOrders(CommandsBase):
         next_step: str = "",
         urgency: Urgency | str = "routine",
         publish_at: datetime | str | None = None,
-        texts_es: TextsEs = None,
+        texts: Mapping[str, OtherText] | None = None,
         next_step_at: datetime | str | None = None,
+        language: str | None = None,
     ) -> Reply:
         """Post an update now (or at `publish_at`). Times without an offset are in the
-        asker's time zone. `texts_es` is the Spanish wording (headline, body, next_step)."""
+        asker's time zone. `headline`, `body` and `next_step` are in `language` (default:
+        the campaign's first); `texts` holds other languages' wordings, by language."""
         return await self._run(
             ctx,
             "post",
             lambda a: self._post(
-                a, status, headline, body, next_step, urgency, publish_at, texts_es, next_step_at
+                a,
+                status,
+                headline,
+                body,
+                next_step,
+                urgency,
+                publish_at,
+                texts,
+                next_step_at,
+                language,
             ),
         )
 
@@ -187,8 +200,6 @@ class AdminOrders(CommandsBase):
         return Reply(self._subscription_card(saved, a.language))
 
     def _subscription_card(self, sub: Subscription, lang: str) -> OutboundMessage:
-        language_names = {"en": ("English", "inglés"), "es": ("Spanish", "español")}
-        names = language_names.get(sub.language, (sub.language, sub.language))
         urgencies = ", ".join(
             i18n.urgency_label(u, lang) for u in Urgency if u in sub.urgencies
         )  # Urgency iterates in order: routine, important, urgent
@@ -215,7 +226,7 @@ class AdminOrders(CommandsBase):
             body=say(lang, "subscribed_body"),
             language=lang,
             fields=(
-                Field(say(lang, "setting_language"), names[1] if lang == "es" else names[0], True),
+                Field(say(lang, "setting_language"), i18n.language_name(sub.language, lang), True),
                 Field(say(lang, "setting_urgencies"), urgencies, True),
                 Field(say(lang, "setting_timezone"), sub.timezone, True),
                 Field(say(lang, "setting_briefing"), briefing),
@@ -246,16 +257,24 @@ class AdminOrders(CommandsBase):
         next_step: object,
         urgency: object,
         publish_at: object,
-        texts_es: object,
+        others: object,
         next_step_at: object,
+        language: object = None,
     ) -> Reply:
         actor, lang = a.ctx.actor, a.language
         self.admin.admins.require(actor, "post updates")
         draft_status = parse_status(status)
         draft_urgency = parse_urgency(urgency or "routine")
-        texts = {self.campaign.default_language: _update_text(headline, body, next_step)}
-        if texts_es is not None and "es" in self.campaign.languages:
-            texts.setdefault("es", _update_text_es(texts_es))
+        languages = self.campaign.languages
+        main = self.campaign.default_language
+        if language is not None and str(language).strip():
+            main = parse_language(language, languages)
+        texts = {main: _update_text(headline, body, next_step)}
+        for code, value in (others if isinstance(others, Mapping) else {}).items():
+            other = parse_language(code, languages)
+            if other in texts:
+                raise invalid("text_twice", language=other)
+            texts[other] = _other_text(value, other)
         now = self.clock()
         embargo = None
         if publish_at is not None and str(publish_at).strip():
@@ -387,16 +406,28 @@ def _update_text(headline: object, body: object, next_step: object) -> UpdateTex
     return check_update_text(headline, body, next_step)
 
 
-def _update_text_es(value: object) -> UpdateText:
+def _missing_headline(language: str) -> InvalidInput:
+    return in_every_language(
+        InvalidInput,
+        lambda lang: say(
+            lang,
+            "missing_language_headline",
+            name=i18n.language_name(language, lang),
+            language=language,
+        ),
+    )
+
+
+def _other_text(value: object, language: str) -> UpdateText:
     if isinstance(value, UpdateText):
         return _update_text(value.headline, value.body, value.next_step)
     if isinstance(value, Mapping):
         if not clean_text(value.get("headline") or ""):
-            raise invalid("missing_es_headline")
+            raise _missing_headline(language)
         return _update_text(
             value.get("headline"), value.get("body", ""), value.get("next_step", "")
         )
-    raise invalid("missing_es_headline")
+    raise _missing_headline(language)
 
 
 def _reason(value: object, example: str) -> str:

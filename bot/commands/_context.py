@@ -129,11 +129,7 @@ class CommandsBase:
         )
 
     def _hinted_language(self, ctx: CommandContext) -> str:
-        if ctx.locale:
-            code = str(ctx.locale).replace("_", "-").split("-")[0].lower()
-            if code in i18n.LANGUAGES:
-                return code
-        return i18n.pick(self.campaign.default_language)
+        return i18n.supported(ctx.locale) or i18n.pick(self.campaign.default_language)
 
     async def _asker(self, ctx: CommandContext) -> Asker:
         async with self.store.read() as tx:
@@ -181,6 +177,4 @@ def _who(ctx: CommandContext) -> str:
 
 
 def _supported_locale(locale: str | None) -> bool:
-    if not locale:
-        return False
-    return str(locale).replace("_", "-").split("-")[0].lower() in i18n.LANGUAGES
+    return i18n.supported(locale) is not None

@@ -4,7 +4,7 @@ the next step, help; and the pickers platforms use for autocomplete."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -16,7 +16,7 @@ from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.families import family_answers
 from bot.locales import invalid, not_found, say, short
 from bot.messages import fit, page_url, update_message, update_url
-from bot.models import Demand, Status, Update
+from bot.models import Demand, DemandChange, Status, Update, UpdateState
 from bot.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.parsing import parse_count
 from bot.rules import clean_text
@@ -66,11 +66,14 @@ class Questions(CommandsBase):
                 out.append((demand.key, title))
         return out[:25]
 
-    async def recent_updates(self, n: int = 10) -> list[Update]:
-        """The newest updates of every state (pending approval and scheduled too): what an
-        admin picks from to edit, retract or approve."""
+    async def recent_updates(
+        self, n: int = 10, states: Collection[UpdateState] | None = None
+    ) -> list[Update]:
+        """The newest updates written, of `states` (every state when None: pending approval
+        and scheduled too): what an admin picks from to edit, retract or approve. Read
+        through the primary key, newest first, whatever the length of the campaign."""
         async with self.store.read() as tx:
-            return await tx.list_updates(self.clock(), limit=max(1, min(n, 25)), visible_only=False)
+            return await tx.recent_updates(self.clock(), limit=max(1, min(n, 25)), states=states)
 
     async def _status(self, a: Asker) -> Reply:
         lang, now = a.language, self.clock()
@@ -218,7 +221,15 @@ class Questions(CommandsBase):
             )
             status = i18n.demand_status_label(event.status, lang)
             offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
-            if offer:
+            if event.kind is DemandChange.EDIT:
+                edited = event.changes.get(lang) or next(iter(event.changes.values()), {})
+                fields = ", ".join(edited) or status
+                lines.append(say(lang, "history_edit", date=day, fields=fields, reason=event.note))
+            elif event.kind is DemandChange.ADDED:
+                lines.append(say(lang, "history_added", date=day))
+            elif event.kind is DemandChange.RETIRED:
+                lines.append(say(lang, "history_retired", date=day, reason=event.note))
+            elif offer:
                 lines.append(
                     say(
                         lang,
@@ -332,7 +343,7 @@ class Questions(CommandsBase):
         fields: tuple[Field, ...] = ()
         if a.is_admin:
             admin_keys = ("help_post", "help_edit", "help_retract", "help_approve",
-                          "help_subscribe", "help_unsubscribe")  # fmt: skip
+                          "help_demand_change", "help_subscribe", "help_unsubscribe")  # fmt: skip
             lines = [say(lang, key) for key in admin_keys]
             lines.append(say(lang, "help_statuses", statuses=", ".join(s.value for s in Status)))
             fields = (Field(say(lang, "help_admin_title"), "\n".join(lines)),)

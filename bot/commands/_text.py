@@ -5,48 +5,53 @@ Slack's text argument use)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
+from bot import i18n
 from bot.commands._admin import EXAMPLES, AdminOrders
 from bot.commands._context import Asker, CommandContext, Reply
-from bot.commands._questions import Questions
+from bot.commands._demands import DEMAND_FLAGS, DEMAND_OPTIONS, DemandOrders, wants_change
 from bot.errors import StrikebotError
 from bot.locales import invalid, short
 from bot.parsing import tokenize
 
-# Names a person may type (English, Spanish, short forms) -> the command.
-_ALIASES: dict[str, str] = {
-    "status": "status", "estado": "status", "st": "status",
-    "demands": "demands", "demandas": "demands",
-    "demand": "demand", "demanda": "demand",
-    "timeline": "timeline", "history": "timeline", "cronologia": "timeline",
-    "cronología": "timeline", "historial": "timeline",
-    "next": "next", "siguiente": "next",
-    "help": "help", "ayuda": "help", "?": "help",
-    "subscribe": "subscribe", "suscribir": "subscribe",
-    "unsubscribe": "unsubscribe", "desuscribir": "unsubscribe",
-    "post": "post", "publicar": "post",
-    "edit": "edit", "editar": "edit",
-    "retract": "retract", "retirar": "retract",
-    "approve": "approve", "aprobar": "approve",
-}  # fmt: skip
 COMMAND_NAMES = ("status", "demands", "demand", "timeline", "next", "help", "subscribe",
                  "unsubscribe", "post", "edit", "retract", "approve")  # fmt: skip
-_PREFIXES = {"strike", "huelga"}
 # What each command is called in each language, for platforms that list commands by name
 # (Telegram's menus). Every name here is one `handle` understands.
-LOCALIZED_NAMES: dict[str, dict[str, str]] = {
-    "en": {name: name for name in COMMAND_NAMES},
-    "es": {"status": "estado", "demands": "demandas", "demand": "demanda",
-           "timeline": "cronologia", "next": "siguiente", "help": "ayuda",
-           "subscribe": "suscribir", "unsubscribe": "desuscribir", "post": "publicar",
-           "edit": "editar", "retract": "retirar", "approve": "aprobar"},
-}  # fmt: skip
+LOCALIZED_NAMES = i18n.Words("command_names")
+ALIASES = i18n.Words("command_aliases")
+PREFIX = i18n.Phrase("command_prefix.word")
+
+
+# Short forms that name a command in any language.
+_SHORT_FORMS = {"st": "status", "?": "help"}
+
+
+@cache
+def _aliases(languages: tuple[str, ...]) -> dict[str, str]:
+    """Every word that names a command in any language the bot speaks: its name there
+    (`command_names.<command>`) and other words for it (`command_aliases.<command>`)."""
+    found = dict(_SHORT_FORMS)
+    for language in reversed(languages):
+        for command in COMMAND_NAMES:
+            found[command] = command
+            words = [LOCALIZED_NAMES[language][command]]
+            words += ALIASES[language].get(command, "").split()
+            for word in words:
+                found[word.lower()] = command
+    return found
+
+
+def _prefixes(languages: tuple[str, ...]) -> set[str]:
+    return {PREFIX[lang].lower() for lang in languages}
 
 
 def command_named(word: str) -> str | None:
-    """The command a typed word names (English, Spanish or a short form), or None."""
-    return _ALIASES.get(word.strip().lower().lstrip("/"))
+    """The command a typed word names (in any language the bot speaks, or a short form),
+    or None."""
+    return _aliases(i18n.languages()).get(word.strip().lower().lstrip("/"))
 
 
 # Named options of the typed form (`key=value`), alias -> parameter.
@@ -63,10 +68,21 @@ _POST_OPTIONS = {
     "body": "body", "next": "next_step", "next_step": "next_step",
     "when": "next_step_at", "next_step_at": "next_step_at",
     "urgency": "urgency", "at": "publish_at", "publish_at": "publish_at",
-    "embargo": "publish_at",
-    "headline_es": "headline_es", "body_es": "body_es",
-    "next_es": "next_step_es", "next_step_es": "next_step_es",
+    "embargo": "publish_at", "lang": "language", "language": "language",
 }  # fmt: skip
+# Another language's text in the typed form: headline_es=, body_ko=, next_es=, next_step_es=.
+_POST_TEXT_OPTIONS = {"headline": "headline", "body": "body", "next": "next_step",
+                      "next_step": "next_step"}  # fmt: skip
+
+
+def _post_options(languages: Sequence[str]) -> dict[str, str]:
+    options = dict(_POST_OPTIONS)
+    for code in languages:
+        for key, field in _POST_TEXT_OPTIONS.items():
+            options[f"{key}_{code}".lower()] = f"{field}@{code}"
+    return options
+
+
 _EDIT_OPTIONS = {
     "headline": "headline", "body": "body", "next": "next_step", "next_step": "next_step",
     "when": "next_step_at", "next_step_at": "next_step_at", "status": "status",
@@ -84,7 +100,7 @@ _ADMIN_ONLY = {
 }
 
 
-class TypedForm(Questions, AdminOrders):
+class TypedForm(DemandOrders, AdminOrders):
     """Every command, and the typed text that names one."""
 
     async def handle(self, ctx: CommandContext, text: str) -> Reply:
@@ -94,12 +110,12 @@ class TypedForm(Questions, AdminOrders):
             tokens = tokenize(text)
         except StrikebotError as exc:
             return await self._run(ctx, "unknown", _raising(exc))
-        while tokens and tokens[0].lower().lstrip("/") in _PREFIXES:
+        while tokens and tokens[0].lower().lstrip("/") in _prefixes(i18n.languages()):
             tokens = tokens[1:]
         if not tokens:
             return await self._run(ctx, "help", self._help)
         word = tokens[0].lower().lstrip("/")
-        name = _ALIASES.get(word)
+        name = _aliases(i18n.languages()).get(word)
         if name is None:
             return await self._run(
                 ctx, "unknown", _raising(invalid("unknown_command", name=short(tokens[0])))
@@ -121,6 +137,9 @@ class TypedForm(Questions, AdminOrders):
             }
             return await simple[name](a)
         if name == "demand":
+            positional, options = _options(args, DEMAND_OPTIONS, flags=DEMAND_FLAGS)
+            if wants_change(positional, options):
+                return await self._change_demand(a, positional, options)
             return await self._demand(a, " ".join(args))
         if name == "timeline":
             _no_more(name, args[1:], "/strike timeline 5")
@@ -150,18 +169,17 @@ class TypedForm(Questions, AdminOrders):
         return await self._approve(a, args[0])
 
     async def _typed_post(self, a: Asker, args: list[str]) -> Reply:
-        positional, options = _options(args, _POST_OPTIONS)
+        positional, options = _options(args, _post_options(self.campaign.languages))
         if len(positional) < 2:
             raise invalid("missing_post")
         body = options.pop("body", "")
         if len(positional) >= 3:
             body = positional[2]
         _no_more("post", positional[3:], EXAMPLES["post"])
-        es = {
-            key.removesuffix("_es"): options.pop(key)
-            for key in ("headline_es", "body_es", "next_step_es")
-            if key in options
-        }
+        others: dict[str, dict[str, str]] = {}
+        for key in [k for k in options if "@" in k]:
+            field, _, code = key.partition("@")
+            others.setdefault(code, {})[field] = options.pop(key)
         return await self._post(
             a,
             positional[0],
@@ -170,8 +188,9 @@ class TypedForm(Questions, AdminOrders):
             options.get("next_step", ""),
             options.get("urgency", "routine"),
             options.get("publish_at"),
-            es or None,
+            others or None,
             options.get("next_step_at"),
+            options.get("language"),
         )
 
 

@@ -1,16 +1,15 @@
-"""Sentence catalogues, one TOML file per feature, with every language side by side.
+"""The commands' sentences, from the gettext catalogues beside this file (`bot.i18n`).
 
     say("es", "day_of_strike", day=5)        -> "Día 5 de la huelga."
     raise invalid("bad_time", value="25:00")  # an InvalidInput carrying every language
 
-Shared vocabulary (status names, dates) stays in `bot.i18n`.
+`say`, `invalid` and `not_found` take a key of the `commands` table; `localized_error` takes
+any message context ("<table>.<key>").
 """
 
 from __future__ import annotations
 
-import tomllib
-from functools import cache
-from importlib import resources
+from collections.abc import Callable
 from typing import TypeVar
 
 from bot import i18n
@@ -18,21 +17,15 @@ from bot.errors import InvalidInput, NotFound, StrikebotError
 
 E = TypeVar("E", bound=StrikebotError)
 
-__all__ = ["catalogue", "invalid", "localized_error", "not_found", "say", "short"]
+__all__ = ["in_every_language", "invalid", "localized_error", "not_found", "say", "short"]
 
-
-@cache
-def catalogue(name: str = "commands") -> dict[str, dict[str, str]]:
-    """language -> key -> template, read once from `bot/locales/<name>.toml`."""
-    raw = (resources.files(__package__) / f"{name}.toml").read_text(encoding="utf-8")
-    return {lang: dict(entries) for lang, entries in tomllib.loads(raw).items()}
+COMMANDS = i18n.Words("commands")
 
 
 def say(language: str, key: str, /, **values: object) -> str:
-    """The sentence `key` in `language` (falling back to English) with `values` filled in."""
-    table = catalogue()
-    template = table.get(i18n.pick(language), {}).get(key) or table["en"][key]
-    return template.format_map(values)
+    """The sentence `key` in `language` (falling back to the source language) with `values`
+    filled in."""
+    return COMMANDS.say(language, key, **values)
 
 
 def short(value: object, limit: int = 60) -> str:
@@ -41,10 +34,19 @@ def short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def localized_error(cls: type[E], key: str, /, **values: object) -> E:
-    """An error of type `cls` whose message is `key` in English, with every translation."""
-    translations = {lang: say(lang, key, **values) for lang in i18n.LANGUAGES if lang != "en"}
-    return cls(say("en", key, **values), translations=translations)
+def localized_error(cls: type[E], context: str, /, **values: object) -> E:
+    """An error of type `cls` whose message is the message `context` ("<table>.<key>", or a
+    key of the commands table) in the source language, with every translation."""
+    if "." not in context:
+        context = f"commands.{context}"
+    return in_every_language(cls, lambda lang: i18n.text(lang, context).format_map(values))
+
+
+def in_every_language(cls: type[E], render: Callable[[str], str]) -> E:
+    """An error of type `cls` whose sentence `render(language)` builds, in every language."""
+    source = i18n.source_language()
+    translations = {lang: render(lang) for lang in i18n.languages() if lang != source}
+    return cls(render(source), translations=translations)
 
 
 def invalid(key: str, /, **values: object) -> InvalidInput:

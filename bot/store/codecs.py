@@ -166,4 +166,5 @@ def delivery_from_row(row: Row[Any]) -> Delivery:
         last_error=row.last_error,
         sent_at=row.sent_at,
         payload=row.payload,
+        in_doubt_since=row.in_doubt_since,
     )

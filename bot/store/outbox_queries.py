@@ -21,6 +21,8 @@ others (see `bot.dispatcher`, "Exactly once").
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,11 +30,15 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
+    String,
     and_,
     bindparam,
     case,
+    delete,
     exists,
     func,
+    literal_column,
     not_,
     or_,
     select,
@@ -57,23 +63,38 @@ DEAD = str(DeliveryState.DEAD)
 CANCELLED = str(DeliveryState.CANCELLED)
 
 _d = t.deliveries
+# `state = 'pending'` written as a literal, as the partial indexes on pending rows say it:
+# a bound parameter would keep PostgreSQL's generic plans (asyncpg prepares statements) and
+# SQLite's planner from proving that the index covers the query.
+_PENDING_LITERAL: ColumnElement[str] = literal_column("'pending'", String)
 
 
-def _waiting_for_post(row: NamedFromClause, now: datetime) -> ColumnElement[bool]:
+def is_pending(row: NamedFromClause) -> ColumnElement[bool]:
+    return row.c.state == _PENDING_LITERAL
+
+
+def _waiting_for_post(row: NamedFromClause, now: Any) -> ColumnElement[bool]:
     """True for a follow-up whose POST (same update, same subscription) is unsettled."""
     post = t.deliveries.alias("post")
-    unsettled = exists().where(
-        post.c.update_id == row.c.update_id,
-        post.c.subscription_id == row.c.subscription_id,
-        post.c.action == str(DeliveryAction.POST),
-        or_(post.c.state == PENDING, post.c.claimed_until > now),
+    unsettled = exists(
+        select(post.c.id)
+        .where(
+            post.c.update_id == row.c.update_id,
+            post.c.subscription_id == row.c.subscription_id,
+            post.c.action == str(DeliveryAction.POST),
+            or_(post.c.state == PENDING, post.c.claimed_until > now),
+        )
+        # OFFSET 0 keeps PostgreSQL from turning this EXISTS into a hashed subplan, which
+        # reads every POST in the table once per claim; probed per candidate through
+        # ix_deliveries_update, a claim reads only the rows it looks at.
+        .offset(0)
     )
     return and_(row.c.action.in_(FOLLOW_UPS), unsettled)
 
 
-def _claimable(row: NamedFromClause, platform: str, now: datetime) -> list[ColumnElement[bool]]:
+def _claimable(row: NamedFromClause, platform: Any, now: Any) -> list[ColumnElement[bool]]:
     return [
-        row.c.state == PENDING,
+        is_pending(row),
         row.c.platform == platform,
         row.c.not_before <= now,
         or_(row.c.claimed_until.is_(None), row.c.claimed_until <= now),
@@ -93,33 +114,73 @@ async def claim(
     """Lease up to `limit` due rows of `platform` to `worker`, oldest due first."""
     if limit <= 0:
         return []
+    params = {
+        "c_worker": worker,
+        "c_platform": platform,
+        "c_now": now,
+        "c_lease_until": lease_until,
+        "c_limit": limit,
+    }
+    result = await tx.conn.execute(_claim_statement(tx.dialect), params)
+    rows = [delivery_from_row(r) for r in result]
+    rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
+    return rows
+
+
+@functools.cache
+def _claim_statement(dialect: str) -> Any:
+    """The claim, built once per dialect (its parameters bound at each execution)."""
     candidate = t.deliveries.alias("candidate")
+    now = bindparam("c_now", type_=t.UTCDateTime)
     ids = (
         select(candidate.c.id)
-        .where(*_claimable(candidate, platform, now))
+        .where(*_claimable(candidate, bindparam("c_platform", type_=String), now))
         .order_by(candidate.c.not_before, candidate.c.created_at, candidate.c.id)
-        .limit(limit)
+        .limit(bindparam("c_limit", type_=Integer))
     )
-    if tx.dialect == "postgresql":
+    if dialect == "postgresql":
         ids = ids.with_for_update(skip_locked=True, of=candidate)
     # A materialized CTE runs the LIMIT-ed, row-locking select exactly once. Written as a
     # plain `IN (subquery)`, PostgreSQL may rescan the subquery inside a nested loop, and
     # each rescan skips the rows the previous one locked: more than `limit` rows come back.
     chosen = ids.cte("chosen").prefix_with("MATERIALIZED", dialect="postgresql")
-    stmt = (
+    return (
         update(_d)
         .where(_d.c.id.in_(select(chosen.c.id)), _d.c.state == PENDING)
         .values(
-            claimed_by=worker,
-            claimed_until=lease_until,
-            # A lease that lapsed unsettled: its holder may have sent it. One attempt.
+            claimed_by=bindparam("c_worker", type_=String),
+            claimed_until=bindparam("c_lease_until", type_=t.UTCDateTime),
+            # A lease that lapsed unsettled: its holder may have sent it. One attempt, whose
+            # outcome is unknown.
             attempts=case((_d.c.claimed_by.is_not(None), _d.c.attempts + 1), else_=_d.c.attempts),
+            in_doubt_since=case(
+                (
+                    and_(_d.c.claimed_by.is_not(None), _d.c.in_doubt_since.is_(None)),
+                    type_coerce(now, t.UTCDateTime),
+                ),
+                else_=_d.c.in_doubt_since,
+            ),
         )
         .returning(*_d.c)
     )
-    rows = [delivery_from_row(r) for r in await tx.conn.execute(stmt)]
-    rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
-    return rows
+
+
+async def take_over(tx: Tx, *, worker: str, platform: str, now: datetime) -> int:
+    """Make the rows of `platform` held by other workers claimable now: `worker` has just
+    become the one dispatcher for `platform` (`bot.leader.dispatcher_lock_key`), so their
+    holder is gone. Their claim counts an attempt of unknown outcome, as for a lapsed lease."""
+    result = await tx.conn.execute(
+        update(_d)
+        .where(
+            _d.c.state == PENDING,
+            _d.c.platform == platform,
+            _d.c.claimed_by.is_not(None),
+            _d.c.claimed_by != worker,
+            _d.c.claimed_until > now,
+        )
+        .values(claimed_until=now)
+    )
+    return int(result.rowcount)
 
 
 async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datetime) -> int:
@@ -136,15 +197,24 @@ async def renew(tx: Tx, *, worker: str, ids: Collection[str], lease_until: datet
 
 
 async def release(
-    tx: Tx, *, worker: str, ids: Collection[str] | None = None, in_doubt: bool = False
+    tx: Tx,
+    *,
+    worker: str,
+    ids: Collection[str] | None = None,
+    in_doubt: bool = False,
+    now: datetime | None = None,
 ) -> int:
     """Give back rows this worker holds (all of them when `ids` is None), unsent. With
     `in_doubt` (a previous run under the same id died holding them) each counts an attempt
-    whose outcome is unknown."""
+    whose outcome is unknown (since `now`)."""
     conds: list[ColumnElement[bool]] = [_d.c.claimed_by == worker]
     values: dict[str, Any] = {"claimed_by": None, "claimed_until": None}
     if in_doubt:
         values["attempts"] = _d.c.attempts + 1
+        if now is not None:
+            values["in_doubt_since"] = func.coalesce(
+                _d.c.in_doubt_since, type_coerce(now, t.UTCDateTime)
+            )
     if ids is None:
         result = await tx.conn.execute(update(_d).where(*conds).values(**values))
         return int(result.rowcount)
@@ -176,21 +246,26 @@ async def mark_sent(tx: Tx, *, worker: str, marks: Iterable[SentMark]) -> int:
     ]
     if not params:
         return 0
-    stmt = (
-        update(_d)
-        .where(_d.c.id == bindparam("b_id"), _d.c.claimed_by == worker)
-        .values(
-            state=SENT,
-            platform_message_id=bindparam("b_message"),
-            sent_at=bindparam("b_at"),
-            attempts=_d.c.attempts + 1,
-            last_error=None,
-            claimed_by=None,
-            claimed_until=None,
-        )
-    )
-    result = await tx.conn.execute(stmt, params)
+    for p in params:
+        p["b_worker"] = worker
+    result = await tx.conn.execute(_MARK_SENT, params)
     return int(result.rowcount)
+
+
+# Built once: the statement every batch of sends records itself with.
+_MARK_SENT = (
+    update(_d)
+    .where(_d.c.id == bindparam("b_id"), _d.c.claimed_by == bindparam("b_worker"))
+    .values(
+        state=SENT,
+        platform_message_id=bindparam("b_message"),
+        sent_at=bindparam("b_at", type_=t.UTCDateTime),
+        attempts=_d.c.attempts + 1,
+        last_error=None,
+        claimed_by=None,
+        claimed_until=None,
+    )
+)
 
 
 async def record_failure(
@@ -201,13 +276,17 @@ async def record_failure(
     reason: str,
     lease_until: datetime,
     retry_at: datetime | None = None,
+    in_doubt_since: datetime | None = None,
 ) -> int | None:
     """Count a failed attempt. With `retry_at` the row goes back to the queue until then;
-    without, the worker keeps it (retrying soon) under a renewed lease.
+    without, the worker keeps it (retrying soon) under a renewed lease. `in_doubt_since`:
+    the attempt's outcome is unknown (it may be on the platform).
 
     Returns the attempts made so far, or None if this worker no longer holds the row.
     """
     values: dict[str, Any] = {"attempts": _d.c.attempts + 1, "last_error": reason[:2000]}
+    if in_doubt_since is not None:
+        values["in_doubt_since"] = func.coalesce(_d.c.in_doubt_since, in_doubt_since)
     if retry_at is None:
         values["claimed_until"] = lease_until
     else:
@@ -347,30 +426,45 @@ async def subscriptions_by_id(
 async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> datetime | None:
     """When the earliest row of `platforms` becomes claimable (its due time, or the end of
     someone else's lease). Follow-ups waiting for their POST are left out: settling the POST
-    wakes the dispatcher instead."""
+    wakes the dispatcher instead.
+
+    Reads only pending rows, through their indexes: per platform the first row in claim
+    order that no live lease holds, and the earliest lease to end. Neither grows with the
+    history or (beyond the rows leased) with the queue."""
     if not platforms:
         return None
-    due_at = case(
-        (
-            and_(_d.c.claimed_until.is_not(None), _d.c.claimed_until > _d.c.not_before),
-            _d.c.claimed_until,
-        ),
-        else_=_d.c.not_before,
-    )
-    value = await tx.conn.scalar(
-        select(func.min(type_coerce(due_at, t.UTCDateTime))).where(
-            _d.c.state == PENDING,
-            _d.c.platform.in_(list(platforms)),
-            not_(_waiting_for_post(_d, now)),
+    candidates: list[datetime] = []
+    for platform in sorted(platforms):
+        first = await tx.conn.scalar(
+            select(_d.c.not_before)
+            .where(
+                is_pending(_d),
+                _d.c.platform == platform,
+                or_(_d.c.claimed_until.is_(None), _d.c.claimed_until <= _d.c.not_before),
+                not_(_waiting_for_post(_d, now)),
+            )
+            .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
+            .limit(1)
+        )
+        if isinstance(first, datetime):
+            candidates.append(first)
+    lapses = await tx.conn.scalar(
+        select(func.min(_d.c.claimed_until)).where(
+            is_pending(_d),
+            _d.c.claimed_until.is_not(None),
+            _d.c.claimed_until > _d.c.not_before,
+            _d.c.platform.in_(sorted(platforms)),
         )
     )
-    return value if isinstance(value, datetime) else None
+    if isinstance(lapses, datetime):
+        candidates.append(lapses)
+    return min(candidates, default=None)
 
 
 async def pending_counts(tx: Tx) -> dict[str, int]:
-    """Pending rows per platform (the queue-depth gauge)."""
+    """Pending rows per platform (the queue-depth gauge), from the pending rows' index."""
     rows = await tx.conn.execute(
-        select(_d.c.platform, func.count()).where(_d.c.state == PENDING).group_by(_d.c.platform)
+        select(_d.c.platform, func.count()).where(is_pending(_d)).group_by(_d.c.platform)
     )
     return {str(platform): int(n) for platform, n in rows}
 
@@ -403,15 +497,13 @@ class PlatformSummary:
 
 async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, PlatformSummary]:
     """Per platform: how this update's deliveries (posts and follow-ups) stand."""
-    is_pending = _d.c.state == PENDING
+    pending = _d.c.state == PENDING
     query = (
         select(
             _d.c.platform,
             func.count(),
-            func.sum(case((is_pending, 1), else_=0)),
-            func.sum(
-                case((and_(is_pending, _d.c.not_before > now, _d.c.attempts == 0), 1), else_=0)
-            ),
+            func.sum(case((pending, 1), else_=0)),
+            func.sum(case((and_(pending, _d.c.not_before > now, _d.c.attempts == 0), 1), else_=0)),
             func.sum(case((_d.c.state == SENT, 1), else_=0)),
             func.sum(case((_d.c.state == DEAD, 1), else_=0)),
             func.sum(case((_d.c.state == CANCELLED, 1), else_=0)),
@@ -425,7 +517,27 @@ async def update_summary(tx: Tx, update_id: int, now: datetime) -> dict[str, Pla
     for row in await tx.conn.execute(query):
         values = [int(v or 0) for v in row[1:]]
         out[str(row[0])] = PlatformSummary(str(row[0]), *values)
-    return out
+    # Copies already purged (`purge_history`) count from their summary.
+    h = t.delivery_history
+    purged = await tx.conn.execute(
+        select(h.c.platform, h.c.state, func.sum(h.c.count), func.sum(h.c.retried))
+        .where(h.c.update_id == update_id)
+        .group_by(h.c.platform, h.c.state)
+    )
+    for platform, state, count, retried in purged:
+        n, r = int(count or 0), int(retried or 0)
+        was = out.get(str(platform)) or PlatformSummary(str(platform), 0, 0, 0, 0, 0, 0, 0)
+        out[str(platform)] = PlatformSummary(
+            was.platform,
+            was.total + n,
+            was.pending,
+            was.scheduled,
+            was.sent + (n if state == SENT else 0),
+            was.dead + (n if state == DEAD else 0),
+            was.cancelled + (n if state == CANCELLED else 0),
+            was.retried + r,
+        )
+    return dict(sorted(out.items()))
 
 
 async def requeue_dead(
@@ -455,6 +567,68 @@ async def requeue_dead(
         # Wakes dispatchers in other processes when this transaction commits.
         await tx.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
     return before
+
+
+SETTLED: tuple[str, ...] = (SENT, DEAD, CANCELLED)
+
+
+async def purge_history(tx: Tx, *, before: datetime, now: datetime, limit: int = 2000) -> int:
+    """Delete up to `limit` settled deliveries (sent, dead, cancelled) queued before
+    `before`, oldest first, and write what they were into `delivery_history`: one row per
+    (update, platform, action, outcome) with how many, how many needed retries, and the
+    span of their queueing. Returns how many were deleted (less than `limit`: done).
+
+    The rows are read back from the DELETE itself, so two instances purging at once never
+    count a row twice. Pending rows are never touched."""
+    oldest = (
+        select(_d.c.id)
+        .where(_d.c.created_at < before, _d.c.state.in_(SETTLED))
+        .order_by(_d.c.created_at)
+        .limit(limit)
+    )
+    gone = (
+        await tx.conn.execute(
+            delete(_d)
+            .where(_d.c.id.in_(oldest.scalar_subquery()), _d.c.state.in_(SETTLED))
+            .returning(
+                _d.c.update_id,
+                _d.c.platform,
+                _d.c.action,
+                _d.c.state,
+                _d.c.attempts,
+                _d.c.created_at,
+            )
+        )
+    ).all()
+    if not gone:
+        return 0
+    counts: Counter[tuple[int | None, str, str, str]] = Counter()
+    retried: Counter[tuple[int | None, str, str, str]] = Counter()
+    span: dict[tuple[int | None, str, str, str], tuple[datetime, datetime]] = {}
+    for update_id, platform, action, state, attempts, created_at in gone:
+        key = (update_id, str(platform), str(action), str(state))
+        counts[key] += 1
+        retried[key] += 1 if attempts > 1 else 0
+        first, last = span.get(key, (created_at, created_at))
+        span[key] = (min(first, created_at), max(last, created_at))
+    await tx.conn.execute(
+        t.delivery_history.insert(),
+        [
+            {
+                "purged_at": now,
+                "update_id": key[0],
+                "platform": key[1],
+                "action": key[2],
+                "state": key[3],
+                "count": n,
+                "retried": retried[key],
+                "first_created_at": span[key][0],
+                "last_created_at": span[key][1],
+            }
+            for key, n in counts.items()
+        ],
+    )
+    return len(gone)
 
 
 def _chunks(items: list[Any], size: int = 500) -> list[list[Any]]:

@@ -79,6 +79,18 @@ public_version = Table(
     Column("version", BigInteger, nullable=False),
 )
 
+stale_texts = Table(
+    "stale_texts",
+    metadata,
+    # A language's wording of a text (an update, a demand) written before another language's
+    # was edited: it may say something else now, until it is updated or confirmed.
+    Column("target", String(80), primary_key=True),  # "update:12", "demand:pay"
+    Column("language", String(16), primary_key=True),
+    Column("since", UTCDateTime, nullable=False),
+    Column("edited", String(80), nullable=False),  # the language(s) whose edit made it stale
+    Column("editor", String(200), nullable=False),
+)
+
 drafts = Table(
     "drafts",
     metadata,
@@ -136,6 +148,7 @@ demands = Table(
     Column("status", String(32), nullable=False),
     Column("texts", JSON, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("retired_at", UTCDateTime, nullable=True),  # kept, with its history; not listed
 )
 
 demand_events = Table(
@@ -149,6 +162,10 @@ demand_events = Table(
     Column("source", Text, nullable=False),
     Column("recorded_by", String(200), nullable=False),
     Column("note", Text, nullable=False, default=""),
+    # offer (a new offer and/or status, dated `at`), edit, added, retired
+    Column("kind", String(16), nullable=False, server_default="offer"),
+    Column("changes", JSON, nullable=True),  # {language: {field: [before, after]}}
+    Column("recorded_at", UTCDateTime, nullable=True),  # when it was written; `at` may be earlier
     Index("ix_demand_events_key_at", "demand_key", "at"),
 )
 
@@ -207,8 +224,48 @@ deliveries = Table(
     Column("payload", JSON, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("sent_at", UTCDateTime, nullable=True),
-    Index("ix_deliveries_due", "state", "not_before"),
+    # Set when the outcome of a send became unknown (see bot.dispatcher, "Exactly once").
+    Column("in_doubt_since", UTCDateTime, nullable=True),
+    # What is pending, in the claim's order: a claim, `next_due` and the queue depth read
+    # only pending rows, however long the history (the queries say `state = 'pending'` as a
+    # literal so that PostgreSQL's generic plans can use it too).
+    Index(
+        "ix_deliveries_pending",
+        "platform",
+        "not_before",
+        "created_at",
+        "id",
+        sqlite_where=text("state = 'pending'"),
+        postgresql_where=text("state = 'pending'"),
+    ),
+    # Leases held: when the next one lapses.
+    Index(
+        "ix_deliveries_leased",
+        "claimed_until",
+        sqlite_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
+        postgresql_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
+    ),
     Index("ix_deliveries_update", "update_id", "subscription_id"),
+    # The retention purge takes the oldest rows first.
+    Index("ix_deliveries_created_at", "created_at"),
+)
+
+delivery_history = Table(
+    "delivery_history",
+    metadata,
+    # What purged deliveries were (`[delivery] keep_history_days`): one row per (update,
+    # platform, action, outcome) per purge, with how many and when they were queued.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("purged_at", UTCDateTime, nullable=False),
+    Column("update_id", Integer, nullable=True),
+    Column("platform", String(16), nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("retried", Integer, nullable=False),
+    Column("first_created_at", UTCDateTime, nullable=False),
+    Column("last_created_at", UTCDateTime, nullable=False),
+    Index("ix_delivery_history_update", "update_id"),
 )
 
 webhook_endpoints = Table(

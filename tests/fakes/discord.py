@@ -1,6 +1,10 @@
 """A fake Discord on 127.0.0.1 that the REAL discord.py talks to.
 
 REST (`/api/v10/...`): login (`/users/@me`, `/oauth2/applications/@me`), `/gateway/bot`,
+what `strikebot doctor` reads (`GET /channels/{id}`, `/guilds/{id}`, `/guilds/{id}/members/
+{bot}`), permissions computed as Discord does (server roles, then channel overwrites: a
+channel without View Channel answers 403 Missing Access, one without Send Messages refuses
+posts with 403 Missing Permissions; `deny()` sets an overwrite),
 command sync (global and guild `PUT .../commands`), channel messages (create with
 `enforce_nonce` dedupe, edit, delete), interaction callbacks and the webhook routes used
 after a deferral. Every bot request counts against a global per-token limit (a sliding
@@ -15,7 +19,8 @@ GUILD_CREATE), RESUME → replay of missed events + RESUMED, unknown session →
 `drop_gateway()` closes every socket (with a close code, or abruptly).
 
 Faults: `inject()` answers matching requests with a status (403/404/429/5xx), holds them
-past the client's timeout ("timeout") or cuts the connection ("reset"). `inject(429,
+past the client's timeout ("timeout"), carries them out and then holds the answer ("lost":
+a message posted whose answer never arrives) or cuts the connection ("reset"). `inject(429,
 is_global=True)` is a global 429 (`X-RateLimit-Global: true`, `"global": true`, `Via`);
 `inject(status, raw=(content_type, body))` answers with a body that is not Discord's JSON
 (a proxy's HTML or plain-text page, JSON cut short). Channels can be
@@ -47,7 +52,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
 from aiohttp import WSMsgType, web
+from nacl.signing import SigningKey
 
 from tests.fakes._server import serve
 
@@ -60,6 +67,14 @@ T = TypeVar("T")
 PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE, UPDATE_MESSAGE = 1, 4, 5, 6, 7
 AUTOCOMPLETE_RESULT, MODAL = 8, 9
 EPHEMERAL_FLAG = 1 << 6
+LOST = object()  # an injected fault: the request is carried out, its answer never comes
+
+# Permission bits (Discord's documented values) the fake enforces.
+ADMINISTRATOR, VIEW_CHANNEL, SEND_MESSAGES = 1 << 3, 1 << 10, 1 << 11
+EMBED_LINKS, READ_MESSAGE_HISTORY = 1 << 14, 1 << 16
+ALL_PERMISSIONS = (1 << 53) - 1
+# What @everyone may do in a new server's channels, roughly: see, talk, embed, read history.
+EVERYONE_DEFAULT = VIEW_CHANNEL | SEND_MESSAGES | EMBED_LINKS | READ_MESSAGE_HISTORY | (1 << 6)
 
 
 def load_payload(name: str) -> dict[str, Any]:
@@ -159,6 +174,8 @@ class _Interaction:
     dispatched_at: float
     acknowledged: bool = False
     original: dict[str, Any] | None = None
+    over_http: bool = False
+    body: bytes = b""  # what was POSTed to the Interactions Endpoint URL
 
 
 @dataclass
@@ -290,6 +307,9 @@ class FakeDiscord:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        # The application's key pair: Discord signs what it POSTs to the Interactions
+        # Endpoint URL; the bot checks with the public key (DISCORD_PUBLIC_KEY).
+        self.signing_key = SigningKey.generate()
         self.token = token
         self.application_id = application_id
         self.guild_ids = guild_ids
@@ -322,6 +342,9 @@ class FakeDiscord:
         self.rate_limited: list[RateLimited] = []
         self.requests: list[tuple[float, str, str, int]] = []  # (at, method, path, status)
         self.nonce_hits = 0
+        self.http_statuses: dict[str, int] = {}  # interaction id -> the endpoint's status
+        self.http_failures: dict[str, str] = {}  # interaction id -> why no answer came
+        self._tasks: set[asyncio.Future[None]] = set()
         self.identifies = 0
         self.resumes = 0
         self.heartbeats = 0
@@ -329,7 +352,19 @@ class FakeDiscord:
         # -- faults --
         self.gateway_open = True  # False: the gateway answers 503 (Discord's gateway is down)
         self.forbidden_channels: set[str] = set()
+        self.no_history_channels: set[str] = set()  # the bot lacks Read Message History
+        self.history_reads = 0
         self.missing_channels: set[str] = set()
+        # -- permissions, as Discord computes them (roles, then channel overwrites) --
+        self.bot_public = False
+        self.guild_roles: dict[str, list[dict[str, Any]]] = {
+            guild_id: [{"id": guild_id, "name": "@everyone", "position": 0,
+                        "permissions": str(EVERYONE_DEFAULT)}]
+            for guild_id in guild_ids
+        }  # fmt: skip
+        self.bot_roles: dict[str, list[str]] = {guild_id: [] for guild_id in guild_ids}
+        self.channel_overwrites: dict[str, list[dict[str, Any]]] = {}
+        self.channel_guilds: dict[str, str] = {}  # channel id -> guild id (default: the first)
         self._injections: list[Injection] = []
         # -- internals --
         self._ids = itertools.count(1)
@@ -366,12 +401,29 @@ class FakeDiscord:
 
     async def close(self) -> None:
         self._closing.set()
+        for task in list(self._tasks):
+            task.cancel()
         for ws in list(self._sockets):
             with contextlib.suppress(Exception):
                 await ws.close(code=1001)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    @property
+    def public_key(self) -> str:
+        """The application's public key, as the Developer Portal shows it (hex)."""
+        return bytes(self.signing_key.verify_key).hex()
+
+    def sign(self, body: bytes, timestamp: str | None = None) -> dict[str, str]:
+        """Discord's signature headers for a request to the Interactions Endpoint URL."""
+        timestamp = timestamp or str(int(time.time()))
+        signed = self.signing_key.sign(timestamp.encode() + body)
+        return {
+            "X-Signature-Ed25519": signed.signature.hex(),
+            "X-Signature-Timestamp": timestamp,
+            "Content-Type": "application/json",
+        }
 
     @property
     def base_url(self) -> str:
@@ -461,6 +513,62 @@ class FakeDiscord:
         )
         return interaction.id
 
+    async def post_interaction(self, payload: Mapping[str, Any], url: str) -> str:
+        """Send an interaction to the Interactions Endpoint URL `url`, as Discord does: a
+        signed POST whose response is the first answer (within `interaction_deadline`).
+        Returns the id at once; the answer is recorded like a callback when it comes."""
+        data = json.loads(json.dumps(payload))
+        data["id"] = self.snowflake()
+        data["token"] = "itok_" + secrets.token_hex(16)
+        data["application_id"] = self.application_id
+        body = json.dumps(data).encode()
+        interaction = _Interaction(
+            data["id"], data["token"], data, time.monotonic(), over_http=True, body=body
+        )
+        self._interactions[interaction.id] = interaction
+        self._by_token[interaction.token] = interaction
+        self._spawn(self._deliver_http(interaction, url))
+        return interaction.id
+
+    async def replay_interaction(self, interaction_id: str, url: str) -> int:
+        """POST an interaction already sent over HTTP again, signed afresh (a retry, or an
+        attacker replaying a captured request). Returns the status the bot answered."""
+        interaction = self._interactions[interaction_id]
+        status, _ = await self._post_signed(url, interaction.body)
+        return status
+
+    async def _post_signed(self, url: str, body: bytes) -> tuple[int, bytes]:
+        timeout = aiohttp.ClientTimeout(total=self.interaction_deadline)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.post(url, data=body, headers=self.sign(body)) as response,
+        ):
+            return response.status, await response.read()
+
+    async def _deliver_http(self, interaction: _Interaction, url: str) -> None:
+        try:
+            status, raw = await self._post_signed(url, interaction.body)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            self.http_failures[interaction.id] = f"{type(exc).__name__}"
+            self.notify()
+            return
+        self.http_statuses[interaction.id] = status
+        if status == 200:
+            try:
+                answer = json.loads(raw)
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict):
+                self._acknowledge(interaction, answer)
+            else:
+                self.http_failures[interaction.id] = "not JSON"
+        self.notify()
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def wait_reply(
         self, interaction_id: str, *, count: int = 1, kind: str | None = None, within: float = 5.0
     ) -> list[Reply]:
@@ -480,21 +588,23 @@ class FakeDiscord:
         guild_id: str | None = None,
         buffered: bool = False,
     ) -> None:
-        """Send a DISPATCH to the shard owning `guild_id` (shard 0 for DMs).
+        """Send a DISPATCH to EVERY session identified for the shard owning `guild_id`
+        (shard 0 for DMs), as Discord does: two instances connected to one shard both get
+        each event.
 
-        Waits for that shard to be connected, unless `buffered`: then the latest session gets
-        it even while dropped, and it is replayed on RESUME, as Discord does."""
+        Waits for a session of that shard to be connected, unless `buffered`: then sessions
+        get it even while dropped, and it is replayed on RESUME, as Discord does."""
         shard_id = (int(guild_id) >> 22) % self.shard_count if guild_id else 0
 
-        def session() -> _Session | None:
-            for s in reversed(self._sessions.values()):
-                live = s.ws is not None and not s.ws.closed
-                if s.shard[0] == shard_id and (live or buffered):
-                    return s
-            return None
+        def sessions() -> list[_Session]:
+            return [
+                s
+                for s in self._sessions.values()
+                if s.shard[0] == shard_id and (buffered or (s.ws is not None and not s.ws.closed))
+            ]
 
-        target = await self.wait_for(session)
-        await self._send_dispatch(target, event, data)
+        for target in await self.wait_for(sessions):
+            await self._send_dispatch(target, event, data)
 
     async def drop_gateway(self, code: int | None = 4000) -> None:
         """Close every gateway socket: with `code`, or cut the TCP connection when None."""
@@ -557,8 +667,12 @@ class FakeDiscord:
              self._put_commands, True, None),
             ("GET", "/applications/{application_id}/guilds/{guild_id}/commands",
              self._get_commands, True, None),
+            ("GET", "/channels/{channel_id}", self._get_channel, True, None),
+            ("GET", "/guilds/{guild_id}", self._get_guild, True, None),
+            ("GET", "/guilds/{guild_id}/members/{user_id}", self._get_member, True, None),
             ("POST", "/channels/{channel_id}/messages", self._create_message, True,
              channel_bucket),
+            ("GET", "/channels/{channel_id}/messages", self._list_messages, True, None),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message, True,
              channel_bucket),
             ("DELETE", "/channels/{channel_id}/messages/{message_id}", self._delete_message,
@@ -599,7 +713,14 @@ class FakeDiscord:
             if is_post and self.first_message_post_at is None:
                 self.first_message_post_at = time.monotonic()
             injected = await self._injected(request, key, params)
-            if injected is not None:
+            if injected is LOST:
+                # Discord did it, but the answer never arrives (a cut connection, a timeout).
+                await route.handler(request, params)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(30):
+                        await self._closing.wait()
+                return error(504, "held past the client's timeout")
+            if isinstance(injected, web.StreamResponse):
                 return injected
             if route.bot_auth and self.global_per_second is not None:
                 limited = self._global_limit(key)
@@ -621,7 +742,7 @@ class FakeDiscord:
 
     async def _injected(
         self, request: web.Request, key: str, params: Mapping[str, str]
-    ) -> web.StreamResponse | None:
+    ) -> web.StreamResponse | object | None:
         for injection in self._injections:
             if injection.times <= 0:
                 continue
@@ -632,6 +753,8 @@ class FakeDiscord:
             ):
                 continue
             injection.times -= 1
+            if injection.status == "lost":
+                return LOST
             if injection.status == "timeout":
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(30):
@@ -730,10 +853,10 @@ class FakeDiscord:
                 "icon": None,
                 "description": "Strike updates",
                 "summary": "",
-                "bot_public": False,
+                "bot_public": self.bot_public,
                 "bot_require_code_grant": False,
                 "owner": {**self.bot_user, "id": "900000000000000099", "bot": False},
-                "verify_key": "0" * 64,
+                "verify_key": self.public_key,
                 "flags": 0,
                 "team": None,
                 "rpc_origins": [],
@@ -790,18 +913,110 @@ class FakeDiscord:
     ) -> web.StreamResponse:
         return json_response(self.commands.get(params.get("guild_id"), []))
 
-    def _channel_fault(self, channel_id: str) -> web.Response | None:
+    def _channel_fault(self, channel_id: str, *, posting: bool = False) -> web.Response | None:
         if channel_id in self.missing_channels:
             return error(404, "Unknown Channel", 10003)
-        if channel_id in self.forbidden_channels:
+        allowed = self.bot_permissions(channel_id)
+        if channel_id in self.forbidden_channels or not allowed & VIEW_CHANNEL:
             return error(403, "Missing Access", 50001)
+        if posting and not allowed & SEND_MESSAGES:
+            return error(403, "Missing Permissions", 50013)
         return None
+
+    # ------------------------------------------------------------------ permissions
+
+    def guild_of(self, channel_id: str) -> str:
+        return self.channel_guilds.get(channel_id, self.guild_ids[0])
+
+    def deny(self, channel_id: str, permissions: int, *, target: str | None = None) -> None:
+        """Deny `permissions` in a channel to @everyone (or to a role or member id)."""
+        guild_id = self.guild_of(channel_id)
+        who = target or guild_id
+        overwrites = self.channel_overwrites.setdefault(channel_id, [])
+        overwrites.append({"id": who, "type": 0 if who == guild_id else 1, "allow": "0",
+                           "deny": str(permissions)})  # fmt: skip
+
+    def bot_permissions(self, channel_id: str) -> int:
+        """The bot's permissions in a channel: Discord's documented computation."""
+        guild_id = self.guild_of(channel_id)
+        roles = {r["id"]: int(r["permissions"]) for r in self.guild_roles.get(guild_id, [])}
+        mine = self.bot_roles.get(guild_id, [])
+        allowed = roles.get(guild_id, 0)
+        for role_id in mine:
+            allowed |= roles.get(role_id, 0)
+        if allowed & ADMINISTRATOR:
+            return ALL_PERMISSIONS
+        overwrites = {o["id"]: o for o in self.channel_overwrites.get(channel_id, [])}
+        everyone = overwrites.get(guild_id)
+        if everyone:
+            allowed = (allowed & ~int(everyone["deny"])) | int(everyone["allow"])
+        deny = allow = 0
+        for role_id in mine:
+            if role_id in overwrites:
+                deny |= int(overwrites[role_id]["deny"])
+                allow |= int(overwrites[role_id]["allow"])
+        allowed = (allowed & ~deny) | allow
+        member = overwrites.get(self.bot_user["id"])
+        if member:
+            allowed = (allowed & ~int(member["deny"])) | int(member["allow"])
+        return allowed
+
+    async def _get_channel(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        channel_id = params["channel_id"]
+        fault = self._channel_fault(channel_id)
+        if fault is not None:
+            return fault
+        return json_response(
+            {
+                "id": channel_id,
+                "type": 0,
+                "guild_id": self.guild_of(channel_id),
+                "name": f"channel-{channel_id[-4:]}",
+                "position": 0,
+                "permission_overwrites": self.channel_overwrites.get(channel_id, []),
+                "nsfw": False,
+                "parent_id": None,
+            }
+        )
+
+    async def _get_guild(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        guild_id = params["guild_id"]
+        if guild_id not in self.guild_ids:
+            return error(403, "Missing Access", 50001)  # the bot is not in that server
+        return json_response(
+            {
+                "id": guild_id,
+                "name": f"Server {guild_id[-4:]}",
+                "owner_id": "900000000000000099",
+                "roles": self.guild_roles.get(guild_id, []),
+                "features": [],
+            }
+        )
+
+    async def _get_member(self, request: web.Request, params: dict[str, str]) -> web.StreamResponse:
+        guild_id, user_id = params["guild_id"], params["user_id"]
+        if guild_id not in self.guild_ids:
+            return error(403, "Missing Access", 50001)
+        if user_id != self.bot_user["id"]:
+            return error(404, "Unknown Member", 10007)
+        return json_response(
+            {
+                "user": self.bot_user,
+                "roles": self.bot_roles.get(guild_id, []),
+                "joined_at": "2019-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
+        )
 
     async def _create_message(
         self, request: web.Request, params: dict[str, str]
     ) -> web.StreamResponse:
         channel_id = params["channel_id"]
-        fault = self._channel_fault(channel_id)
+        fault = self._channel_fault(channel_id, posting=True)
         if fault is not None:
             return fault
         body = await request.json()
@@ -831,6 +1046,39 @@ class FakeDiscord:
         if nonce is not None:
             self._nonces[(channel_id, str(nonce))] = (message.id, now)
         return json_response(message.to_json(self.bot_user))
+
+    async def _list_messages(
+        self, request: web.Request, params: dict[str, str]
+    ) -> web.StreamResponse:
+        """GET a channel's messages (newest first; `after`, `before`, `limit` 1-100). Like
+        Discord, a stored message does not carry the nonce it was sent with."""
+        channel_id = params["channel_id"]
+        fault = self._channel_fault(channel_id)
+        if fault is not None:
+            return fault
+        if channel_id in self.no_history_channels:
+            return error(403, "Missing Access", 50001)
+        try:
+            limit = int(request.query.get("limit", "50"))
+            after = int(request.query.get("after", "0"))
+            before = int(request.query.get("before", str(1 << 63)))
+        except ValueError:
+            return error(400, "Invalid Form Body (limit, after, before)", 50035)
+        if not 1 <= limit <= 100:
+            return error(400, "Invalid Form Body (limit: between 1 and 100)", 50035)
+        found = sorted(
+            (m for m in self.channel_messages(channel_id) if after < int(m.id) < before),
+            key=lambda m: int(m.id),
+        )
+        # With `after`, Discord returns the oldest `limit` after it (newest first).
+        chosen = found[:limit] if "after" in request.query else found[-limit:]
+        self.history_reads += 1
+        return json_response(
+            [
+                {k: v for k, v in m.to_json(self.bot_user).items() if k != "nonce"}
+                for m in reversed(chosen)
+            ]
+        )
 
     async def _edit_message(
         self, request: web.Request, params: dict[str, str]
@@ -890,12 +1138,22 @@ class FakeDiscord:
         interaction = self._interactions.get(params["interaction_id"])
         if interaction is None or interaction.token != params["token"]:
             return error(404, "Unknown interaction", 10062)
+        if interaction.over_http:
+            # Discord takes an HTTP interaction's first answer from its request's response.
+            return error(400, "Interaction has already been acknowledged.", 40060)
+        return self._acknowledge(interaction, await self._json_or_form(request))
+
+    def _acknowledge(self, interaction: _Interaction, body: Mapping[str, Any]) -> web.Response:
+        """The interaction's first answer (a callback, or the response to Discord's request
+        to the Interactions Endpoint URL)."""
         if time.monotonic() - interaction.dispatched_at > self.interaction_deadline:
             return error(404, "Unknown interaction", 10062)
         if interaction.acknowledged:
             return error(400, "Interaction has already been acknowledged.", 40060)
-        body = await self._json_or_form(request)
-        type_ = int(body["type"])
+        try:
+            type_ = int(body["type"])
+        except (KeyError, TypeError, ValueError):
+            return error(400, "Invalid Form Body (type)", 50035)
         data = body.get("data") or {}
         problem = invalid_form(data)
         if problem is not None:
@@ -1294,6 +1552,7 @@ async def discord_bot(
     *,
     connect: bool = True,
     token: str | None = None,
+    env: Mapping[str, str] | None = None,
     **adapter_options: Any,
 ) -> Any:
     """Store (migrated, seeded) + Commands + DiscordAdapter started against `fake`."""
@@ -1311,6 +1570,7 @@ async def discord_bot(
             "DISCORD_API_BASE": fake.api_base,
             "DISCORD_GATEWAY_URL": fake.gateway_url,
             "STRIKEBOT_DATABASE_URL": database_url,
+            **(env or {}),
         }
     )
     async with Store.open(database_url) as store:

@@ -4,7 +4,11 @@ What it serves:
 - The Web API methods strikebot calls (`/api/<method>`, JSON, form or query arguments,
   token in `Authorization: Bearer`), answering with Slack's documented response shapes:
   auth.test, chat.postMessage / update / delete / postEphemeral, views.open / update / push,
-  users.info, usergroups.users.list, apps.connections.open.
+  users.info, usergroups.users.list, apps.connections.open, conversations.info. Every
+  response carries the token's scopes in `x-oauth-scopes`, as Slack's do; a method needing
+  a scope the app lacks answers `missing_scope` with `needed` and `provided`.
+- Private channels: invisible to a bot that was not invited (`channel_not_found`, as Slack
+  answers); a public channel takes posts from a non-member only with `chat:write.public`.
 - Slack's limits, refused the way Slack refuses them: more than 50 blocks, a section over
   3000 characters, a header over 150, more than 10 fields, text over 40,000 characters
   (`invalid_blocks` / `msg_too_long`); modal titles over 24 characters, options over 75...
@@ -36,6 +40,10 @@ from aiohttp import WSMsgType, web
 from tests.fakes._server import serve
 
 MAX_BLOCKS = 50
+# The bot scopes config/slack-manifest.yml asks for.
+DEFAULT_SCOPES = ("commands", "chat:write", "chat:write.public", "users:read",
+                  "usergroups:read", "channels:read", "groups:read", "channels:history",
+                  "groups:history")  # fmt: skip
 MAX_MODAL_BLOCKS = 100
 MAX_SECTION_TEXT = 3000
 MAX_FIELD_TEXT = 2000
@@ -91,6 +99,7 @@ class Channel:
     member: bool = True
     archived: bool = False
     messages: list[dict[str, Any]] = field(default_factory=list)
+    private: bool = False
 
 
 class FakeSlack:
@@ -123,6 +132,8 @@ class FakeSlack:
         self.responses: dict[str, list[dict[str, Any]]] = {}
         self.acks: dict[str, dict[str, Any]] = {}
         self.failures: list[Failure] = []
+        # The bot token's scopes (config/slack-manifest.yml) for the methods that check them.
+        self.scopes: set[str] = set(DEFAULT_SCOPES)
         self.connections = 0
         self._counter = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -168,9 +179,15 @@ class FakeSlack:
     # ------------------------------------------------------------------ world state
 
     def add_channel(
-        self, channel_id: str, name: str = "", *, member: bool = True, archived: bool = False
+        self,
+        channel_id: str,
+        name: str = "",
+        *,
+        member: bool = True,
+        archived: bool = False,
+        private: bool = False,
     ) -> Channel:
-        channel = Channel(channel_id, name or channel_id.lower(), member, archived)
+        channel = Channel(channel_id, name or channel_id.lower(), member, archived, private=private)
         self.channels[channel_id] = channel
         return channel
 
@@ -300,7 +317,13 @@ class FakeSlack:
         body: dict[str, Any] = handler(call, args)
         if not body.get("ok"):
             call.error = str(body.get("error"))
-        return web.json_response(body, headers={"X-Slack-Req-Id": f"req{next(self._counter)}"})
+        return web.json_response(
+            body,
+            headers={
+                "X-Slack-Req-Id": f"req{next(self._counter)}",
+                "x-oauth-scopes": ",".join(sorted(self.scopes)),
+            },
+        )
 
     def _error(self, call: Call, error: str, **extra: Any) -> web.Response:
         call.error = error
@@ -324,13 +347,35 @@ class FakeSlack:
 
     def _channel_error(self, channel_id: str | None) -> str | None:
         channel = self.channels.get(channel_id or "")
-        if channel is None:
+        if channel is None or (channel.private and not channel.member):
             return "channel_not_found"
         if channel.archived:
             return "is_archived"
-        if not channel.member:
+        if not channel.member and (channel.private or "chat:write.public" not in self.scopes):
             return "not_in_channel"
         return None
+
+    def _m_conversations_info(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
+        channel = self.channels.get(args.get("channel") or "")
+        needed = "groups:read" if channel is not None and channel.private else "channels:read"
+        if needed not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": needed,
+                    "provided": ",".join(sorted(self.scopes))}  # fmt: skip
+        if channel is None or (channel.private and not channel.member):
+            return {"ok": False, "error": "channel_not_found"}
+        return {
+            "ok": True,
+            "channel": {
+                "id": channel.id,
+                "name": channel.name,
+                "is_channel": not channel.private,
+                "is_group": channel.private,
+                "is_private": channel.private,
+                "is_archived": channel.archived,
+                "is_member": channel.member,
+                "created": 1547000000,
+            },
+        }
 
     def _m_chat_postMessage(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
         error = self._channel_error(args.get("channel")) or message_error(args)
@@ -341,6 +386,25 @@ class FakeSlack:
         message = _message(args, ts, self.bot_id, self.app_id)
         channel.messages.append(message)
         return {"ok": True, "channel": channel.id, "ts": ts, "message": _public(message)}
+
+    def _m_conversations_history(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
+        """Newest first, from `oldest`; metadata only with `include_all_metadata`. Needs
+        the history scope, as Slack does (`missing_scope` without it)."""
+        if "channels:history" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "channels:history"}
+        error = self._channel_error(args.get("channel"))
+        if error is not None:
+            return {"ok": False, "error": error}
+        channel = self.channels[args["channel"]]
+        oldest = float(args.get("oldest") or 0)
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("true", "1")
+        limit = int(args.get("limit") or 100)
+        messages = [
+            {k: v for k, v in _public(m).items() if with_metadata or k != "metadata"}
+            for m in reversed(channel.messages)
+            if float(m["ts"]) > oldest and not m.get("deleted")
+        ]
+        return {"ok": True, "messages": messages[:limit], "has_more": len(messages) > limit}
 
     def _m_chat_update(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:
         error = self._channel_error(args.get("channel")) or message_error(args)

@@ -1,0 +1,123 @@
+"""Several instances on one PostgreSQL database: one dispatcher per platform (a hot standby
+takes over when the holder dies), exactly once past the platform's idempotency window."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import text
+
+from bot.admin import Admin, Draft
+from bot.clock import FixedClock
+from bot.config import DeliverySection
+from bot.dispatcher import Dispatcher
+from bot.leader import PostgresLeadership, dispatcher_lock_key, leadership_for
+from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
+from bot.store import Store
+from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
+from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database, postgres_url
+
+WS = "g1"
+
+
+@pytest.fixture
+async def pg_url() -> AsyncIterator[str]:
+    postgres_url()  # skips with the reason when PostgreSQL is not configured
+    async with fresh_postgres_database(migrated=True) as url:
+        yield url
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakePlatform]:
+    async with FakePlatform(global_per_second=400, per_channel_per_second=40) as platform:
+        yield platform
+
+
+def dispatcher(
+    store: Store, adapter: FakePlatformAdapter, clock: FixedClock, name: str
+) -> Dispatcher:
+    return Dispatcher(
+        store,
+        {"discord": adapter},
+        CAMPAIGN,
+        clock,
+        settings=DeliverySection(max_attempts=12, admin_channels=[]),
+        worker_id=name,
+        rng=random.Random(7),
+        retry_base=0.01,
+        retry_cap=0.05,
+        idle_recheck=0.1,
+        leadership=lambda platform: leadership_for(store, dispatcher_lock_key(platform)),
+        election_seconds=0.1,
+        send_timeout=60,
+    )
+
+
+async def fan_out(admin: Admin, channels: list[str]) -> None:
+    for channel in channels:
+        await admin.subscribe(ADMIN, Subscription(0, "discord", WS, channel, "en", timezone="UTC"))
+    draft = Draft(
+        Status.STRIKE_ON, {"en": UpdateText("Strike on", "Picket at 6:30")}, Urgency.URGENT
+    )
+    await admin.post(ADMIN, draft)
+
+
+async def deliveries(store: Store) -> list[Delivery]:
+    async with store.read() as tx:
+        return await tx.list_deliveries(limit=None)
+
+
+async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_once(
+    pg_url: str, clock: FixedClock, fake: FakePlatform
+) -> None:
+    channels = [f"c{i:02}" for i in range(6)]
+    async with (
+        Store.open(pg_url) as one,
+        Store.open(pg_url) as two,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_one,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_two,
+    ):
+        first = dispatcher(one, adapter_one, clock, "first")
+        second = dispatcher(two, adapter_two, clock, "second")
+        assert await first.elect() == {"discord"}
+        assert await second.elect() == frozenset()  # a hot standby: it sends nothing
+
+        # The holder's sends hang on the wire (each channel's first request).
+        for channel in channels:
+            fake.script(WS, channel, Fault.HANG)
+        await fan_out(Admin(one, CAMPAIGN, ADMINS, clock), channels)
+        first_run = asyncio.create_task(first.run())
+        second_run = asyncio.create_task(second.run())
+        try:
+            await fake.wait_until(lambda: len(fake.requests) == len(channels))
+            assert first.stats.claimed == len(channels) and second.stats.claimed == 0
+
+            # The holder's connection to PostgreSQL goes (as when its process is killed):
+            # the standby takes the lock and the rows it held at once, not after their
+            # 60-second lease, and sends each once more with the same idempotency key.
+            lead = first._leads["discord"]
+            assert isinstance(lead, PostgresLeadership) and lead.backend_pid
+            assert first._election is not None
+            first._election.cancel()  # a dead process stands for nothing again
+            async with one.write() as tx:
+                await tx.conn.execute(
+                    text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid}
+                )
+            await fake.wait_until(lambda: len(fake.messages_per_channel()) == len(channels))
+            await second.stop()
+            await second_run
+        finally:
+            await adapter_one.stop()  # ends the hung requests
+            first_run.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await first_run
+        rows = await deliveries(two)
+        assert {d.state for d in rows} == {DeliveryState.SENT}
+        # Two attempts each: the hung one (outcome unknown) and the one that was recorded.
+        assert {d.attempts for d in rows} == {2}
+        assert set(fake.messages_per_channel().values()) == {1}
+        assert first.leading == frozenset()
