@@ -238,11 +238,24 @@ class Instance:
             return {}
 
 
-async def start_instance(number: int, db: str, fake: Fake, logs: Path) -> Instance:
+def campaign_file(logs: Path, pace: float | None) -> Path:
+    """The shipped campaign file, with `[delivery] discord_global_per_second = pace`."""
+    shipped = ROOT / "config" / "strike.toml"
+    if pace is None:
+        return shipped
+    text = shipped.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("discord_global_per_second"))
+    path = logs / "strike.toml"
+    path.write_text(text.replace(line, f"discord_global_per_second = {pace}"), encoding="utf-8")
+    return path
+
+
+async def start_instance(number: int, db: str, fake: Fake, logs: Path, config: Path) -> Instance:
     port = free_port()
     log = logs / f"instance-{number}.log"
     env = {
         **os.environ,
+        "STRIKEBOT_CONFIG": str(config),
         "STRIKEBOT_DATABASE_URL": db,
         "STRIKEBOT_HTTP_PORT": str(port),
         "STRIKEBOT_CONSOLE": "off",
@@ -339,7 +352,8 @@ async def main_async(args: argparse.Namespace) -> None:
     logs = Path(tempfile.mkdtemp(prefix="strikebot-scaleout-"))
     async with fresh_database(url) as db, Fake(args.rate) as fake:
         await prepare(db, args.channels)
-        instances = [await start_instance(n, db, fake, logs) for n in range(INSTANCES)]
+        config = campaign_file(logs, args.pace)
+        instances = [await start_instance(n, db, fake, logs, config) for n in range(INSTANCES)]
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         try:
             await run_phases(args, db, fake, instances, session)
@@ -485,6 +499,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="allowed requests/s")
     parser.add_argument("--interactions", type=int, default=40)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument(
+        "--pace", type=float, default=None, help="discord_global_per_second (default: shipped)"
+    )
     parser.add_argument("--dump-requests", default=None, help="write the fake's request log")
     asyncio.run(main_async(parser.parse_args()))
 
