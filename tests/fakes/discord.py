@@ -346,6 +346,7 @@ class FakeDiscord:
         self.forbidden_channels: set[str] = set()
         self.no_history_channels: set[str] = set()  # the bot lacks Read Message History
         self.history_reads = 0
+        self.stalls: list[tuple[float, float]] = []  # (monotonic s, seconds late)
         self.missing_channels: set[str] = set()
         self._injections: list[Injection] = []
         # -- internals --
@@ -1222,9 +1223,20 @@ class FakeDiscord:
             )
         )
 
+    async def watch_own_lag(self, every: float = 0.005) -> None:
+        """Record when this process could not run for a while (its event loop woke late): the
+        requests that arrived meanwhile are counted bunched. For reading a benchmark."""
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(every)
+            late = time.monotonic() - before - every
+            if late > 0.02:
+                self.stalls.append((before, late))
+
     async def _control_sessions(self, request: web.Request) -> web.StreamResponse:
         return json_response(
             {
+                "stalls": self.stalls,
                 "live": self.connected_sessions(),
                 "identifies": self.identifies,
                 "now": time.monotonic(),
@@ -1346,7 +1358,7 @@ async def _serve(args: argparse.Namespace) -> None:
         gc.freeze()
         gc.disable()
         print(f"READY {fake.api_base} {fake.gateway_url} {fake.public_key}", flush=True)
-        await asyncio.Event().wait()
+        await fake.watch_own_lag()
 
 
 def main() -> None:
