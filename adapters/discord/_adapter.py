@@ -174,6 +174,7 @@ class DiscordAdapter:
         # Each shard's lock (None: all shards as one unit), while the election runs.
         self.gateway_locks: dict[int | None, Leadership] = {}
         self._task: asyncio.Task[None] | None = None
+        self._login: asyncio.Task[None] | None = None
         self._gateway: asyncio.Task[None] | None = None
         self._gateway_stop = asyncio.Event()
         self._stop_requested = asyncio.Event()
@@ -209,10 +210,25 @@ class DiscordAdapter:
         self._stop_requested.clear()
         self._health.state = "connecting"
         self._task = asyncio.create_task(self._lead(), name="discord-gateway-lease")
+        if self.endpoint is not None:
+            # Log the endpoint's client in now, so the first interaction need not wait for it.
+            self._login = asyncio.create_task(self._endpoint_login(), name="discord-endpoint")
+
+    async def _endpoint_login(self) -> None:
+        assert self.endpoint is not None
+        try:
+            await self.endpoint.client.login_once()
+        except Exception as exc:  # tried again with the first interaction
+            log.warning("the Interactions Endpoint could not log in yet (%s)", exc)
 
     async def stop(self) -> None:
         """Close the gateway, let the background task wind down, close the REST session."""
         self._stop_requested.set()
+        if self._login is not None:
+            self._login.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._login
+            self._login = None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
