@@ -24,6 +24,10 @@ The last line is machine-readable:
         lost=<n> duplicates=<n> takeover_s=<s>
 
 Targets: k = n, ratio ≥ 0.95, extra 429s ≤ 1, lost 0, duplicates 0, takeover ≤ 15 s.
+`extra_429s` is every 429 the fake answered during the whole run; `takeover_s` the later of
+"deliveries resumed" and "the gateway is held again", from the SIGKILL. The fake records when
+its own process could not run for over 20 ms (a loaded machine): requests that arrived
+meanwhile are counted as arriving together, and the run says how many 429s followed one.
 
     STRIKEBOT_TEST_POSTGRES_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/test \\
         .venv/bin/python -m bench.scaleout [--channels 1000] [--rate 50] [--interactions 40]
