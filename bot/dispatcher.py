@@ -143,6 +143,7 @@ IN_PLACE = frozenset({DeliveryAction.EDIT, DeliveryAction.RETRACT})
 log = logging.getLogger("strikebot.dispatcher")
 
 FOLLOW_UPS = frozenset({DeliveryAction.EDIT, DeliveryAction.CORRECTION, DeliveryAction.RETRACT})
+TAKEOVER_PAUSE = 1.0  # seconds: a platform's rate window, waited out by a new holder
 
 
 @dataclass(slots=True)
@@ -401,6 +402,9 @@ class Dispatcher:
                 self._leading.discard(platform)
                 continue
             self._leading.add(platform)
+            # The previous holder's last second of requests still counts against the token's
+            # limit (Discord counts per second, whoever sent them): start after it.
+            self.pacer(platform).pause_global(TAKEOVER_PAUSE)
             log.info(
                 "this instance now sends for %s%s",
                 platform,

@@ -81,21 +81,14 @@ async def test_a_copy_sent_by_a_dead_dispatcher_is_found_past_the_nonce_window(
             lease_until=now + timedelta(seconds=60), limit=10,
         )  # fmt: skip
     assert len(claimed) == len(deliveries) == 2
-    messages = bot.ctx.campaign  # (only to keep the names below short)
-    del messages
-    first: dict[str, str] = {}
+    async with bot.store.read() as tx:
+        subs = await q.subscriptions_by_id(tx, {d.subscription_id for d in claimed})
+        update = await tx.get_update(claimed[0].update_id or 0, now)
+    assert update is not None
+    message = update_message(update, "en", bot.ctx.campaign, timezone="UTC")
     for delivery in claimed:
-        sub_channel = (
-            CHANNELS[0] if delivery.subscription_id == claimed[0].subscription_id else CHANNELS[1]
-        )
-        async with bot.store.read() as tx:
-            update = await tx.get_update(delivery.update_id or 0, now)
-        assert update is not None
-
-        message = update_message(update, "en", bot.ctx.campaign, timezone="UTC")
-        first[delivery.id] = await bot.adapter.send(
-            ChannelRef(GUILD_ID, sub_channel), message, idempotency_key=delivery.id
-        )
+        channel = ChannelRef(GUILD_ID, subs[delivery.subscription_id].channel)
+        await bot.adapter.send(channel, message, idempotency_key=delivery.id)
     # One of the channels does not let the bot read its history.
     bot.fake.no_history_channels.add(CHANNELS[1])
 

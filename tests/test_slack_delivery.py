@@ -177,9 +177,14 @@ async def test_an_answer_that_is_not_slacks_json_is_retried(
     assert ts in [m["ts"] for m in slack.messages("C0ONE")]
 
 
-async def test_a_request_that_gets_no_answer_is_transient(
+async def test_a_request_that_gets_no_answer_is_transient_and_in_doubt(
     impatient_bot: SlackBot, slack: FakeSlack
 ) -> None:
+    slack.fail("chat.postMessage", None, hang=True)
+    with pytest.raises(TransientDeliveryError) as failure:
+        await impatient_bot.adapter.send(where("C0ONE"), NOTICE, idempotency_key="d3")
+    # Slack may have posted it: the dispatcher looks for the copy before sending again.
+    assert failure.value.in_doubt
     await check_transient_then_passes(impatient_bot, slack, None, hang=True)
 
 

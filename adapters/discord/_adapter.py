@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import discord
 from aiohttp import web
@@ -57,6 +58,8 @@ log = logging.getLogger("strikebot.discord")
 
 RETRY_CAP = 60.0
 STOP_WAIT = 0.5
+PRUNE_EVERY = 3600.0  # seconds between clearing old interaction claims and drafts
+KEEP_SEEN = timedelta(days=1)  # an interaction's token lives 15 minutes; a day is plenty
 
 
 def build_client(
@@ -172,6 +175,7 @@ class DiscordAdapter:
         # Each shard's lock (None: all shards as one unit), while the election runs.
         self.gateway_locks: dict[int | None, Leadership] = {}
         self._task: asyncio.Task[None] | None = None
+        self._login: asyncio.Task[None] | None = None
         self._gateway: asyncio.Task[None] | None = None
         self._gateway_stop = asyncio.Event()
         self._stop_requested = asyncio.Event()
@@ -207,10 +211,25 @@ class DiscordAdapter:
         self._stop_requested.clear()
         self._health.state = "connecting"
         self._task = asyncio.create_task(self._lead(), name="discord-gateway-lease")
+        if self.endpoint is not None:
+            # Log the endpoint's client in now, so the first interaction need not wait for it.
+            self._login = asyncio.create_task(self._endpoint_login(), name="discord-endpoint")
+
+    async def _endpoint_login(self) -> None:
+        assert self.endpoint is not None
+        try:
+            await self.endpoint.client.login_once()
+        except Exception as exc:  # tried again with the first interaction
+            log.warning("the Interactions Endpoint could not log in yet (%s)", exc)
 
     async def stop(self) -> None:
         """Close the gateway, let the background task wind down, close the REST session."""
         self._stop_requested.set()
+        if self._login is not None:
+            self._login.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._login
+            self._login = None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -295,8 +314,12 @@ class DiscordAdapter:
             for unit in units
         }
         held: set[int | None] = set()
+        next_prune = time.monotonic() + PRUNE_EVERY
         try:
             while not self._stop_requested.is_set():
+                if time.monotonic() >= next_prune:
+                    next_prune = time.monotonic() + PRUNE_EVERY
+                    await self._prune()
                 for unit, lead in leads.items():
                     try:
                         ok = await (lead.still_held() if unit in held else lead.acquire())
@@ -322,6 +345,16 @@ class DiscordAdapter:
             for lead in leads.values():
                 with contextlib.suppress(Exception):
                     await lead.release()
+
+    async def _prune(self) -> None:
+        """Forget interaction claims and drafts (previews, open forms) older than a day."""
+        cutoff = self.ctx.clock() - KEEP_SEEN
+        try:
+            async with self.ctx.store.write() as tx:
+                await tx.forget_events_before(cutoff)
+                await tx.forget_drafts(cutoff)
+        except Exception:
+            log.exception("could not forget old Discord interaction claims; again later")
 
     def _start_gateway(self, shards: tuple[int, ...] | None) -> None:
         self.holding = shards

@@ -526,8 +526,10 @@ class SlackAdapter:
             raise self._failure(method, channel, exc, str(args.get("ts", ""))) from None
         except (TimeoutError, aiohttp.ClientError, OSError, SlackClientError) as exc:
             self._last_error = type(exc).__name__
+            # No answer: Slack may have posted it all the same (the copy is looked for first).
             raise TransientDeliveryError(
-                f"Slack {method} to {channel.channel} failed ({type(exc).__name__}); will retry"
+                f"Slack {method} to {channel.channel} failed ({type(exc).__name__}); will retry",
+                in_doubt=True,
             ) from None
         except (AttributeError, TypeError, ValueError) as exc:
             # A 200 whose body is not JSON (slack-sdk fails validating it; see _errors).

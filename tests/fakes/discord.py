@@ -29,7 +29,10 @@ more than `interaction_deadline` seconds after dispatch gets Discord's 10062 Unk
 interaction.
 
 Run standalone (the fan-out benchmark does): `python -m tests.fakes.discord --global-rate 500`;
-it prints `READY <api base> <gateway url>` and serves `/_fake/stats` and `/_fake/reset`.
+it prints `READY <api base> <gateway url> <public key>` and serves `/_fake/stats`,
+`/_fake/reset`, and for the scale-out benchmark `/_fake/interaction` (send one over the
+gateway or to an Interactions Endpoint URL), `/_fake/interactions`, `/_fake/messages` and
+`/_fake/sessions`.
 """
 
 from __future__ import annotations
@@ -354,6 +357,7 @@ class FakeDiscord:
         self.forbidden_channels: set[str] = set()
         self.no_history_channels: set[str] = set()  # the bot lacks Read Message History
         self.history_reads = 0
+        self.stalls: list[tuple[float, float]] = []  # (monotonic s, seconds late)
         self.missing_channels: set[str] = set()
         # -- permissions, as Discord computes them (roles, then channel overwrites) --
         self.bot_public = False
@@ -394,6 +398,13 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/_fake/stats", self._stats)
         app.router.add_post("/_fake/reset", self._reset)
+        app.router.add_post("/_fake/interaction", self._control_interaction)
+        app.router.add_post("/_fake/replay", self._control_replay)
+        app.router.add_get("/_fake/interactions", self._control_interactions)
+        app.router.add_get("/_fake/messages", self._control_messages)
+        app.router.add_get("/_fake/counts", self._control_counts)
+        app.router.add_get("/_fake/requests", self._control_requests)
+        app.router.add_get("/_fake/sessions", self._control_sessions)
         app.router.add_route("*", "/api/{tail:.*}", self._api)
         self._runner, self.port = await serve(
             app, host=self.host, port=self.port, handle_signals=False, shutdown_timeout=0.5
@@ -1260,6 +1271,95 @@ class FakeDiscord:
         self.reset_counters()
         return json_response({"ok": True})
 
+    async def _control_interaction(self, request: web.Request) -> web.StreamResponse:
+        """{"payload": ..., "url": optional}: an interaction over the gateway (to every
+        session of its shard) or, with `url`, to that Interactions Endpoint URL."""
+        body = await request.json()
+        try:
+            if body.get("url"):
+                iid = await self.post_interaction(body["payload"], str(body["url"]))
+            else:
+                iid = await self.send_interaction(body["payload"])
+        except TimeoutError:
+            return error(503, "no gateway session is connected for that shard")
+        return json_response({"id": iid})
+
+    async def _control_replay(self, request: web.Request) -> web.StreamResponse:
+        """{"id", "url"}: POST an interaction sent over HTTP again; answers the status."""
+        body = await request.json()
+        try:
+            status = await self.replay_interaction(str(body["id"]), str(body["url"]))
+        except (KeyError, aiohttp.ClientError, TimeoutError) as exc:
+            return error(400, f"cannot replay: {type(exc).__name__}")
+        return json_response({"status": status})
+
+    async def _control_interactions(self, request: web.Request) -> web.StreamResponse:
+        """Per interaction: how many times it was acknowledged, and the endpoint's status."""
+        callbacks = Counter(
+            iid
+            for iid, replies in self.replies.items()
+            for reply in replies
+            if reply.kind == "callback"
+        )
+        already = Counter(
+            path.split("/interactions/", 1)[1].split("/", 1)[0]
+            for _, _, path, status in self.requests
+            if path.endswith("/callback") and status == 400
+        )
+        return json_response(
+            {
+                "acknowledged": {iid: callbacks.get(iid, 0) for iid in self._interactions},
+                "http_statuses": self.http_statuses,
+                "http_failures": self.http_failures,
+                "already_acknowledged": dict(already),
+            }
+        )
+
+    async def _control_messages(self, request: web.Request) -> web.StreamResponse:
+        """[channel id, first embed's title, created (monotonic s)] of every message."""
+        return json_response(
+            [
+                [m.channel_id, (m.embeds[0].get("title") if m.embeds else m.content), m.created_at]
+                for m in self.messages.values()
+                if not m.deleted
+            ]
+        )
+
+    async def _control_requests(self, request: web.Request) -> web.StreamResponse:
+        """Every API request: [monotonic s, method, path, status] (for looking at pacing)."""
+        return json_response([list(r) for r in self.requests])
+
+    async def _control_counts(self, request: web.Request) -> web.StreamResponse:
+        """How many messages carry each first-embed title (cheap enough to poll)."""
+        return json_response(
+            Counter(
+                m.embeds[0].get("title") if m.embeds else m.content
+                for m in self.messages.values()
+                if not m.deleted
+            )
+        )
+
+    async def watch_own_lag(self, every: float = 0.005) -> None:
+        """Record when this process could not run for a while (its event loop woke late): the
+        requests that arrived meanwhile are counted bunched. For reading a benchmark."""
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(every)
+            late = time.monotonic() - before - every
+            if late > 0.02:
+                self.stalls.append((before, late))
+
+    async def _control_sessions(self, request: web.Request) -> web.StreamResponse:
+        return json_response(
+            {
+                "stalls": self.stalls,
+                "live": self.connected_sessions(),
+                "identifies": self.identifies,
+                "now": time.monotonic(),
+                "rate_limited": len(self.rate_limited),
+            }
+        )
+
     # ------------------------------------------------------------------ gateway
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
@@ -1363,13 +1463,18 @@ async def _serve(args: argparse.Namespace) -> None:
         per_channel_window=args.per_channel_window,
         latency=args.latency_ms / 1000,
         port=args.port,
+        shard_count=args.shard_count,
     )
     async with fake:
         # A measuring instrument should not stall: collection pauses would bunch the
-        # requests it counts and show 429s the client did not cause.
+        # requests it counts and show 429s the client did not cause. What start-up loaded
+        # is frozen; what a run adds (every message it keeps) would make each full
+        # collection longer, so the collector stays off for the run (a benchmark's run
+        # is short; its memory grows by what it records).
         gc.freeze()
-        print(f"READY {fake.api_base} {fake.gateway_url}", flush=True)
-        await asyncio.Event().wait()
+        gc.disable()
+        print(f"READY {fake.api_base} {fake.gateway_url} {fake.public_key}", flush=True)
+        await fake.watch_own_lag()
 
 
 def main() -> None:
@@ -1380,6 +1485,7 @@ def main() -> None:
     parser.add_argument("--per-channel-limit", type=int, default=5)
     parser.add_argument("--per-channel-window", type=float, default=5.0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--shard-count", type=int, default=1)
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args))
