@@ -295,6 +295,13 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -400,8 +407,13 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
             wall = time.perf_counter()
             await admin.post(CLI_ACTOR, _draft())
         delivered, stalled_since, last, first_at = 0, time.perf_counter(), -1, None
+        rss_idle = peak = _rss_mb(proc.pid)
         while delivered < args.channels:
             await asyncio.sleep(0.1)
+            peak = max(peak, _rss_mb(proc.pid))
+            if args.limit_seconds and time.perf_counter() - wall > args.limit_seconds:
+                print(f"  stopped after {args.limit_seconds:g} s (--limit-seconds)")
+                break
             delivered = (await fake.stats())["messages"]
             if delivered and first_at is None:
                 first_at = time.perf_counter()
@@ -438,6 +450,8 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
     print(f"  exactly once: {'yes' if exactly_once else 'NO'} ({marked} deliveries marked sent; "
           f"{fake_stats['messages']} messages in {fake_stats['channels']} channels at the fake, "
           f"{fake_stats['channels_with_duplicates']} with more than one)")  # fmt: skip
+    print(f"  RSS of strikebot run: {rss_idle:.0f} MB before the post, {peak:.0f} MB at most "
+          f"during the fan-out (+{peak - rss_idle:.0f} MB)")  # fmt: skip
     n = max(fake_stats["messages"], 1)
     per = {key: (after[key] - before[key]) / n for key in after}
     run = Run("strikebot run", fake_stats["messages"], wall, cpu, limited, extra, args.rate)
@@ -544,6 +558,9 @@ def main() -> None:
     parser.add_argument("--channels", type=int, help="subscribed channels (1,000; drain 10,000)")
     parser.add_argument("--rate", type=float, help="allowed requests/s (50; drain 500)")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds after start-up")
+    parser.add_argument(
+        "--limit-seconds", type=float, default=0, help="stop a long fan-out after this long"
+    )
     parser.add_argument("--pace", type=float, default=0.97, help="fraction of --rate to pace at")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="added per request")
     parser.add_argument("--in-flight", type=int, default=64, help="requests in flight at most")

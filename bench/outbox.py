@@ -8,8 +8,9 @@ its batch) is timed `--rounds` times, each batch given back afterwards so the qu
 the same size. The median is printed per claim and per claimed row.
 
 Idle (`strikebot run` itself, in its own process, SQLite, the console platform on): for
-each history size a fresh store with that many sent deliveries; once started and settled,
-the process's CPU (utime + stime from /proc) is read over `--idle-seconds`.
+each history size a fresh store with that many sent deliveries (30 days old: within the
+default retention, so none is purged); once started and settled, the process's CPU (utime +
+stime from /proc) is read over `--idle-seconds`.
 
     .venv/bin/python -m bench.outbox [--pending 1000,100000] [--history-sizes 0,1000000]
                                      [--database-url postgresql+asyncpg://...]
@@ -70,7 +71,7 @@ async def fill(store: Store, *, pending: int, history: int, platform: str) -> No
                         "urgencies": "important,routine,urgent",
                         "timezone": "America/Los_Angeles",
                         "briefing_days": "0123456",
-                        "created_at": now - timedelta(days=400),
+                        "created_at": now - timedelta(days=60),
                     }
                     for n in range(CHANNELS)
                 ],
@@ -88,8 +89,8 @@ async def fill(store: Store, *, pending: int, history: int, platform: str) -> No
                         "state": "published",
                         "texts": {"en": {"headline": f"U{i}", "body": "", "next_step": ""}},
                         "author": "bench",
-                        "created_at": now - timedelta(days=300),
-                        "published_at": now - timedelta(days=300),
+                        "created_at": now - timedelta(days=40),
+                        "published_at": now - timedelta(days=40),
                         "revision": 1,
                     }
                     for i in range(updates)
@@ -98,7 +99,8 @@ async def fill(store: Store, *, pending: int, history: int, platform: str) -> No
         ]
 
     def row(n: int, state: str) -> dict[str, Any]:
-        age = timedelta(days=200) if state == "sent" else timedelta(minutes=5)
+        # History within the default retention (`keep_history_days` = 90): kept, not purged.
+        age = timedelta(days=30) if state == "sent" else timedelta(minutes=5)
         return {
             "id": f"{state[0]}{n:020d}",
             "dedupe_key": f"{state}:{n}",

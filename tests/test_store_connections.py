@@ -3,6 +3,7 @@ connection costs one retry (`Store.transact`), an idle one is pinged before use.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -46,10 +47,11 @@ async def test_connections_have_jit_off_and_no_pre_ping(pg_store: Store) -> None
         assert (await tx.conn.exec_driver_sql("SHOW jit")).scalar() == "off"
 
 
-async def test_a_dead_connection_costs_one_retry(pg_store: Store) -> None:
+async def test_a_connection_the_server_closed_is_replaced_at_checkout(pg_store: Store) -> None:
     async with pg_store.read() as tx:  # a pooled connection, now idle
         await tx.conn.exec_driver_sql("SELECT 1")
     assert await kill_other_sessions(pg_store.url) >= 1
+    await asyncio.sleep(0.05)  # the event loop reads the server's goodbye
     calls = 0
 
     async def work(tx: Tx) -> int:
@@ -58,10 +60,23 @@ async def test_a_dead_connection_costs_one_retry(pg_store: Store) -> None:
         return int(await tx.conn.scalar(select(t.public_version.c.version)) or 0)
 
     assert await pg_store.transact(work) >= 1
-    assert calls == 2
-    # Plain transactions after it get new connections: the pool dropped the old ones.
+    assert calls == 1  # no retry, and no ping: asyncpg knew the connection was closed
     async with pg_store.read() as tx:
         await tx.conn.exec_driver_sql("SELECT 1")
+
+
+async def test_a_connection_lost_in_use_costs_one_retry(pg_store: Store) -> None:
+    calls = 0
+
+    async def work(tx: Tx) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the server goes away in the middle of the transaction
+            await tx.conn.exec_driver_sql("SELECT pg_terminate_backend(pg_backend_pid())")
+        return int(await tx.conn.scalar(select(t.public_version.c.version)) or 0)
+
+    assert await pg_store.transact(work) >= 1
+    assert calls == 2
 
 
 async def test_an_error_that_is_not_a_lost_connection_is_not_retried(pg_store: Store) -> None:

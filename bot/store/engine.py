@@ -7,10 +7,11 @@ a deferred BEGIN that reads then writes fails with "database is locked" under co
 PostgreSQL gets JIT compilation switched off for the engine's connections (the outbox's
 short queries paid up to 160 ms of JIT each at 100,000 pending rows) and no pre-ping on
 every checkout (BEGIN; SELECT; ROLLBACK before each transaction: a third of the round trips
-of a delivery). A connection is pinged only when it sat in the pool longer than
-`IDLE_PING_SECONDS`, the time in which a server restart or an idle timeout may have closed
-it; one that dies while in use fails its transaction, which `Store.transact` retries once
-on a fresh connection, and SQLAlchemy then replaces every connection opened before it.
+of a delivery). At checkout a connection the server closed is replaced without a round
+trip (asyncpg knows once the event loop has read the close), and one that sat in the pool
+longer than `IDLE_PING_SECONDS` is pinged (a silent network may have lost it); one that dies
+while in use fails its transaction, which `Store.transact` retries once on a fresh
+connection, and SQLAlchemy then replaces every connection opened before it.
 """
 
 from __future__ import annotations
@@ -119,6 +120,13 @@ def _ping_when_idle(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "checkout")
     def on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         since = record.info.pop(_IDLE_SINCE, None)
+        # A connection the server closed (a restart, a failover, an administrator) is known
+        # to asyncpg as soon as the event loop read the close: no round trip to find out.
+        driver = getattr(dbapi_connection, "_connection", None)
+        if driver is not None and driver.is_closed():
+            error = DisconnectionError("the server closed a pooled connection")
+            error.invalidate_pool = True
+            raise error
         if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
             return
         try:
