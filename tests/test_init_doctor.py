@@ -328,3 +328,47 @@ async def test_run_prints_the_warning_once(tmp_path: Path) -> None:
     seen += rest.decode()
     assert seen.count("127.0.0.1:8080, which only this machine can open") == 1, seen
     assert "123:abc" not in seen
+
+
+async def test_telegram_answers_for_itself_too() -> None:
+    """The doctor hook is the plugin boundary's: Telegram's checks the token and, per
+    subscribed chat, whether the bot can post (a channel needs it as a posting admin)."""
+    from bot.ports import DoctorRequest, Subscription
+    from tests.fakes.telegram import FakeTelegram
+    from tests.support import CAMPAIGN
+
+    plugin = installed_plugins()["telegram"]
+    assert plugin.doctor is not None
+
+    def chat(chat_id: int) -> Subscription:
+        return Subscription(id=chat_id, platform="telegram", workspace=str(chat_id),
+                            channel=str(chat_id), language="en", timezone="UTC")  # fmt: skip
+
+    async with FakeTelegram() as tg:
+        tg.add_chat(-1001, "supergroup", "Parents")
+        tg.add_chat(-1002, "channel", "Strike news", admin=True)
+        tg.add_chat(-1003, "channel", "Old news")  # the bot is a member, not an admin
+        tg.add_chat(-1004, "supergroup", "Stewards")
+        tg.kick(-1004)
+        subs = tuple(chat(i) for i in (-1001, -1002, -1003, -1004, -1005))
+        settings = plugin.settings.from_env(
+            {"TELEGRAM_BOT_TOKEN": tg.token, "TELEGRAM_API_BASE": tg.base_url}
+        )
+        checks = await plugin.doctor(DoctorRequest(settings, None, None, CAMPAIGN, subs))
+        bad = plugin.settings.from_env(
+            {"TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_API_BASE": tg.base_url}
+        )
+        refused = await plugin.doctor(DoctorRequest(bad, None, None, CAMPAIGN, ()))
+    verdicts = {c.subject: c.verdict for c in checks}
+    assert verdicts == {
+        "token": Verdict.OK,
+        "telegram:-1001/-1001": Verdict.OK,
+        "telegram:-1002/-1002": Verdict.OK,
+        "telegram:-1003/-1003": Verdict.FAIL,
+        "telegram:-1004/-1004": Verdict.FAIL,
+        "telegram:-1005/-1005": Verdict.FAIL,
+    }
+    fixes = {c.subject: c.fix for c in checks}
+    assert "Post Messages" in fixes["telegram:-1003/-1003"]
+    assert "Add the bot" in fixes["telegram:-1004/-1004"]
+    assert [(c.subject, c.verdict) for c in refused] == [("token", Verdict.FAIL)]
