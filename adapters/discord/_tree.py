@@ -23,6 +23,10 @@ Interaction = discord.Interaction[Any]
 UpdateId = app_commands.Range[int, 1, 2**31 - 1]
 Count = app_commands.Range[int, 1, 25]
 
+# Discord allows 100 characters per option description.
+CHANGE_HELP = (
+    'Admins: offer="…" source="…" date=…, or title="…" reason="…" lang=es; announce tells all'
+)
 _SPANISH: dict[str, str] = {
     "Strike updates: where things stand, the demands, what happens next": (
         "Novedades de la huelga: cómo va, las demandas, qué sigue"
@@ -65,6 +69,10 @@ _SPANISH: dict[str, str] = {
         "Administración: cambiar una novedad en todos los lugares donde se envió"
     ),
     "Which update": "Qué novedad",
+    CHANGE_HELP: (
+        'Administración: offer="…" source="…" date=…, o title="…" reason="…" '
+        "lang=es; announce avisa a todos"
+    ),
     "Why (members may see it)": "Por qué (los miembros pueden verlo)",
     "New headline (leave all text empty to edit in a form)": (
         "Nuevo titular (deja el texto vacío para editar en un formulario)"
@@ -151,10 +159,18 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         await h.answer(interaction, h.commands.demands)
 
     @group.command(name="demand", description="One demand in detail, with its offer history")
-    @app_commands.describe(key="Which demand")
+    @app_commands.describe(key="Which demand", change=CHANGE_HELP)
     @app_commands.autocomplete(key=h.demand_choices)
-    async def demand(interaction: Interaction, key: str) -> None:
-        await h.answer(interaction, lambda ctx: h.commands.demand(ctx, key))
+    async def demand(interaction: Interaction, key: str, change: str | None = None) -> None:
+        if change is None or not change.strip():
+            await h.answer(interaction, lambda ctx: h.commands.demand(ctx, key))
+            return
+        # Admins keep the demand current, in the typed form every platform shares.
+        await h.answer_admin(
+            interaction,
+            "change demands",
+            lambda ctx: h.commands.handle(ctx, f"demand {key} {change}"),
+        )
 
     @group.command(name="timeline", description="The latest updates")
     @app_commands.describe(count="How many (1-25)")
