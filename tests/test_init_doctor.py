@@ -372,3 +372,25 @@ async def test_telegram_answers_for_itself_too() -> None:
     assert "Post Messages" in fixes["telegram:-1003/-1003"]
     assert "Add the bot" in fixes["telegram:-1004/-1004"]
     assert [(c.subject, c.verdict) for c in refused] == [("token", Verdict.FAIL)]
+
+
+async def test_discord_checks_the_servers_in_guild_ids_and_public_bot() -> None:
+    from adapters.discord._settings import DiscordSection
+    from bot.ports import DoctorRequest
+    from tests.support import CAMPAIGN
+
+    plugin = installed_plugins()["discord"]
+    assert plugin.doctor is not None
+    async with FakeDiscord() as discord:
+        discord.bot_public = True
+        settings = plugin.settings.from_env(
+            {"DISCORD_TOKEN": discord.token, "DISCORD_API_BASE": discord.base_url}
+        )
+        section = DiscordSection(guild_ids=[GUILD, "700000000000000999"])
+        checks = await plugin.doctor(DoctorRequest(settings, section, None, CAMPAIGN, ()))
+    found = {c.subject: c for c in checks}
+    assert found[f"server {GUILD}"].verdict is Verdict.OK
+    gone = found["server 700000000000000999"]
+    assert gone.verdict is Verdict.FAIL and "strikebot discord invite" in gone.fix
+    public = found["public bot"]
+    assert public.verdict is Verdict.WARN and "Install Link to None" in public.fix
