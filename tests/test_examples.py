@@ -143,30 +143,45 @@ def test_the_readme_has_examples_to_run() -> None:
     assert "/strike status" in texts and "/strike demand pay" in texts
 
 
+def chat_session(batch: list[Example], cwd: Path, env: dict[str, str]) -> list[str]:
+    """Consecutive chat examples, typed into one console session in order (as a reader
+    would); each reply is checked against its own example."""
+    lines = " ".join(shlex.quote(e.text) for e in batch)
+    result = run_shell(f"printf '%s\\n' {lines} | .venv/bin/strikebot console --json", cwd, env)
+    replies = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    replies = [r for r in replies if r.get("event") == "reply"]
+    if len(replies) != len(batch):
+        return [f"README.md:{batch[0].line}: {len(replies)} replies to {len(batch)} commands: "
+                f"{result.stderr[-500:]}"]  # fmt: skip
+    failures = []
+    for example, reply in zip(batch, replies, strict=True):
+        where = f"README.md:{example.line}: {example.text}"
+        body = f"{reply['message']['title']} {reply['message']['body']}"
+        expected = EXPLAINED_REFUSALS.get(example.text)
+        if reply["input"] != example.text:
+            failures.append(f"{where}\n  answered another input: {reply['input']}")
+        elif expected is not None:
+            if reply["ok"] or expected not in body:
+                failures.append(f"{where}\n  expected a refusal saying {expected!r}: {body}")
+        elif not reply["ok"]:
+            failures.append(f"{where}\n  refused: {body}")
+    return failures
+
+
 def test_every_readme_example_runs_as_written(fresh: tuple[Path, dict[str, str]]) -> None:
     cwd, env = fresh
     failures: list[str] = []
-    for example in examples(README.read_text(encoding="utf-8")):
-        where = f"README.md:{example.line}: {example.text}"
-        if example.kind == "chat":
-            result = run_shell(
-                f"printf '%s\\n' {shlex.quote(example.text)} | .venv/bin/strikebot console --json",
-                cwd, env,
-            )  # fmt: skip
-            replies = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
-            replies = [r for r in replies if r.get("event") == "reply"]
-            if len(replies) != 1:
-                failures.append(f"{where}\n  no reply: {result.stderr[-500:]}")
-                continue
-            reply = replies[0]
-            body = f"{reply['message']['title']} {reply['message']['body']}"
-            expected = EXPLAINED_REFUSALS.get(example.text)
-            if expected is not None:
-                if reply["ok"] or expected not in body:
-                    failures.append(f"{where}\n  expected a refusal saying {expected!r}: {body}")
-            elif not reply["ok"]:
-                failures.append(f"{where}\n  refused: {body}")
+    batch: list[Example] = []
+    for example in [*examples(README.read_text(encoding="utf-8")), None]:
+        if example is not None and example.kind == "chat":
+            batch.append(example)
             continue
+        if batch:
+            failures += chat_session(batch, cwd, env)
+            batch = []
+        if example is None:
+            break
+        where = f"README.md:{example.line}: {example.text}"
         command = example.text
         if command.startswith("make "):
             continue  # the set-up this test stands in for
