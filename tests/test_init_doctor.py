@@ -394,3 +394,29 @@ async def test_discord_checks_the_servers_in_guild_ids_and_public_bot() -> None:
     assert gone.verdict is Verdict.FAIL and "strikebot discord invite" in gone.fix
     public = found["public bot"]
     assert public.verdict is Verdict.WARN and "Install Link to None" in public.fix
+
+
+async def test_doctor_names_channels_on_platforms_that_are_off_or_cannot_check_themselves(
+    sqlite_store: Any,
+) -> None:
+    from bot.admin import Admin
+    from bot.clock import FixedClock
+    from bot.doctor import run_doctor
+    from bot.models import Subscription
+    from tests.support import ADMIN, ADMINS, FRIDAY
+
+    config = load_config(ROOT / "config" / "strike.toml")
+    admin = Admin(sqlite_store, config.to_campaign(), ADMINS, FixedClock(FRIDAY))
+    for platform in ("console", "discord"):
+        await admin.subscribe(
+            ADMIN, Subscription(id=0, platform=platform, workspace="w1", channel="c1",
+                                language="en", timezone="UTC"),
+        )  # fmt: skip
+    plugins = installed_plugins()
+    checks = await run_doctor(Settings.from_env({}, plugins=plugins), config, sqlite_store, plugins)
+    found = {(c.platform, c.subject): c for c in checks}
+    off = found[("discord", "switched on")]
+    assert off.verdict is Verdict.FAIL and "DISCORD_TOKEN" in off.fix
+    assert found[("console", "self-check")].verdict is Verdict.SKIP
+    assert found[("campaign", "public_url")].verdict is Verdict.WARN  # no token: a warning
+    assert not any(c.platform == "slack" for c in checks)  # off, and nothing subscribed there
