@@ -204,3 +204,25 @@ async def test_an_admins_mistake_is_shown_only_to_them(bot: DiscordBot) -> None:
     assert error.kind == "followup" and error.ephemeral
     assert "25:00" in error.text
     assert error.embeds[0]["color"] == 0xE03131
+
+
+async def test_admins_keep_a_demand_current_from_discord(bot: DiscordBot) -> None:
+    """`/strike demand key:pay change:...` is the typed form every platform shares: an admin
+    records an offer with its date; a member's attempt changes nothing."""
+    change = 'offer="6.5% over three years" source="District proposal" date=2019-01-17'
+    member = interaction_payload("demand", options={"key": "pay", "change": change})
+    (refused,) = await bot.fake.wait_reply(await bot.fake.send_interaction(member))
+    assert refused.ephemeral and "Admins only" in refused.text
+
+    admin = interaction_payload(
+        "demand", options={"key": "pay", "change": change}, roles=(COMMS_ROLE_ID,)
+    )
+    replies = await bot.fake.wait_reply(await bot.fake.send_interaction(admin), count=2)
+    assert replies[0].type == DEFERRED_CHANNEL_MESSAGE
+    assert "Recorded for demand pay" in replies[1].text
+    async with bot.store.read() as tx:
+        pay = await tx.get_demand("pay")
+        audit = await tx.list_audit(limit=1, target="demand:pay")
+    assert pay is not None and pay.text("en").employer_offer == "6.5% over three years"
+    assert pay.history[-1].source == "District proposal"
+    assert audit[0].action == "demand.record" and audit[0].actor.startswith("discord:")

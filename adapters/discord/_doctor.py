@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 
 from adapters.discord._endpoints import normalise_api_base
-from adapters.discord._settings import NAME, DiscordSettings
+from adapters.discord._settings import NAME, DiscordSection, DiscordSettings
 from bot.ports import Check, DoctorRequest, Subscription, Verdict
 
 DEFAULT_API = "https://discord.com/api/v10"
@@ -63,8 +63,10 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
     base = normalise_api_base(settings.api_base) if settings.api_base else DEFAULT_API
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         api = _Api(session, base, settings.token.get_secret_value())
+        section = request.section
+        guild_ids = section.guild_ids if isinstance(section, DiscordSection) else []
         try:
-            return await _checks(api, request.channels)
+            return await _checks(api, request.channels, guild_ids)
         except (aiohttp.ClientError, TimeoutError) as exc:
             return [
                 Check(NAME, "reachable", Verdict.FAIL,
@@ -73,7 +75,9 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
             ]  # fmt: skip
 
 
-async def _checks(api: _Api, channels: Sequence[Subscription]) -> list[Check]:
+async def _checks(
+    api: _Api, channels: Sequence[Subscription], guild_ids: Sequence[str]
+) -> list[Check]:
     status, me = await api.get("/users/@me")
     if status == 401:
         return [
@@ -97,6 +101,18 @@ async def _checks(api: _Api, channels: Sequence[Subscription]) -> list[Check]:
                       "Public Bot is on: anyone with the invite link can add the bot to a server",
                       "Developer Portal → Installation: set Install Link to None and save; then "
                       "Bot → turn Public Bot off.")
+            )  # fmt: skip
+    for guild_id in guild_ids:  # [discord] guild_ids: where commands are pushed at start
+        status, _ = await api.get(f"/guilds/{guild_id}")
+        if status == 200:
+            checks.append(Check(NAME, f"server {guild_id}", Verdict.OK,
+                                "in [discord] guild_ids, and the bot is there"))  # fmt: skip
+        else:
+            checks.append(
+                Check(NAME, f"server {guild_id}", Verdict.FAIL,
+                      "in [discord] guild_ids, but the bot is not in that server",
+                      "Add the bot with the link from `strikebot discord invite`, or remove the "
+                      "id from [discord] guild_ids.")
             )  # fmt: skip
     guilds: dict[str, tuple[int, Any, Any]] = {}
     for sub in channels:

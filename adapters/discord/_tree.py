@@ -24,6 +24,11 @@ Interaction = discord.Interaction[Any]
 UpdateId = app_commands.Range[int, 1, 2**31 - 1]
 Count = app_commands.Range[int, 1, 25]
 
+# Discord allows 100 characters per option description.
+CHANGE_HELP = (
+    'Admins: offer="…" source="…" date=…, or title="…" reason="…" lang=es; announce tells all'
+)
+
 
 class CatalogueDescriptions(app_commands.Translator):
     """Descriptions and choice names in each member's language, from the catalogue (table
@@ -97,10 +102,18 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         await h.answer(interaction, h.commands.demands)
 
     @group.command(name="demand", description="One demand in detail, with its offer history")
-    @app_commands.describe(key="Which demand")
+    @app_commands.describe(key="Which demand", change=CHANGE_HELP)
     @app_commands.autocomplete(key=h.demand_choices)
-    async def demand(interaction: Interaction, key: str) -> None:
-        await h.answer(interaction, lambda ctx: h.commands.demand(ctx, key))
+    async def demand(interaction: Interaction, key: str, change: str | None = None) -> None:
+        if change is None or not change.strip():
+            await h.answer(interaction, lambda ctx: h.commands.demand(ctx, key))
+            return
+        # Admins keep the demand current, in the typed form every platform shares.
+        await h.answer_admin(
+            interaction,
+            "change demands",
+            lambda ctx: h.commands.handle(ctx, f"demand {key} {change}"),
+        )
 
     @group.command(name="timeline", description="The latest updates")
     @app_commands.describe(count="How many (1-25)")

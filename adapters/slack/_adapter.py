@@ -151,8 +151,12 @@ class SlackAdapter:
             name="strikebot",
             logger=logging.getLogger("strikebot.slack.bolt"),
         )
-        self._verifier = SignatureVerifier(
-            settings.signing_secret.get_secret_value() if settings.signing_secret else ""
+        # Socket Mode needs no signing secret (slack-sdk refuses an empty one): without it,
+        # every HTTP request to /slack/events is refused as unsigned.
+        self._verifier = (
+            SignatureVerifier(settings.signing_secret.get_secret_value())
+            if settings.signing_secret
+            else None
         )
         self.inbound = Inbound(
             commands=ctx.commands,
@@ -382,6 +386,7 @@ class SlackAdapter:
             and timestamp.isdigit()
             and len(timestamp) <= 12
             and signature.isascii()
+            and self._verifier is not None
             and self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature)
         )
         if not signed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from adapters.telegram._adapter import TelegramAdapter
+from adapters.telegram._doctor import doctor
 from adapters.telegram._settings import (
     LIMITS,
     MENTIONS,
@@ -26,4 +27,5 @@ plugin = Plugin(
     mentions=MENTIONS,
     address_example="telegram:-1001234567890/-1001234567890",
     docs="docs/telegram.md",
+    doctor=doctor,
 )

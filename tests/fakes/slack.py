@@ -143,6 +143,7 @@ class FakeSlack:
         self._socket_ready = asyncio.Event()
         self._connected = asyncio.Condition()
         self._ack_waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._posted = asyncio.Event()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -221,6 +222,15 @@ class FakeSlack:
     def messages(self, channel_id: str) -> list[dict[str, Any]]:
         """Messages currently in a channel (deleted ones removed), oldest first."""
         return [m for m in self.channels[channel_id].messages if not m.get("deleted")]
+
+    async def wait_for_message(self, channel_id: str, within: float = 5.0) -> list[dict[str, Any]]:
+        """Until a message is in the channel (posted by anyone); its messages."""
+        async with asyncio.timeout(within):
+            while True:
+                self._posted.clear()
+                if self.messages(channel_id):
+                    return self.messages(channel_id)
+                await self._posted.wait()
 
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
@@ -385,6 +395,7 @@ class FakeSlack:
         ts = self._ts()
         message = _message(args, ts, self.bot_id, self.app_id)
         channel.messages.append(message)
+        self._posted.set()
         return {"ok": True, "channel": channel.id, "ts": ts, "message": _public(message)}
 
     def _m_conversations_history(self, call: Call, args: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,360 @@
+"""`strikebot init`: start a new campaign. Asks for what it needs (or takes it as flags, for
+scripts), writes a commented campaign file and an empty database, and refuses to overwrite
+either.
+
+    strikebot init                                    # asks, one question at a time
+    strikebot --config config/acme.toml init --union "Acme Workers United" \\
+        --employer "Acme Corp" --timezone America/Chicago --languages en,es \\
+        --strike-start 2026-03-02 --public-url https://strike.acmeworkers.org \\
+        --admin discord:123456789012345678 --admin slack:U0123ABCD \\
+        --demand "pay=Fair pay" --demand "safety=Safe staffing"
+
+The file goes to `--config` (default `config/<slug>.toml`), the database to
+`--database-url` (default SQLite `data/<slug>.db`). Then `strikebot doctor` and `strikebot
+run` with the same two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from bot import i18n
+from bot.cli import out
+from bot.clock import shifted_clock
+from bot.config import load_config
+from bot.errors import ConfigError, Conflict, InvalidInput
+from bot.parsing import parse_timezone
+from bot.plugins import Plugin, installed_plugins
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
+DEMAND = re.compile(r"^\s*(?:([a-z0-9][a-z0-9_-]{0,63})\s*=\s*)?(.+?)\s*$")
+LOOPBACK_URL = "http://127.0.0.1:8080"
+ASKS = "Enter to skip"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "init",
+        help="start a new campaign: write a campaign file and an empty database",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--union", help="the union's name, e.g. 'United Teachers Los Angeles'")
+    parser.add_argument("--employer", help="the employer's name")
+    parser.add_argument("--slug", help="short id of the campaign (default: from the union)")
+    parser.add_argument("--timezone", help="IANA time zone, e.g. America/Los_Angeles")
+    parser.add_argument(
+        "--languages", help="languages, first is the default: en, es or en,es (default en)"
+    )
+    parser.add_argument("--start-date", help="when bargaining began, YYYY-MM-DD (default today)")
+    parser.add_argument("--strike-start", help="day 1 of the strike, YYYY-MM-DD (if there is one)")
+    parser.add_argument(
+        "--public-url", help="the status page's public https:// address (default: this machine)"
+    )
+    parser.add_argument(
+        "--admin",
+        action="append",
+        default=[],
+        metavar="PLATFORM:ID",
+        help="an admin's user id on an installed platform, as PLATFORM:ID (repeat)",
+    )
+    parser.add_argument(
+        "--demand",
+        action="append",
+        default=[],
+        metavar="[KEY=]TITLE",
+        help="a first demand, e.g. 'pay=Fair pay' (repeat)",
+    )
+    parser.add_argument(
+        "--no-input",
+        action="store_true",
+        help="never ask: fail if a required value is missing (default when not a terminal)",
+    )
+    parser.set_defaults(handler=handle)
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    union: str
+    employer: str
+    slug: str
+    timezone: str
+    languages: list[str]
+    start_date: date
+    strike_start: date | None
+    public_url: str
+    admins: dict[str, list[str]]
+    demands: list[tuple[str, str]]
+
+
+async def handle(args: argparse.Namespace) -> int:
+    from bot.seed import apply_seed
+    from bot.store import Store
+
+    plugins = installed_plugins()
+    ask = not args.no_input and sys.stdin.isatty()
+    answers = _answers(args, plugins, ask)
+    config_path = Path(args.config or f"config/{answers.slug}.toml")
+    database_url = args.database_url or f"sqlite+aiosqlite:///data/{answers.slug}.db"
+    sqlite_file = _sqlite_path(database_url)
+    draft, config = _write_draft(render(answers, plugins), config_path, sqlite_file)
+    if sqlite_file is not None:
+        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+    clock = shifted_clock(getattr(args, "clock_now", None))
+    try:
+        async with Store.open(database_url) as store:
+            async with store.read() as tx:
+                existing = await tx.get_meta("campaign_slug")
+            if existing is not None:
+                raise Conflict(
+                    f"The database already holds the campaign {existing!r}; init never reuses "
+                    "one. Give a new --database-url."
+                )
+            await apply_seed(store, config, clock)
+    except BaseException:
+        draft.unlink(missing_ok=True)
+        raise
+    draft.rename(config_path)
+    shown = _shown(database_url)  # never a password
+    env = f"STRIKEBOT_CONFIG={config_path} STRIKEBOT_DATABASE_URL={shown}"
+    out.print(f"[bold]Wrote {escape(str(config_path))}[/] and an empty database ({shown}).")
+    out.print("Next, with your platform tokens in the environment:")
+    out.print(f"  {escape(env)} strikebot doctor   # can the bot post where it should?")
+    out.print(f"  {escape(env)} strikebot run")
+    if answers.public_url == LOOPBACK_URL:
+        out.print(
+            "[yellow]public_url is this machine's address:[/] set it to the status page's real "
+            f"https:// address in {escape(str(config_path))} before members get links."
+        )
+    return 0
+
+
+def _write_draft(text: str, config_path: Path, sqlite_file: Path | None) -> tuple[Path, Any]:
+    """Refuse to overwrite; write the file beside its final name and read it back exactly as
+    `run` will, so a file that would not load is never left behind."""
+    if config_path.exists():
+        raise Conflict(
+            f"{config_path} already exists; init never overwrites a campaign file. Choose "
+            "another path with --config, or move that file away."
+        )
+    if sqlite_file is not None and sqlite_file.exists() and sqlite_file.stat().st_size > 0:
+        raise Conflict(
+            f"The database {sqlite_file} already exists; init never reuses one. Choose another "
+            "with --database-url, or move that file away."
+        )
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    draft = config_path.with_name(config_path.name + ".new")
+    draft.write_text(text, encoding="utf-8")
+    try:
+        config = load_config(draft)
+    except ConfigError as exc:
+        draft.unlink()
+        raise InvalidInput(str(exc).replace(str(draft), "the campaign file")) from None
+    return draft, config
+
+
+def _answers(args: argparse.Namespace, plugins: Any, ask: bool) -> Answers:
+    def value(name: str, question: str, *, required: bool = True, default: str = "") -> str:
+        given = getattr(args, name)
+        if given is not None and str(given).strip():
+            return str(given).strip()
+        if ask:
+            suffix = f" [{default}]" if default else ("" if required else f" ({ASKS})")
+            typed = input(f"{question}{suffix}: ").strip()
+            if typed or not required or default:
+                return typed or default
+        if default or not required:
+            return default
+        flag = "--" + name.replace("_", "-")
+        raise InvalidInput(f"Give {flag} (or run `strikebot init` in a terminal to be asked).")
+
+    union = value("union", "The union's name")
+    employer = value("employer", "The employer's name")
+    slug = value("slug", "A short id for this campaign", default=slugify(union))
+    if not SLUG.match(slug):
+        raise InvalidInput(
+            f"--slug {slug!r} is not usable; use 2-63 lower-case letters, digits and '-', "
+            "e.g. acme-workers-2026."
+        )
+    timezone = parse_timezone(value("timezone", "Time zone (IANA name, e.g. America/Chicago)"))
+    languages = _languages(
+        value("languages", "Languages, first is the default", default=i18n.source_language())
+    )
+    today = date.today().isoformat()
+    start_date = _date(value("start_date", "When bargaining began", default=today), "--start-date")
+    strike = value("strike_start", "Day 1 of the strike, YYYY-MM-DD", required=False)
+    public_url = value(
+        "public_url", "The status page's public address", default=LOOPBACK_URL
+    ).rstrip("/")
+    if not public_url.startswith(("http://", "https://")):
+        raise InvalidInput(f"--public-url {public_url!r}: write the full address, https://...")
+    admins = _admins(args.admin, plugins)
+    if ask and not args.admin:
+        for plugin in _admin_platforms(plugins):
+            who = plugin.admins.who[i18n.source_language()]
+            typed = input(f"Admins on {plugin.title} ({who}; several: comma-separated, {ASKS}): ")
+            ids = [i.strip() for i in typed.split(",") if i.strip()]
+            if ids:
+                admins[plugin.name] = ids
+    demands = [_demand(text) for text in args.demand]
+    if ask and not args.demand:
+        while typed := input(f"A first demand, as key=Title or just its title ({ASKS}): "):
+            demands.append(_demand(typed))
+    keys = [key for key, _ in demands]
+    if len(set(keys)) != len(keys):
+        raise InvalidInput("Two demands have the same key; give each its own, e.g. pay=Fair pay.")
+    return Answers(
+        union, employer, slug, timezone, languages, start_date,
+        _date(strike, "--strike-start") if strike else None, public_url, admins, demands,
+    )  # fmt: skip
+
+
+def slugify(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].strip("-")
+    return slug if SLUG.match(slug) else "my-campaign"
+
+
+def _languages(text: str) -> list[str]:
+    languages = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not languages:
+        raise InvalidInput("Give at least one language, e.g. --languages en.")
+    return languages
+
+
+def _date(text: str, option: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"{option} {text!r} is not a date; write YYYY-MM-DD.") from None
+
+
+def _admin_platforms(plugins: Any) -> list[Plugin]:
+    return [plugins[name] for name in plugins.delivering if not plugins[name].events]
+
+
+def _admins(given: list[str], plugins: Any) -> dict[str, list[str]]:
+    admins: dict[str, list[str]] = {}
+    for item in given:
+        platform, sep, user = item.partition(":")
+        platform, user = platform.strip().lower(), user.strip()
+        if not sep or not user:
+            names = ", ".join(p.name for p in _admin_platforms(plugins))
+            raise InvalidInput(
+                f"--admin {item!r}: write PLATFORM:ID, where PLATFORM is one of {names}."
+            )
+        if platform not in plugins:
+            raise InvalidInput(
+                f"--admin {item!r}: no platform {platform!r} is installed "
+                f"(installed: {', '.join(plugins)})."
+            )
+        admins.setdefault(platform, []).append(user)
+    return admins
+
+
+def _demand(text: str) -> tuple[str, str]:
+    match = DEMAND.match(text)
+    if match is None or not match.group(2):
+        raise InvalidInput(f"--demand {text!r}: write KEY=Title, e.g. pay=Fair pay.")
+    title = match.group(2)
+    key = match.group(1) or slugify(title)[:40]
+    return key, title
+
+
+def _q(text: str) -> str:
+    """A TOML basic string (JSON's escaping is valid TOML)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render(a: Answers, plugins: Any) -> str:
+    """The campaign file, commented for the person who will edit it next."""
+    first = a.languages[0]
+    lines = [
+        f"# strikebot campaign file: {a.union} and {a.employer}.",
+        "# Written by `strikebot init`. Every section is explained in config/strike.toml of the",
+        "# strikebot repository and in docs/configuration.md.",
+        "#",
+        "# The file SEEDS the database: demands listed here are added the first time strikebot",
+        "# starts. After that, change them through the bot (`strikebot demand edit|set|add|",
+        "# retire`, `/strike demand ...` in chat, the admin API): edits here are not read again.",
+        "# Secrets (platform tokens) never go in this file: they come from the environment.",
+        "",
+        "[campaign]",
+        f"slug = {_q(a.slug)}                # the id written into the database; never change it",
+        f"union = {_q(a.union)}",
+        f"employer = {_q(a.employer)}",
+        f"start_date = {a.start_date.isoformat()}       # when bargaining began",
+    ]
+    if a.strike_start:
+        lines.append(f"strike_start = {a.strike_start.isoformat()}     # day 1 of the strike")
+    else:
+        lines.append("# strike_start = 2026-01-14   # day 1 of the strike, once there is one")
+    lines += [
+        f"timezone = {_q(a.timezone)}   # IANA name; times without an offset are read here",
+        f"languages = {json.dumps(a.languages)}   # the first is the default; every text "
+        "members read is given in it",
+    ]
+    if a.public_url == LOOPBACK_URL:
+        lines.append("# CHANGE ME before going live: members' links point here, and only this")
+        lines.append("# machine can open 127.0.0.1. `strikebot run` warns while it is so.")
+    lines += [
+        f"public_url = {_q(a.public_url)}",
+        "require_approval = false   # true: a second admin approves each update before it goes out",
+        "",
+        "# ---------------------------------------------------------------------------- admins",
+        "# Who may post, edit, retract and approve updates, change demands and subscribe",
+        "# channels, per platform. docs/platforms.md says where to find each id.",
+    ]
+    for plugin in _admin_platforms(plugins):
+        ids = a.admins.get(plugin.name, [])
+        if plugin.name == "console":
+            ids = ids or ["console"]
+        lines += ["", f"[admins.{plugin.name}]"]
+        hint = "" if ids else f"   # {plugin.admins.who[i18n.source_language()]}"
+        lines.append(f"user_ids = {json.dumps(ids, ensure_ascii=False)}{hint}")
+    for name, ids in a.admins.items():
+        if name not in {p.name for p in _admin_platforms(plugins)}:
+            lines += ["", f"[admins.{name}]", f"user_ids = {json.dumps(ids, ensure_ascii=False)}"]
+    lines += [
+        "",
+        "# ---------------------------------------------------------------------------- demands",
+        "# What the union is asking for, in the order members see. Each needs a key (used in",
+        f"# commands: `/strike demand KEY`) and a title in {first!r}; add `union_position`,",
+        "# `summary`, `employer_offer` and `facts` the same way, or later through the bot.",
+    ]
+    for key, title in a.demands:
+        lines += [
+            "",
+            "[[demands]]",
+            f"key = {_q(key)}",
+            'status = "open"',
+            f"title = {{ {first} = {_q(title)} }}",
+        ]
+    if not a.demands:
+        lines += ["", "# [[demands]]", '# key = "pay"', f'# title = {{ {first} = "Fair pay" }}']
+    return "\n".join(lines) + "\n"
+
+
+def _shown(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _sqlite_path(url: str) -> Path | None:
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite") or not parsed.database:
+        return None
+    if parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
