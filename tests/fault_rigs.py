@@ -50,6 +50,11 @@ class Rig:
     inject: Callable[[Shape], None]
     copies: Callable[[], int]
     sends: Callable[[], int]
+    # Platforms that change a copy in place: the next edit fails that way; whether the
+    # copy on the platform now reads as retracted.
+    inject_edit: Callable[[Shape], None] | None = None
+    retracted: Callable[[], bool] | None = None
+    unmet: Callable[[], int] | None = None  # injected edit faults no request has met yet
 
 
 RigFactory = Callable[[Store, FixedClock, Path, float, Monotonic], AbstractAsyncContextManager[Rig]]
@@ -78,8 +83,8 @@ async def discord_rig(
                 CLI_ACTOR, Subscription(0, "discord", GUILD_ID, channel, "en", timezone="UTC")
             )
 
-            def inject(shape: Shape) -> None:
-                at: dict[str, Any] = {"route": route, "channel_id": channel}
+            def inject(shape: Shape, at_route: str = route) -> None:
+                at: dict[str, Any] = {"route": at_route, "channel_id": channel}
                 if shape is Shape.RATE_LIMITED:
                     fake.inject(429, retry_after=SHORT, **at)
                 elif shape is Shape.RATE_LIMITED_LONG:
@@ -111,8 +116,18 @@ async def discord_rig(
                     if method == "POST" and path.endswith(f"/channels/{channel}/messages")
                 )
 
+            def inject_edit(shape: Shape) -> None:
+                inject(shape, "PATCH /channels/{channel_id}/messages/{message_id}")
+
+            def retracted() -> bool:
+                (message,) = fake.channel_messages(channel)
+                return "RETRACTED" in json.dumps(message.embeds)
+
             # discord_bot opens (and seeds) its own store: the dispatcher uses that one.
-            yield Rig("discord", bot.adapter, bot.store, admin, inject, copies, sends)
+            yield Rig(
+                "discord", bot.adapter, bot.store, admin, inject, copies, sends,
+                inject_edit, retracted, fake.unmet_injections,
+            )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- slack
@@ -134,8 +149,7 @@ async def slack_rig(
             CLI_ACTOR, Subscription(0, "slack", "T0STRIKE", channel, "en", timezone="UTC")
         )
 
-        def inject(shape: Shape) -> None:
-            post = "chat.postMessage"
+        def inject(shape: Shape, post: str = "chat.postMessage") -> None:
             if shape is Shape.RATE_LIMITED:
                 slack.fail(post, "ratelimited", status=429, retry_after=int(SHORT), channel=channel)
             elif shape is Shape.RATE_LIMITED_LONG:
@@ -164,7 +178,16 @@ async def slack_rig(
                 1 for c in slack.calls_to("chat.postMessage") if c.args.get("channel") == channel
             )
 
-        yield Rig("slack", bot.adapter, store, bot.admin, inject, copies, sends)
+        def retracted() -> bool:
+            (message,) = slack.messages(channel)
+            current = {k: v for k, v in message.items() if k != "history"}
+            return "RETRACTED" in json.dumps(current)
+
+        yield Rig(
+            "slack", bot.adapter, store, bot.admin, inject, copies, sends,
+            lambda shape: inject(shape, "chat.update"), retracted,
+            lambda: sum(f.times or 0 for f in slack.failures),
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- telegram
@@ -187,8 +210,7 @@ async def telegram_rig(
                 Subscription(0, "telegram", str(GROUP), str(GROUP), "en", timezone="UTC"),
             )
 
-            def inject(shape: Shape) -> None:
-                send = "sendMessage"
+            def inject(shape: Shape, send: str = "sendMessage") -> None:
                 if shape in (Shape.RATE_LIMITED, Shape.RATE_LIMITED_LONG):
                     seconds = SHORT if shape is Shape.RATE_LIMITED else LONG
                     tg.rate_limit(send, int(seconds), chat=GROUP)
@@ -220,7 +242,15 @@ async def telegram_rig(
                     if c.method == "sendMessage" and str(c.args.get("chat_id")) == str(GROUP)
                 )
 
-            yield Rig("telegram", rig.adapter, store, rig.admin, inject, copies, sends)
+            def retracted() -> bool:
+                (message,) = tg.messages(GROUP)
+                return "RETRACTED" in str(message.get("text", ""))
+
+            yield Rig(
+                "telegram", rig.adapter, store, rig.admin, inject, copies, sends,
+                lambda shape: inject(shape, "editMessageText"), retracted,
+                lambda: len(tg.failures),
+            )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- e-mail, texts

@@ -191,6 +191,10 @@ def render() -> str:
         "once (a webhook receiver sees one `webhook-id`), the error recorded meanwhile says",
         "what happened, and nothing crashes; the cell says how it got there.",
         "",
+        "On the platforms that change a copy in place (Discord, Slack, Telegram) the edit that",
+        "retracts a copy meets every one of its platform's shapes too: the retraction is",
+        "retried until the copy reads as retracted, in place, one message.",
+        "",
     ]
     for platform, cells in EXPECTED.items():
         lines += [f"## {platform}", "", "| failure | what happens |", "|---|---|"]

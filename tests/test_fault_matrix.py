@@ -108,6 +108,66 @@ async def test_a_fault_is_retried_and_delivered_exactly_once(
         assert crashed == []
 
 
+@pytest.mark.parametrize(
+    ("platform", "shape"),
+    [(p, s) for p, s in CELLS if p in ("discord", "slack", "telegram")],
+    ids=[f"{p}-{s.name}" for p, s in CELLS if p in ("discord", "slack", "telegram")],
+)
+async def test_a_fault_on_the_retraction_never_leaves_the_copy_standing(
+    platform: str,
+    shape: Shape,
+    sqlite_store: Store,
+    clock: FixedClock,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 11's first finding was a copy left unretracted. Here the copy is up, and the
+    edit that retracts it meets the fault: the retraction is retried until the copy reads as
+    retracted, in place (one message), and nothing crashes."""
+    timeout = HANG_TIMEOUT if shape is Shape.HANG else PATIENT
+    vt = VirtualTime()
+    async with RIGS[platform](sqlite_store, clock, tmp_path, timeout, vt) as rig:
+        assert rig.inject_edit and rig.retracted and rig.unmet
+        dispatcher = Dispatcher(
+            rig.store,
+            {rig.platform: rig.adapter},
+            rig.admin.campaign,
+            clock,
+            settings=DeliverySection(max_attempts=5),
+            worker_id="fault-matrix",
+            rng=random.Random(11),
+            inline_retry_limit=0.0,
+            send_timeout=10.0,
+            monotonic=vt,
+            sleep=vt.sleep,
+        )
+        update = await rig.admin.post(
+            CLI_ACTOR,
+            Draft(
+                Status.STRIKE_ON, {"en": UpdateText(HEADLINE, "Picket at 6:30.")}, Urgency.URGENT
+            ),
+        )
+        await dispatcher.drain()
+        assert rig.copies() == 1 and not rig.retracted()
+        rig.inject_edit(shape)
+        await rig.admin.retract(CLI_ACTOR, update.id, reason="Posted by mistake")
+        with caplog.at_level(logging.INFO, logger="strikebot.dispatcher"):
+            for _ in range(3):  # at most a few passes, ten minutes apart
+                await dispatcher.drain()
+                if rig.retracted():
+                    break
+                clock.advance(minutes=10)
+                vt.advance(600)
+        assert rig.unmet() == 0, "the edit never met the fault"
+        assert rig.retracted(), "the copy is still standing"
+        assert rig.copies() == 1
+        async with rig.store.read() as tx:
+            rows = await tx.list_deliveries(update_id=update.id, limit=None)
+        (retract,) = [r for r in rows if r.action is DeliveryAction.RETRACT]
+        assert retract.state is DeliveryState.SENT
+        assert [r for r in caplog.records if "crashed" in r.getMessage()] == []
+
+
 async def post_row(rig: Rig, update_id: int):  # type: ignore[no-untyped-def]
     async with rig.store.read() as tx:
         rows = await tx.list_deliveries(update_id=update_id, limit=None)

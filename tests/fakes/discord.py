@@ -486,6 +486,10 @@ class FakeDiscord:
             Injection(status, route, channel_id, times, retry_after, body, is_global, raw)
         )
 
+    def unmet_injections(self) -> int:
+        """How many injected faults no request has met yet."""
+        return sum(max(injection.times, 0) for injection in self._injections)
+
     def channel_messages(
         self, channel_id: str, *, include_deleted: bool = False
     ) -> list[FakeMessage]:
