@@ -25,6 +25,7 @@ from bot.admin import Admin, Changes
 from bot.errors import InvalidInput
 from bot.models import Actor, UpdateText
 from bot.translations import (
+    FAMILIES_TARGET,
     ContentGap,
     ContentImport,
     demand_fields,
@@ -112,6 +113,8 @@ def content_messages(gaps: Iterable[ContentGap]) -> list[Message]:
     """The campaign's texts to translate, as messages (`content:<target>:<field>`)."""
     messages = []
     for gap in gaps:
+        if gap.target == FAMILIES_TARGET:
+            continue  # written in the campaign file, where the report points
         for name in gap.to_translate:
             source = gap.source.get(name, "")
             if not source:

@@ -159,7 +159,8 @@ async def report_handler(args: argparse.Namespace) -> int:
                     f"stale since {gap.stale.since:%Y-%m-%d %H:%M} UTC "
                     f"({gap.stale.edited.replace(',', ', ')} edited by {gap.stale.editor})"
                 )
-            out.print(f"    {escape(gap.target)}: {escape('; '.join(parts))}")
+            where = " (in the campaign file's [families])" if gap.target == "families" else ""
+            out.print(f"    {escape(gap.target)}: {escape('; '.join(parts))}{where}")
     return 1 if args.check and incomplete else 0
 
 
