@@ -218,6 +218,7 @@ async def import_handler(args: argparse.Namespace) -> int:
                     "updated": result.updated,
                     "outdated": result.outdated,
                     "unknown": result.unknown,
+                    "broken": result.broken,
                 },
                 "campaign": None
                 if content is None
@@ -239,6 +240,11 @@ async def import_handler(args: argparse.Namespace) -> int:
             else ""
         )
         + (f"; {len(result.unknown)} unknown" if result.unknown else "")
+        + (
+            f"; left out, with blanks the English does not have: {', '.join(result.broken)}"
+            if result.broken
+            else ""
+        )
         + "."
     )
     if content is not None:
