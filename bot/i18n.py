@@ -48,6 +48,7 @@ __all__ = [
     "Words",
     "catalogue_dirs",
     "catalogues",
+    "day_names",
     "day_of_strike",
     "demand_status_label",
     "family_word",
@@ -396,6 +397,12 @@ def format_datetime(moment: datetime, language: str, today: date | None = None) 
         "{0}", format_time(moment, language)
     )
     return f"{joined} {moment.tzname() or ''}".strip()
+
+
+def day_names(language: str, width: Literal["wide", "abbreviated"] = "wide") -> dict[int, str]:
+    """0 (Monday) ... 6 (Sunday) -> the day's name in `language` (CLDR)."""
+    names = babel_dates.get_day_names(width, locale=_locale(language))
+    return {int(number): str(name) for number, name in names.items()}
 
 
 def format_number(n: int, language: str) -> str:
