@@ -105,12 +105,9 @@ def parse_optional_hhmm(value: object) -> time | None:
     return None if is_off(value) else parse_hhmm(value)
 
 
-_ON = {"on", "yes", "y", "default", "sí", "si", "encendido"}
-
-
 def parse_briefing_time(value: object, default: time) -> time | None:
     """A time of day, "on" for `default`, or None for "off"."""
-    if str(value).strip().lower() in _ON:
+    if str(value).strip().lower() in words("on"):
         return default
     return parse_optional_hhmm(value)
 
