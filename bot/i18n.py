@@ -21,7 +21,7 @@ import os
 import re
 import string
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
 from pathlib import Path
@@ -106,11 +106,10 @@ class Catalogues:
     paths: Mapping[str, Path]
     compiled: Mapping[str, Translations]
     source_texts: Mapping[str, str | tuple[str, ...]]
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        """The source language first, then the others in alphabetical order."""
-        return (self.source, *sorted(code for code in self.catalogs if code != self.source))
+    # The source language first, then the others in alphabetical order.
+    languages: tuple[str, ...] = ()
+    # Lower-case code -> code, for `supported` (called for every message rendered).
+    known: Mapping[str, str] = field(default_factory=dict)
 
 
 def catalogue_dirs() -> list[Path]:
@@ -200,7 +199,11 @@ def catalogues() -> Catalogues:
             ) from exc
         catalogs[code] = read_catalog(path, locale=code)
     compiled = {code: compile_catalog(c, paths[code]) for code, c in catalogs.items()}
-    return Catalogues(template, template_path, source, catalogs, paths, compiled, texts)
+    codes = (source, *sorted(code for code in catalogs if code != source))
+    known = {code.lower(): code for code in codes}
+    return Catalogues(
+        template, template_path, source, catalogs, paths, compiled, texts, codes, known
+    )
 
 
 def reload() -> None:
@@ -227,7 +230,7 @@ def supported(language: str | None) -> str | None:
     """The language the bot speaks for `language` (a code or a locale such as es-MX or
     es_419), or None."""
     if language:
-        known = {code.lower(): code for code in languages()}
+        known = catalogues().known
         tag = _normal(language).lower()
         if tag in known:
             return known[tag]
