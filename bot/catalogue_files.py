@@ -18,13 +18,14 @@ from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
 from babel.messages.catalog import Catalog, Message
-from babel.messages.pofile import read_po, write_po
+from babel.messages.pofile import PoFileError, read_po, write_po
 
 from bot import i18n
 from bot.admin import Admin, Changes
 from bot.errors import InvalidInput
 from bot.models import Actor, UpdateText
 from bot.translations import (
+    FAMILIES_TARGET,
     ContentGap,
     ContentImport,
     demand_fields,
@@ -112,6 +113,8 @@ def content_messages(gaps: Iterable[ContentGap]) -> list[Message]:
     """The campaign's texts to translate, as messages (`content:<target>:<field>`)."""
     messages = []
     for gap in gaps:
+        if gap.target == FAMILIES_TARGET:
+            continue  # written in the campaign file, where the report points
         for name in gap.to_translate:
             source = gap.source.get(name, "")
             if not source:
@@ -170,7 +173,7 @@ def read_translation_file(path: Path, language: str | None = None) -> tuple[str,
             catalog = read_po(fp, locale=language, domain=i18n.DOMAIN, abort_invalid=True)
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file.") from None
-    except (OSError, ValueError, UnknownLocaleError) as exc:
+    except (OSError, ValueError, UnknownLocaleError, PoFileError) as exc:
         raise InvalidInput(
             f"{path}: not a gettext .po file ({exc}); export one with "
             "`strikebot translations export LANG`."
@@ -208,6 +211,7 @@ class CatalogueImport:
     updated: list[str] = field(default_factory=list)
     outdated: list[str] = field(default_factory=list)  # translated an older source sentence
     unknown: list[str] = field(default_factory=list)  # no such message in the template
+    broken: list[str] = field(default_factory=list)  # a blank the English does not have
 
 
 def import_catalogue(language: str, imported: Catalog, into: Path | None = None) -> CatalogueImport:
@@ -239,6 +243,9 @@ def import_catalogue(language: str, imported: Catalog, into: Path | None = None)
             result.outdated.append(context)
             continue
         if not _filled(message):
+            continue
+        if i18n.unusable(message):
+            result.broken.append(context)
             continue
         mine = own.get(context)
         fuzzy = message.fuzzy

@@ -16,10 +16,12 @@ family words) is here; feature modules keep their own tables (`Words("briefings"
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
+import string
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
 from pathlib import Path
@@ -30,9 +32,9 @@ from babel import dates as babel_dates
 from babel import lists as babel_lists
 from babel import numbers as babel_numbers
 from babel import units as babel_units
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
+from babel.messages.pofile import PoFileError, read_po
 from babel.support import Translations
 
 from bot.models import DemandStatus, Status, Urgency
@@ -46,6 +48,7 @@ __all__ = [
     "Words",
     "catalogue_dirs",
     "catalogues",
+    "day_names",
     "day_of_strike",
     "demand_status_label",
     "family_word",
@@ -66,6 +69,9 @@ __all__ = [
     "translate_source",
     "urgency_label",
 ]
+
+log = logging.getLogger("strikebot.i18n")
+_FORMATTER = string.Formatter()
 
 DOMAIN = "strikebot"
 LOCALES_ENV = "STRIKEBOT_LOCALES"
@@ -100,11 +106,10 @@ class Catalogues:
     paths: Mapping[str, Path]
     compiled: Mapping[str, Translations]
     source_texts: Mapping[str, str | tuple[str, ...]]
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        """The source language first, then the others in alphabetical order."""
-        return (self.source, *sorted(code for code in self.catalogs if code != self.source))
+    # The source language first, then the others in alphabetical order.
+    languages: tuple[str, ...] = ()
+    # Lower-case code -> code, for `supported` (called for every message rendered).
+    known: Mapping[str, str] = field(default_factory=dict)
 
 
 def catalogue_dirs() -> list[Path]:
@@ -118,12 +123,45 @@ def read_catalog(path: Path, locale: str | None = None) -> Catalog:
     try:
         with path.open("rb") as fp:
             return read_po(fp, locale=locale, domain=DOMAIN, abort_invalid=True)
-    except (OSError, ValueError, UnknownLocaleError) as exc:
+    except (OSError, ValueError, UnknownLocaleError, PoFileError) as exc:
         raise CatalogueError(f"{path}: cannot be read as a gettext catalogue ({exc})") from exc
 
 
-def compile_catalog(catalog: Catalog) -> Translations:
-    """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out)."""
+def blanks(text: str) -> set[str] | None:
+    """The `{name}` blanks of a format string, or None if it is not a valid one."""
+    try:
+        return {
+            name.split(".")[0].split("[")[0] for _, name, _, _ in _FORMATTER.parse(text) if name
+        }
+    except ValueError:
+        return None
+
+
+def unusable(message: Message) -> bool:
+    """A translation that would break the sentence: a blank the source does not have, or
+    braces that are not a format string."""
+    sources = [message.id] if isinstance(message.id, str) else list(message.id)
+    allowed = set().union(*(blanks(s) or set() for s in sources))
+    forms = [message.string] if isinstance(message.string, str) else list(message.string or ())
+    for form in forms:
+        found = blanks(form) if form else set()
+        if found is None or not found <= allowed:
+            return True
+    return False
+
+
+def compile_catalog(catalog: Catalog, path: Path | None = None) -> Translations:
+    """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out). A
+    translation that would break its sentence (`unusable`) is marked fuzzy and logged."""
+    for message in catalog:
+        if message.id and message.string and not message.fuzzy and unusable(message):
+            log.warning(
+                "%s: the translation of %s uses blanks the English does not have; the English "
+                "is shown until it is fixed",
+                path or catalog.locale,
+                message.context,
+            )
+            message.flags.add("fuzzy")
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
     buffer.seek(0)
@@ -160,8 +198,12 @@ def catalogues() -> Catalogues:
                 "a code such as 'ko', 'hy', 'zh_Hant', 'tl', 'vi', 'ru' or 'fa'"
             ) from exc
         catalogs[code] = read_catalog(path, locale=code)
-    compiled = {code: compile_catalog(catalog) for code, catalog in catalogs.items()}
-    return Catalogues(template, template_path, source, catalogs, paths, compiled, texts)
+    compiled = {code: compile_catalog(c, paths[code]) for code, c in catalogs.items()}
+    codes = (source, *sorted(code for code in catalogs if code != source))
+    known = {code.lower(): code for code in codes}
+    return Catalogues(
+        template, template_path, source, catalogs, paths, compiled, texts, codes, known
+    )
 
 
 def reload() -> None:
@@ -188,7 +230,7 @@ def supported(language: str | None) -> str | None:
     """The language the bot speaks for `language` (a code or a locale such as es-MX or
     es_419), or None."""
     if language:
-        known = {code.lower(): code for code in languages()}
+        known = catalogues().known
         tag = _normal(language).lower()
         if tag in known:
             return known[tag]
@@ -358,6 +400,12 @@ def format_datetime(moment: datetime, language: str, today: date | None = None) 
         "{0}", format_time(moment, language)
     )
     return f"{joined} {moment.tzname() or ''}".strip()
+
+
+def day_names(language: str, width: Literal["wide", "abbreviated"] = "wide") -> dict[int, str]:
+    """0 (Monday) ... 6 (Sunday) -> the day's name in `language` (CLDR)."""
+    names = babel_dates.get_day_names(width, locale=_locale(language))
+    return {int(number): str(name) for number, name in names.items()}
 
 
 def format_number(n: int, language: str) -> str:

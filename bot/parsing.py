@@ -13,6 +13,7 @@ import shlex
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, time
+from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
@@ -24,40 +25,44 @@ from bot.rules import clean_text
 MAX_TIMELINE = 25
 MAX_UPDATE_ID = 2**31 - 1
 
-_OFF = {"off", "none", "no", "never", "-", "apagado", "ninguno", "nunca"}
-_YES = {"yes", "y", "true", "1", "on", "si", "sí"}
-_NO = {"no", "n", "false", "0", "off"}
 _HHMM = re.compile(r"^([01]?\d|2[0-3])[:.h]([0-5]\d)$")
 _ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")
 _EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 _LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'"})
 
-_DAY_NAMES: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        ("mon", "monday", "lun", "lunes"),
-        ("tue", "tues", "tuesday", "mar", "martes"),
-        ("wed", "wednesday", "mie", "mié", "miercoles", "miércoles"),
-        ("thu", "thur", "thurs", "thursday", "jue", "jueves"),
-        ("fri", "friday", "vie", "viernes"),
-        ("sat", "saturday", "sab", "sáb", "sabado", "sábado"),
-        ("sun", "sunday", "dom", "domingo"),
-    )
-):
-    for _name in _names:
-        _DAY_NAMES[_name] = _number
-_DAY_SETS = {
-    "daily": frozenset(range(7)),
-    "all": frozenset(range(7)),
-    "every": frozenset(range(7)),
-    "diario": frozenset(range(7)),
-    "todos": frozenset(range(7)),
-    "weekdays": frozenset(range(5)),
-    "laborables": frozenset(range(5)),
-    "weekends": frozenset({5, 6}),
-    "weekend": frozenset({5, 6}),
-}
+# Words people type for off / yes / no and for sets of days, in every language the bot
+# speaks: catalogue messages ("parsing.words_off": "off none no never -"), each language's
+# words added to the others'. Day names come from CLDR (wide and abbreviated), accents
+# optional.
+_PARSING = i18n.Words("parsing")
+
+
+@cache
+def _words(kind: str, languages: tuple[str, ...]) -> frozenset[str]:
+    found: set[str] = set()
+    for language in languages:
+        for word in _PARSING[language][f"words_{kind}"].split():
+            found |= {word.lower(), _folded(word)}
+    return frozenset(found)
+
+
+def words(kind: str) -> frozenset[str]:
+    return _words(kind, i18n.languages())
+
+
+@cache
+def _day_names(languages: tuple[str, ...]) -> dict[str, int]:
+    names: dict[str, int] = {}
+    for language in languages:
+        for width in ("wide", "abbreviated"):
+            for number, name in i18n.day_names(language, width).items():
+                for form in (name.lower().rstrip("."), _folded(name).rstrip(".")):
+                    names.setdefault(form, number)
+    for extra in _PARSING[i18n.source_language()]["day_aliases"].split(","):
+        day, _, word = extra.partition(":")
+        names.setdefault(word.strip(), int(day))
+    return names
 
 
 def tokenize(text: str) -> list[str]:
@@ -83,7 +88,7 @@ def parse_update_id(value: object) -> int:
 
 
 def is_off(value: object) -> bool:
-    return value is None or str(value).strip().lower() in _OFF
+    return value is None or str(value).strip().lower() in words("off")
 
 
 def parse_hhmm(value: object) -> time:
@@ -100,12 +105,9 @@ def parse_optional_hhmm(value: object) -> time | None:
     return None if is_off(value) else parse_hhmm(value)
 
 
-_ON = {"on", "yes", "y", "default", "sí", "si", "encendido"}
-
-
 def parse_briefing_time(value: object, default: time) -> time | None:
     """A time of day, "on" for `default`, or None for "off"."""
-    if str(value).strip().lower() in _ON:
+    if str(value).strip().lower() in words("on"):
         return default
     return parse_optional_hhmm(value)
 
@@ -136,8 +138,14 @@ def parse_days(value: object) -> frozenset[int]:
             raise invalid("bad_days", value=short(value))
         return days
     text = str(value).strip().lower()
-    if text in _DAY_SETS:
-        return _DAY_SETS[text]
+    sets = {
+        "daily": frozenset(range(7)),
+        "weekdays": frozenset(range(5)),
+        "weekend": frozenset({5, 6}),
+    }
+    for kind, days in sets.items():
+        if text in words(kind):
+            return days
     days_set: set[int] = set()
     for part in filter(None, (p.strip() for p in re.split(r"[,\s]+", text))):
         if "-" in part:
@@ -157,8 +165,10 @@ def parse_days(value: object) -> frozenset[int]:
 
 def _day(token: str, whole: object) -> int:
     token = token.strip().rstrip(".")
-    if token in _DAY_NAMES:
-        return _DAY_NAMES[token]
+    names = _day_names(i18n.languages())
+    found = names.get(token, names.get(_folded(token)))
+    if found is not None:
+        return found
     if re.fullmatch(r"[0-6]", token):
         return int(token)
     raise invalid("bad_days", value=short(whole))
@@ -268,9 +278,9 @@ def parse_flag(value: object) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in _YES:
+    if text in words("yes"):
         return True
-    if text in _NO:
+    if text in words("no"):
         return False
     raise invalid("bad_flag", value=short(value))
 

@@ -17,7 +17,14 @@ from bot.auth import AdminList
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
-from bot.commands import LOCALIZED_NAMES, CommandContext, Commands, Reply, command_named
+from bot.commands import (
+    LOCALIZED_NAMES,
+    CommandContext,
+    Commands,
+    Reply,
+    command_named,
+    is_command_prefix,
+)
 from bot.contacts import Contact, mask
 from bot.context import PluginContext, plugin_context
 from bot.demands import DemandWording
@@ -236,6 +243,7 @@ __all__ = [
     "fit_message",
     "i18n",
     "installed_plugins",
+    "is_command_prefix",
     "leadership_for",
     "local_zone",
     "mask",

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.models import Campaign, Demand, Update
+from bot.models import Campaign, Demand, Families, Update
 from bot.store import Tx
 from bot.store.translations import StaleText
 
@@ -110,6 +110,18 @@ def _missing(texts: Mapping[str, Mapping[str, str]], language: str) -> tuple[str
     return tuple(fields)
 
 
+FAMILIES_TARGET = "families"
+
+
+def _families_fields(families: Families) -> dict[str, dict[str, str]]:
+    fields: dict[str, dict[str, str]] = {}
+    for name in ("schools", "meals", "ask"):
+        texts: Mapping[str, str] = getattr(families, name)
+        for language, text in texts.items():
+            fields.setdefault(language, {})[name] = text
+    return fields
+
+
 def update_fields(update: Update) -> dict[str, dict[str, str]]:
     return {
         lang: {"headline": t.headline, "body": t.body, "next_step": t.next_step}
@@ -143,6 +155,9 @@ async def content_gaps(
             texts.append((update_target(update.id), update_fields(update)))
     for demand in await tx.list_demands(with_history=False):
         texts.append((demand_target(demand.key), demand_fields(demand)))
+    families = campaign.families
+    if families is not None:  # the campaign file's [families]: written there, not exported
+        texts.append((FAMILIES_TARGET, _families_fields(families)))
     gaps = []
     first = campaign.default_language
     for target, fields in texts:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import ast
 import string
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import write_po
 
 from bot import i18n
 from bot.parsing import parse_language
@@ -124,3 +127,54 @@ def test_language_names_come_from_cldr_in_every_language() -> None:
 def test_an_unknown_message_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match=r"no message 'commands\.nope'"):
         i18n.text("en", "commands.nope")
+
+
+@pytest.fixture
+def extra_locales(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A catalogue directory in STRIKEBOT_LOCALES, read afresh (and forgotten after)."""
+    monkeypatch.setenv(i18n.LOCALES_ENV, str(tmp_path))
+    i18n.reload()
+    yield tmp_path
+    monkeypatch.delenv(i18n.LOCALES_ENV)
+    i18n.reload()
+
+
+def write_catalogue(folder: Path, code: str, text: str) -> Path:
+    path = folder / code / "LC_MESSAGES" / "strikebot.po"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_translation_that_would_break_its_sentence_is_not_used(
+    extra_locales: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = i18n.catalogues().source_texts
+    catalog = Catalog(locale="de", domain=i18n.DOMAIN)
+    catalog.add(source["commands.error_title"], "Das ging nicht", context="commands.error_title")
+    bad = "{wert} ist keine Uhrzeit"
+    catalog.add(source["commands.bad_time"], bad, context="commands.bad_time")
+    catalog.add(source["commands.bad_days"], "{value} {", context="commands.bad_days")
+    path = extra_locales / "de" / "LC_MESSAGES" / "strikebot.po"
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as fp:
+        write_po(fp, catalog)
+    i18n.reload()
+
+    assert i18n.text("de", "commands.error_title") == "Das ging nicht"
+    assert i18n.text("de", "commands.bad_time") == source["commands.bad_time"]  # {wert}
+    assert i18n.text("de", "commands.bad_days") == source["commands.bad_days"]  # a lone {
+    assert "commands.bad_time" in caplog.text and "blanks the English does not have" in caplog.text
+
+
+def test_a_damaged_catalogue_names_its_file(extra_locales: Path) -> None:
+    path = write_catalogue(extra_locales, "de", 'msgid "unterminated\n')
+    with pytest.raises(i18n.CatalogueError, match="cannot be read as a gettext catalogue") as exc:
+        i18n.catalogues()
+    assert str(path) in str(exc.value)
+
+
+def test_a_catalogue_folder_that_is_not_a_language_is_refused(extra_locales: Path) -> None:
+    write_catalogue(extra_locales, "klingon", 'msgid ""\nmsgstr ""\n')
+    with pytest.raises(i18n.CatalogueError, match="not a language code CLDR knows"):
+        i18n.catalogues()

@@ -468,6 +468,8 @@ async def test_editing_the_other_language_in_the_form_makes_it_current(
         ),
         "update",
     )
+    note = "The Spanish text was written before the English text was edited"
+    assert note in json.dumps(form["blocks"])
     preview = answer_view(
         await bot.submit(
             form, {"headline": typed("La huelga sigue el miércoles"), "reason": typed("día")}

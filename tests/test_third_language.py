@@ -77,8 +77,8 @@ def write_pseudo_catalogue(folder: Path) -> Path:
     return path
 
 
-def console(
-    tmp_path: Path, script: str, *args: str, locales: Path | None
+def strikebot(
+    tmp_path: Path, *args: str, locales: Path | None, script: str = ""
 ) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "campaign.toml"
     config.write_text(CAMPAIGN, encoding="utf-8")
@@ -96,9 +96,6 @@ def console(
             str(config),
             "--database-url",
             f"sqlite+aiosqlite:///{tmp_path / 'third.db'}",
-            "console",
-            "--now",
-            "2025-05-28T10:00-05:00",
             *args,
         ],
         input=script,
@@ -109,6 +106,13 @@ def console(
         env=env,
         check=False,
     )
+
+
+def console(
+    tmp_path: Path, script: str, *args: str, locales: Path | None
+) -> subprocess.CompletedProcess[str]:
+    now = ("--now", "2025-05-28T10:00-05:00")
+    return strikebot(tmp_path, "console", *now, *args, locales=locales, script=script)
 
 
 def test_without_its_catalogue_a_language_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -153,3 +157,19 @@ def test_the_same_campaign_still_answers_in_english(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Fair pay" in result.stdout
     assert "⟦" not in result.stdout
+
+
+def test_the_public_site_has_a_page_in_the_third_language(tmp_path: Path) -> None:
+    locales = tmp_path / "locales"
+    write_pseudo_catalogue(locales)
+
+    result = strikebot(tmp_path, "publish", str(tmp_path / "site"), locales=locales)
+
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "site" / CODE / "index.html").read_text(encoding="utf-8")
+    assert f'<html lang="{CODE}">' in page
+    assert "⟦Wé vóté tó štríké⟧" in page and "⟦Fáír páy⟧" in page
+    assert pseudo(i18n.text("en", "status.strike_vote")) in page
+    english = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "We vote to strike" in english and "⟦" not in english
+    assert "Esperanto" in english  # the language switch names it in its own words (CLDR)

@@ -3,12 +3,15 @@ updated or confirmed; the gaps (missing or stale) per language."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bot.admin import Admin, Changes, Draft
+from bot.catalogue_files import content_messages
 from bot.clock import FixedClock
 from bot.errors import InvalidInput, NotAllowed
-from bot.models import Status, UpdateText
+from bot.models import Families, Status, UpdateText
 from bot.store import Store
 from bot.translations import content_gaps
 from tests.support import ADMIN, CAMPAIGN, MEMBER
@@ -116,3 +119,20 @@ async def test_gaps_list_missing_fields_and_stale_texts_per_language(
     assert found[(f"update:{both.id}", "es")].stale is not None
     assert found[("demand:pay", "es")].missing == ("employer_offer",)
     assert found[(f"update:{both.id}", "es")].source["headline"] == "Strike continues Monday"
+
+
+async def test_the_families_section_is_reported_but_not_exported(
+    store: Store, clock: FixedClock
+) -> None:
+    campaign = replace(
+        CAMPAIGN,
+        families=Families(
+            meals={"en": "Grab-and-go meals at every school"},
+            ask={"en": "Call 213-555-0100", "es": "Llama al 213-555-0100"},
+        ),
+    )
+    async with store.read() as tx:
+        gaps = await content_gaps(tx, campaign, clock())
+    (gap,) = [g for g in gaps if g.target == "families"]
+    assert gap.language == "es" and gap.missing == ("meals",)
+    assert content_messages([gap]) == []

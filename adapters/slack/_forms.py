@@ -156,8 +156,15 @@ class Forms:
         base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
         if kind == "edit":
             text_lang = str(values.get("language") or self.campaign.default_language)
+            async with self.store.read() as tx:
+                marks = await tx.stale_texts(f"update:{update.id}")
+            stale = next((m.edited for m in marks if m.language == text_lang), None)
             form = modals.edit_form(
-                lang, update, text_lang, modals.encode_meta(u=update.id, tl=text_lang, **base)
+                lang,
+                update,
+                text_lang,
+                modals.encode_meta(u=update.id, tl=text_lang, **base),
+                stale_after=stale,
             )
             await ack(response_action="update", view=form)
             return

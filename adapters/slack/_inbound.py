@@ -43,6 +43,7 @@ from bot.ports import (
     Reply,
     Store,
     UpdateState,
+    command_named,
     i18n,
     say,
 )
@@ -56,12 +57,16 @@ log = logging.getLogger(__name__)
 
 COMMAND = "/strike"
 BUDGET = 2.0  # seconds to answer in the ack itself; Slack gives up at 3
-READ_ONLY = {"", "status", "estado", "st", "demands", "demandas", "demand", "demanda",
-             "timeline", "history", "cronologia", "cronología", "historial", "next",
-             "siguiente", "help", "ayuda", "?"}  # fmt: skip
-MODAL_VERBS = {"post": "post", "publicar": "post", "edit": "edit", "editar": "edit",
-               "retract": "retract", "retirar": "retract", "approve": "approve",
-               "aprobar": "approve"}  # fmt: skip
+# Questions, whatever language they are typed in: answering one twice changes nothing.
+QUESTIONS = frozenset({"status", "demands", "demand", "timeline", "next", "help"})
+MODAL_VERBS = frozenset({"post", "edit", "retract", "approve"})
+
+
+def read_only(verb: str) -> bool:
+    """Whether the typed command (its first word, any language) only asks something."""
+    return not verb or command_named(verb) in QUESTIONS
+
+
 DOING = {"post": "post updates", "edit": "edit updates", "retract": "retract updates",
          "approve": "approve updates"}  # fmt: skip
 
@@ -74,7 +79,7 @@ def event_key(body: Mapping[str, Any]) -> str | None:
     request that may safely be handled again."""
     if body.get("command"):
         words = str(body.get("text") or "").split()
-        if (words[0].lower() if words else "") in READ_ONLY:
+        if read_only(words[0].lower() if words else ""):
             return None  # a question: answering it twice changes nothing
     if body.get("event_id"):
         key = f"event:{body['event_id']}"
@@ -252,9 +257,10 @@ class Inbound:
                 name=str(body.get("user_name", "")),
                 team=str(body.get("team_id", "")),
                 channel=str(body.get("channel_id", "")),
-                admin_action=verb not in READ_ONLY,
+                admin_action=not read_only(verb),
             )
-            form = MODAL_VERBS.get(verb)
+            named = command_named(verb) if verb else None
+            form = named if named in MODAL_VERBS else None
             if form is not None and _wants_form(form, words):
                 return await self._open_form(form, words, body, ctx, client)
             return reply_payload(await self.commands.handle(ctx, text))

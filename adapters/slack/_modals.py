@@ -292,9 +292,18 @@ def pick_form(
     )
 
 
-def edit_form(lang: str, update: Update, text_language: str, meta: str) -> View:
+def edit_form(
+    lang: str, update: Update, text_language: str, meta: str, stale_after: str | None = None
+) -> View:
+    """The update's text in `text_language` to change; `stale_after` names the language(s)
+    edited since that text was written, so the admin sees it may no longer match."""
     text = update.texts.get(text_language) or update.text(text_language)
-    blocks = [
+    blocks: list[Block] = []
+    if stale_after:
+        edited = ", ".join(_language_name(code, lang) for code in stale_after.split(","))
+        note = word(lang, "stale_note", language=_language_name(text_language, lang), edited=edited)
+        blocks.append({"type": "context", "elements": [mrkdwn(escape(note))]})
+    blocks += [
         _select("status", word(lang, "status"), _status_options(lang), initial=update.status.value),
         _select(
             "urgency", word(lang, "urgency"), _urgency_options(lang), initial=update.urgency.value

@@ -58,6 +58,7 @@ from bot.ports import (
     Reply,
     command_named,
     i18n,
+    is_command_prefix,
     say,
 )
 
@@ -177,7 +178,7 @@ class Inbound:
         private = chat.type == ChatType.PRIVATE
         user = update.effective_user
         lang = self.language(update)
-        if name in ("strike", "huelga"):  # the other platforms' form: /strike status
+        if is_command_prefix(name):  # the other platforms' form: /strike status
             head, _, rest = rest.partition(" ")
             name, rest = head.lower() or "help", rest.strip()
         if name == "start":

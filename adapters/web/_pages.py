@@ -71,7 +71,7 @@ def base_context(
         {
             "lang": other,
             "href": f"{page_prefix(other, campaign)}{suffix}",
-            "name": TEXT[other]["language_name"],
+            "name": i18n.language_name(other),  # each in its own words (CLDR)
         }
         for other in campaign.languages
         if other != lang

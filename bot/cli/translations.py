@@ -159,7 +159,8 @@ async def report_handler(args: argparse.Namespace) -> int:
                     f"stale since {gap.stale.since:%Y-%m-%d %H:%M} UTC "
                     f"({gap.stale.edited.replace(',', ', ')} edited by {gap.stale.editor})"
                 )
-            out.print(f"    {escape(gap.target)}: {escape('; '.join(parts))}")
+            where = " (in the campaign file's [families])" if gap.target == "families" else ""
+            out.print(f"    {escape(gap.target)}: {escape('; '.join(parts))}{where}")
     return 1 if args.check and incomplete else 0
 
 
@@ -217,6 +218,7 @@ async def import_handler(args: argparse.Namespace) -> int:
                     "updated": result.updated,
                     "outdated": result.outdated,
                     "unknown": result.unknown,
+                    "broken": result.broken,
                 },
                 "campaign": None
                 if content is None
@@ -238,6 +240,11 @@ async def import_handler(args: argparse.Namespace) -> int:
             else ""
         )
         + (f"; {len(result.unknown)} unknown" if result.unknown else "")
+        + (
+            f"; left out, with blanks the English does not have: {', '.join(result.broken)}"
+            if result.broken
+            else ""
+        )
         + "."
     )
     if content is not None:

@@ -17,7 +17,13 @@ people type is `bot.parsing`; the rules their text must meet, `bot.rules`.
 from __future__ import annotations
 
 from bot.commands._context import CommandContext, Reply
-from bot.commands._text import COMMAND_NAMES, LOCALIZED_NAMES, TypedForm, command_named
+from bot.commands._text import (
+    COMMAND_NAMES,
+    LOCALIZED_NAMES,
+    TypedForm,
+    command_named,
+    is_command_prefix,
+)
 
 __all__ = [
     "COMMAND_NAMES",
@@ -26,6 +32,7 @@ __all__ = [
     "Commands",
     "Reply",
     "command_named",
+    "is_command_prefix",
 ]
 
 

@@ -48,6 +48,11 @@ def _prefixes(languages: tuple[str, ...]) -> set[str]:
     return {PREFIX[lang].lower() for lang in languages}
 
 
+def is_command_prefix(word: str) -> bool:
+    """Whether `word` is /strike's name in a language the bot speaks ("strike", "huelga")."""
+    return word.strip().lower().lstrip("/") in _prefixes(i18n.languages())
+
+
 def command_named(word: str) -> str | None:
     """The command a typed word names (in any language the bot speaks, or a short form),
     or None."""
@@ -55,15 +60,23 @@ def command_named(word: str) -> str | None:
 
 
 # Named options of the typed form (`key=value`), alias -> parameter.
-_SUBSCRIBE_OPTIONS = {
-    "language": "language", "lang": "language", "idioma": "language",
-    "urgencies": "urgencies", "urgency": "urgencies", "urgencias": "urgencies",
-    "briefing": "briefing_time", "briefing_time": "briefing_time", "resumen": "briefing_time",
-    "days": "briefing_days", "briefing_days": "briefing_days", "dias": "briefing_days",
-    "días": "briefing_days",
-    "tz": "timezone", "timezone": "timezone", "zona": "timezone",
-    "quiet": "quiet_hours", "quiet_hours": "quiet_hours", "silencio": "quiet_hours",
-}  # fmt: skip
+# /strike subscribe's options: the parameter's own name, and its names in every language the
+# bot speaks (catalogue messages "subscribe_options.<parameter>": "lang" / "idioma").
+_SUBSCRIBE_PARAMETERS = ("language", "urgencies", "briefing_time", "briefing_days", "timezone",
+                         "quiet_hours")  # fmt: skip
+_SUBSCRIBE_NAMES = i18n.Words("subscribe_options")
+
+
+@cache
+def _subscribe_options(languages: tuple[str, ...]) -> dict[str, str]:
+    options = {name: name for name in _SUBSCRIBE_PARAMETERS}
+    for language in languages:
+        for name in _SUBSCRIBE_PARAMETERS:
+            for word in _SUBSCRIBE_NAMES[language][name].split():
+                options.setdefault(word.lower(), name)
+    return options
+
+
 _POST_OPTIONS = {
     "body": "body", "next": "next_step", "next_step": "next_step",
     "when": "next_step_at", "next_step_at": "next_step_at",
@@ -145,7 +158,7 @@ class TypedForm(DemandOrders, AdminOrders):
             _no_more(name, args[1:], "/strike timeline 5")
             return await self._timeline(a, args[0] if args else 5)
         if name == "subscribe":
-            positional, options = _options(args, _SUBSCRIBE_OPTIONS)
+            positional, options = _options(args, _subscribe_options(i18n.languages()))
             _no_more(name, positional, "/strike subscribe language=es briefing=07:00")
             return await self._subscribe(a, **options)
         if name == "post":
