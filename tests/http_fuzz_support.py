@@ -1,19 +1,21 @@
 """The whole web surface as `strikebot run` serves it, for the bad-input and fuzz tests: the
 public pages and API, the admin API (token set), Slack's `/slack/events` in HTTP mode, and the
 endpoints the other plugins add: the sign-up form and its confirmations, e-mail's one-click
-unsubscribe, Twilio's inbound texts and status callbacks, Telegram's webhook. One aiohttp
-server on 127.0.0.1; Slack, SMTP, Twilio and Telegram answered by their fakes."""
+unsubscribe, Twilio's inbound texts and status callbacks, Telegram's webhook, Discord's
+Interactions Endpoint URL. One aiohttp server on 127.0.0.1; Slack, SMTP, Twilio, Telegram
+and Discord answered by their fakes."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from adapters.discord import DiscordAdapter
 from adapters.email import EmailAdapter
 from adapters.slack import SlackAdapter
 from adapters.sms import SmsAdapter
@@ -25,6 +27,7 @@ from bot.context import PluginContext, plugin_context
 from bot.plugins import installed_plugins
 from bot.signups import signups_for
 from bot.store import Store
+from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import SIGNING_SECRET, FakeSlack, bot_config, sign
 from tests.fakes.smtp import FakeSmtp
 from tests.fakes.telegram import FakeTelegram
@@ -43,6 +46,7 @@ class Served:
     ctx: PluginContext  # the web plugin's
     slack: FakeSlack
     telegram_secret: str  # what Telegram sends in X-Telegram-Bot-Api-Secret-Token
+    discord_sign: Callable[[bytes], dict[str, str]]  # Discord's signature headers for a body
 
 
 @asynccontextmanager
@@ -52,6 +56,7 @@ async def served(store: Store, clock: FixedClock) -> AsyncIterator[Served]:
         smtp = await stack.enter_async_context(FakeSmtp())
         twilio = await stack.enter_async_context(FakeTwilio())
         tg = await stack.enter_async_context(FakeTelegram())
+        discord = await stack.enter_async_context(FakeDiscord())
         slack.add_channel("C0GENERAL")
         slack.add_user("U0MEMBER", "maria")
         env = {
@@ -62,6 +67,10 @@ async def served(store: Store, clock: FixedClock) -> AsyncIterator[Served]:
             "TELEGRAM_BOT_TOKEN": tg.token,
             "TELEGRAM_API_BASE": tg.base_url,
             "TELEGRAM_WEBHOOK_URL": TELEGRAM_WEBHOOK,
+            "DISCORD_TOKEN": discord.token,
+            "DISCORD_API_BASE": discord.api_base,
+            "DISCORD_GATEWAY_URL": discord.gateway_url,
+            "DISCORD_PUBLIC_KEY": discord.public_key,
             **family_env(smtp, twilio),
         }
         config = bot_config("http", telegram={"mode": "webhook"}, sms={"sender_name": "UTLA"})
@@ -82,14 +91,16 @@ async def served(store: Store, clock: FixedClock) -> AsyncIterator[Served]:
         telegram = TelegramAdapter(ctx("telegram"), request_timeout=5.0, poll_timeout=1)
         email = EmailAdapter(ctx("email"), timeout=5)
         sms = SmsAdapter(ctx("sms"), timeout=2)
-        for part in (slack_adapter, telegram, email, sms):
+        discord_adapter = DiscordAdapter(ctx("discord"), guild_ready_timeout=0)
+        for part in (slack_adapter, telegram, email, sms, discord_adapter):
             stack.push_async_callback(part.stop)
         await slack_adapter.start()
         await telegram.start()
+        await discord_adapter.start()
         client = await stack.enter_async_context(
-            client_for(site, slack_adapter, telegram, email, sms)
+            client_for(site, slack_adapter, telegram, email, sms, discord_adapter)
         )
-        yield Served(client, site, slack, telegram.secret)
+        yield Served(client, site, slack, telegram.secret, discord.sign)
 
 
 def signed(body: bytes | str, content_type: str | None = None) -> dict[str, str]:

@@ -136,3 +136,15 @@ async def test_a_body_that_is_not_utf8_is_not_a_slack_request(web: Served) -> No
     body = b"command=%2Fstrike&text=\xff\xfe"
     headers = signed(body, "application/x-www-form-urlencoded")
     await refused(web, "POST", "/slack/events", 401, data=body, headers=headers)
+
+
+async def test_a_signed_interaction_discord_py_cannot_read_gets_a_400(web: Served) -> None:
+    """Signed by the application's key, yet not readable (no `version`, a channel id that is
+    not a number): it was answered with a deferral that nothing would ever follow up."""
+    from tests.test_fuzz_http import ODD_COMMAND
+
+    response = await web.client.post(
+        "/discord/interactions", data=ODD_COMMAND, headers=web.discord_sign(ODD_COMMAND)
+    )
+    assert response.status == 400
+    assert "not an interaction discord.py can read" in (await response.json())["error"]

@@ -5,8 +5,9 @@ strings, headers and bodies at the public pages and API, the admin API (with the
 with a wrong one, without one), Slack's `/slack/events` (unsigned, and signed with the
 real secret so the parsing behind the signature check is reached too), and every endpoint
 another plugin adds: the sign-up form and confirmations, the admin webhooks API, e-mail's
-one-click unsubscribe, Twilio's inbound texts and status callbacks, and Telegram's webhook
-(with the right secret token too, so its update parsing is reached). The server is the
+one-click unsubscribe, Twilio's inbound texts and status callbacks, Telegram's webhook
+(with the right secret token too, so its update parsing is reached) and Discord's
+Interactions Endpoint URL (signed with the application's key too). The server is the
 real app on 127.0.0.1 (tests/http_fuzz_support.py); hypothesis runs in a thread beside it
 and sends each request through the server's own event loop.
 
@@ -51,7 +52,7 @@ PREFIXES = [
     "/api/v1/admin/demands/", "/slack/events", "/static/",
     "/subscribe", "/es/subscribe", "/subscribe/confirm/", "/es/subscribe/confirm/",
     "/api/v1/admin/webhooks", "/api/v1/admin/webhooks/", "/email/unsubscribe/",
-    "/sms/inbound", "/sms/status/", "/telegram/webhook",
+    "/sms/inbound", "/sms/status/", "/telegram/webhook", "/discord/interactions",
 ]  # fmt: skip
 SUFFIXES = ["", "/retract", "/approve", "/enable", "/test", "/", "/x"]
 QUERY_KEYS = st.one_of(st.sampled_from(["lang", "limit", "after", "page", ""]), st.text(max_size=6))
@@ -69,7 +70,16 @@ ADMIN_SHAPED = st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=6)
 # Telegram's secret token is only known once the server runs; calls carry this mark and the
 # sender puts the real one in its place.
 TELEGRAM_SECRET_MARK = "<the secret token>"
+DISCORD_SIGNED = "X-Strikebot-Test-Sign"  # the sender signs the body as Discord would
 FORM = "application/x-www-form-urlencoded"
+# A signed slash command whose ids are not numbers (issue 11 found it on the gateway).
+ODD_COMMAND = json.dumps({
+    "type": 2, "id": "1300000000000000001", "application_id": "1300000000000000002",
+    "token": "itok_fuzz", "channel_id": "not-a-number",
+    "guild_id": "g", "data": {"id": "d", "name": "strike", "type": 1,
+                              "options": [{"name": "status", "type": 1}]},
+    "member": {"user": {"id": "u", "username": "m"}, "roles": []},
+}).encode()  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +162,12 @@ def calls(draw: st.DrawFn) -> Call:
         headers["X-Telegram-Bot-Api-Secret-Token"] = draw(st.text(alphabet=HEADER_CHARS))
     if draw(st.booleans()):
         headers["X-Twilio-Signature"] = draw(st.text(alphabet=HEADER_CHARS))
+    discord = draw(st.sampled_from(["none", "signed", "odd"]))
+    if discord == "signed":
+        headers[DISCORD_SIGNED] = "yes"
+    elif discord == "odd":
+        headers["X-Signature-Ed25519"] = draw(st.text(alphabet="0123456789abcdefxyz"))
+        headers["X-Signature-Timestamp"] = draw(NASTY.filter(lambda s: s.isprintable()))
     slack = draw(st.sampled_from(["none", "signed", "stale", "odd"]))
     if slack in ("signed", "stale"):
         stamp = int(time.time()) - (3600 if slack == "stale" else 0)
@@ -173,7 +189,10 @@ def _sender(web: Served, loop: asyncio.AbstractEventLoop) -> Callable[[Call], tu
         headers = {
             k: web.telegram_secret if v == TELEGRAM_SECRET_MARK else v
             for k, v in call.headers.items()
+            if k != DISCORD_SIGNED
         }
+        if DISCORD_SIGNED in call.headers:
+            headers |= {k: v for k, v in web.discord_sign(call.body).items() if k != "Content-Type"}
         async with web.client.session.request(
             call.method, url, headers=headers, data=call.body
         ) as response:
@@ -205,6 +224,8 @@ async def test_no_request_gets_a_server_error(sqlite_store: Store, clock: FixedC
         @example(call=Call("POST", "/telegram/webhook", {"X-Telegram-Bot-Api-Secret-Token":
                            TELEGRAM_SECRET_MARK}, b'{"update_id": "x", "message": 1}'))  # fmt: skip
         @example(call=Call("POST", "/sms/inbound", {"Content-Type": FORM}, b"From=%00&Body=JOIN"))
+        @example(call=Call("POST", "/discord/interactions", {DISCORD_SIGNED: "yes"}, b"[]"))
+        @example(call=Call("POST", "/discord/interactions", {DISCORD_SIGNED: "yes"}, ODD_COMMAND))
         def check(call: Call) -> None:
             status, text = send(call)
             seen.append(status)

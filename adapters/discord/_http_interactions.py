@@ -82,6 +82,10 @@ def _callback_result(interaction_id: int, payload: dict[str, Any]) -> dict[str, 
     }
 
 
+class UnreadableInteraction(Exception):
+    """A signed request whose body discord.py cannot read as an interaction."""
+
+
 class CapturingWebhookAdapter(AsyncWebhookAdapter):
     """discord.py's webhook REST adapter, except for interactions received over HTTP: their
     first response is handed to the waiting request (`waiting`), and a response that comes
@@ -189,7 +193,10 @@ class InteractionsEndpoint:
             return web.json_response({"error": "the interaction has no id or token"}, status=400)
         if not await self.handlers.claim(data):
             return web.json_response({"error": "this interaction was already handled"}, status=409)
-        return web.json_response(await self.answer(data))
+        try:
+            return web.json_response(await self.answer(data))
+        except UnreadableInteraction as exc:
+            return web.json_response({"error": str(exc)}, status=400)
 
     async def answer(self, data: dict[str, Any]) -> dict[str, Any]:
         """Run the handlers on `data`; return their first response (or a deferral)."""
@@ -221,8 +228,17 @@ class InteractionsEndpoint:
         async_context.set(self.webhooks)
         await self.client.login_once()
         state = self.client._connection
-        await self.handlers.restore_modal(state, data)
-        state.parse_interaction_create(data)  # type: ignore[arg-type]
+        try:
+            await self.handlers.restore_modal(state, data)
+            state.parse_interaction_create(data)  # type: ignore[arg-type]
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            # Signed, yet not an interaction discord.py can read (a field missing, an id that
+            # is not a number): a 400 at once, not a deferral nobody will ever follow up.
+            reason = f"not an interaction discord.py can read ({type(exc).__name__}: {exc})"
+            log.warning("Discord interaction %s: %s", data.get("id"), reason)
+            waiter = self.webhooks.waiting.get(int(data["id"]))
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(UnreadableInteraction(reason[:200]))
 
     async def close(self) -> None:
         for task in list(self._tasks):
