@@ -260,14 +260,14 @@ async def probe_store(ctx: PluginContext) -> DatabaseHealth:
     store = ctx.store
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
-            async with store.read() as tx:
-                await tx.ping()
+            # transact: a connection the database closed (a restart, a failover) is
+            # replaced once, so the answer is about the database, not a stale connection.
+            await store.transact(lambda tx: tx.ping(), write=False)
     except Exception as exc:
         return DatabaseHealth(reachable=False, writable=False, error=_why(exc))
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
-            async with store.write() as tx:
-                await tx.set_meta(PROBE_KEY, ctx.clock().isoformat())
+            await store.transact(lambda tx: tx.set_meta(PROBE_KEY, ctx.clock().isoformat()))
     except Exception as exc:
         return DatabaseHealth(reachable=True, writable=False, error=_why(exc))
     return DatabaseHealth(reachable=True, writable=True)
