@@ -129,6 +129,8 @@ class Store:
                 log.warning(
                     "the database connection was lost (%s); trying again", type(cause).__name__
                 )
+                # Connections opened before the loss may be as dead: open new ones.
+                await self.engine.dispose(close=False)
         raise AssertionError("unreachable")
 
     @contextlib.contextmanager

@@ -146,10 +146,17 @@ def is_disconnect(exc: BaseException) -> bool:
     while seen is not None:
         if isinstance(seen, DBAPIError) and seen.connection_invalidated:
             return True
-        if isinstance(seen, DisconnectionError):
+        if isinstance(seen, DisconnectionError) or type(seen).__name__ in _DRIVER_LOST:
             return True
-        seen = seen.__cause__
+        seen = seen.__cause__ or (seen.orig if isinstance(seen, DBAPIError) else None)
     return False
+
+
+# asyncpg's own words for a connection that the server closed under it, or that a closed
+# operation left unusable (named, so the core does not import the driver).
+_DRIVER_LOST = frozenset(
+    {"ConnectionDoesNotExistError", "InternalClientError", "ConnectionFailureError"}
+)
 
 
 def alembic_config() -> Config:
