@@ -26,6 +26,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
+	@# Cached bytecode for the strikebot processes the tests start (even where
+	@# PYTHONDONTWRITEBYTECODE is set, as on some CI machines); stale files are never used.
+	$(BIN)/python -m compileall -q bot adapters tests bench >/dev/null
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.discord._adapter import DiscordAdapter
-from adapters.discord._doctor import doctor
+from collections.abc import Sequence
+
 from adapters.discord._settings import (
     LIMITS,
     MENTIONS,
@@ -14,12 +14,26 @@ from adapters.discord._settings import (
     DiscordSettings,
 )
 from adapters.discord.cli import register
-from bot.ports import Plugin
+from bot.ports import Check, DoctorRequest, Plugin, PluginContext
+
+
+# The adapter and its self-check import the platform's library: only when they are used.
+def create(ctx: PluginContext) -> object:
+    from adapters.discord._adapter import DiscordAdapter
+
+    return DiscordAdapter(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    from adapters.discord._doctor import doctor as check
+
+    return await check(request)
+
 
 plugin = Plugin(
     name=NAME,
     title="Discord",
-    create=DiscordAdapter,
+    create=create,
     settings=DiscordSettings,
     section=DiscordSection,
     admins=DiscordAdmins,

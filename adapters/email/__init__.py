@@ -6,10 +6,32 @@ mounts the unsubscribe link's routes. `plugin` is the declaration the core finds
 the `strikebot.adapters` entry point. See docs/email-sms.md.
 """
 
-from adapters.email._adapter import EmailAdapter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from adapters.email._plugin import plugin
-from adapters.email._render import Envelope, build_email
 from adapters.email._settings import NAME, EmailSettings, parse_smtp_url
+
+if TYPE_CHECKING:
+    from adapters.email._adapter import EmailAdapter
+    from adapters.email._render import Envelope, build_email
+
+# The platform's libraries load only when something here needs them (the plugin's
+# declaration does not), so `strikebot --help` and the other commands start quickly.
+_LAZY = {
+    "EmailAdapter": "adapters.email._adapter",
+    "Envelope": "adapters.email._render",
+    "build_email": "adapters.email._render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "NAME",

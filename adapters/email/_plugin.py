@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from adapters.email._adapter import EmailAdapter
 from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings
-from bot.ports import Contact, Cost, Plugin
+from bot.ports import Contact, Cost, Plugin, PluginContext
+
+
+def create(ctx: PluginContext) -> object:
+    """The adapter, importing its libraries only when the platform is on."""
+    from adapters.email._adapter import EmailAdapter
+
+    return EmailAdapter(ctx)
+
 
 plugin = Plugin(
     name=NAME,
     title="E-mail",
-    create=EmailAdapter,
+    create=create,
     settings=EmailSettings,
     section=EmailSection,
     delivery=EmailDelivery,

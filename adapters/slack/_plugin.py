@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.slack._adapter import SlackAdapter
-from adapters.slack._doctor import doctor
+from collections.abc import Sequence
+
 from adapters.slack._settings import (
     LIMITS,
     MENTIONS,
@@ -13,12 +13,26 @@ from adapters.slack._settings import (
     SlackSection,
     SlackSettings,
 )
-from bot.ports import Plugin
+from bot.ports import Check, DoctorRequest, Plugin, PluginContext
+
+
+# The adapter and its self-check import the platform's library: only when they are used.
+def create(ctx: PluginContext) -> object:
+    from adapters.slack._adapter import SlackAdapter
+
+    return SlackAdapter(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    from adapters.slack._doctor import doctor as check
+
+    return await check(request)
+
 
 plugin = Plugin(
     name=NAME,
     title="Slack",
-    create=SlackAdapter,
+    create=create,
     settings=SlackSettings,
     section=SlackSection,
     admins=SlackAdmins,

@@ -7,11 +7,34 @@ mounts the webhooks. `plugin` is the declaration the core finds through the
 `strikebot.adapters` entry point. See docs/email-sms.md.
 """
 
-from adapters.sms._adapter import SmsAdapter, keyword
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from adapters.sms._plugin import plugin
-from adapters.sms._render import render_text, short_name
 from adapters.sms._segments import Segments, count
 from adapters.sms._settings import NAME, SmsSettings
+
+if TYPE_CHECKING:
+    from adapters.sms._adapter import SmsAdapter, keyword
+    from adapters.sms._render import render_text, short_name
+
+# The platform's libraries load only when something here needs them (the plugin's
+# declaration does not), so `strikebot --help` and the other commands start quickly.
+_LAZY = {
+    "SmsAdapter": "adapters.sms._adapter",
+    "keyword": "adapters.sms._adapter",
+    "render_text": "adapters.sms._render",
+    "short_name": "adapters.sms._render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "NAME",

@@ -9,10 +9,37 @@ preview, and delivery to groups, forum topics and channels, through python-teleg
 See docs/telegram.md.
 """
 
-from adapters.telegram._adapter import TelegramAdapter, bot_api_base, connection_mode, menu
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from adapters.telegram._plugin import plugin
-from adapters.telegram._render import inert, render, reply_text, visible_length
 from adapters.telegram._settings import LIMITS, NAME, WEBHOOK_PATH, TelegramSettings
+
+if TYPE_CHECKING:
+    from adapters.telegram._adapter import TelegramAdapter, bot_api_base, connection_mode, menu
+    from adapters.telegram._render import inert, render, reply_text, visible_length
+
+# The platform's library loads only when something here needs it (the plugin's
+# declaration does not), so `strikebot --help` and the other commands start quickly.
+_LAZY = {
+    "TelegramAdapter": "adapters.telegram._adapter",
+    "bot_api_base": "adapters.telegram._adapter",
+    "connection_mode": "adapters.telegram._adapter",
+    "menu": "adapters.telegram._adapter",
+    "inert": "adapters.telegram._render",
+    "render": "adapters.telegram._render",
+    "reply_text": "adapters.telegram._render",
+    "visible_length": "adapters.telegram._render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LIMITS",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.telegram._adapter import TelegramAdapter
-from adapters.telegram._doctor import doctor
+from collections.abc import Sequence
+
 from adapters.telegram._settings import (
     LIMITS,
     MENTIONS,
@@ -13,12 +13,26 @@ from adapters.telegram._settings import (
     TelegramSection,
     TelegramSettings,
 )
-from bot.ports import Plugin
+from bot.ports import Check, DoctorRequest, Plugin, PluginContext
+
+
+# The adapter and its self-check import the platform's library: only when they are used.
+def create(ctx: PluginContext) -> object:
+    from adapters.telegram._adapter import TelegramAdapter
+
+    return TelegramAdapter(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    from adapters.telegram._doctor import doctor as check
+
+    return await check(request)
+
 
 plugin = Plugin(
     name=NAME,
     title="Telegram",
-    create=TelegramAdapter,
+    create=create,
     settings=TelegramSettings,
     section=TelegramSection,
     admins=TelegramAdmins,
