@@ -38,8 +38,6 @@ from bot.outbound import Limits, OutboundMessage
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from bot.context import PluginContext
-
 ENTRY_POINT_GROUP = "strikebot.adapters"
 ZWSP = "\u200b"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{1,31}$")
@@ -198,7 +196,9 @@ class Plugin:
 
     name: str
     title: str
-    create: Callable[[PluginContext], object] | None = None
+    # Takes a `bot.context.PluginContext`. Not named here: the context is built from the
+    # plugins, so naming it would make the two modules depend on each other.
+    create: Callable[[Any], object] | None = None
     settings: type[PluginSettings] = PluginSettings
     section: type[Section] | None = None
     admins: type[AdminRule] = AdminRule
