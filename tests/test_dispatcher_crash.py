@@ -227,20 +227,12 @@ async def test_two_dispatchers_on_one_postgresql_database_never_double_send() ->
         FakePlatformAdapter(fake.url, pacing=pacing, timeout=10.0) as adapter_b,
     ):
         await fan_out(Admin(store_a, CAMPAIGN, ADMINS, clock), channels)
+        # Each with the worker id production gives it (host, process, random suffix).
         a, b = (
-            Dispatcher(
-                store,
-                {"discord": adapter},
-                CAMPAIGN,
-                clock,
-                settings=DeliverySection(),
-                worker_id=worker,
-            )
-            for store, adapter, worker in (
-                (store_a, adapter_a, "instance-a"),
-                (store_b, adapter_b, "instance-b"),
-            )
+            Dispatcher(store, {"discord": adapter}, CAMPAIGN, clock, settings=DeliverySection())
+            for store, adapter in ((store_a, adapter_a), (store_b, adapter_b))
         )
+        assert a.worker_id != b.worker_id
 
         stats_a, stats_b = await asyncio.gather(a.drain(), b.drain())
 
