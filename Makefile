@@ -29,7 +29,9 @@ pytest: $(STAMP)
 	@# Cached bytecode for the strikebot processes the tests start (even where
 	@# PYTHONDONTWRITEBYTECODE is set, as on some CI machines); stale files are never used.
 	$(BIN)/python -m compileall -q bot adapters tests bench >/dev/null
-	$(BIN)/pytest -q
+	@# Test files spread over the machine's cores (pytest-xdist; at most 4 processes, each
+	@# with its own PostgreSQL databases); a file's tests stay together in one process.
+	$(BIN)/pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 test: lint typecheck pytest
 

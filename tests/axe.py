@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -46,27 +47,30 @@ def axe_source() -> str:
         need_outside("npm", "install Debian's npm package (apt-get install npm)")
     assert npm is not None
     CACHE.mkdir(parents=True, exist_ok=True)
-    packed = subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
-        [npm, "pack", f"axe-core@{AXE_VERSION}", "--pack-destination", str(CACHE), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if packed.returncode != 0:
-        need_outside("axe-core from the npm registry", packed.stderr.strip()[-500:])
-    tarball = CACHE / json.loads(packed.stdout)[0]["filename"]
-    algorithm, _, expected = AXE_INTEGRITY.partition("-")
-    digest = base64.b64encode(hashlib.new(algorithm, tarball.read_bytes()).digest()).decode()
-    if digest != expected:
-        tarball.unlink()
-        raise AssertionError(f"axe-core {AXE_VERSION} from npm does not match its pinned sha512")
-    with tarfile.open(tarball) as archive:
-        member = archive.extractfile("package/axe.min.js")
-        assert member is not None
-        source = member.read().decode("utf-8")
-    tarball.unlink()
-    target.write_text(source, encoding="utf-8")
+    # Each fetch packs into a directory of its own and renames the checked file into place,
+    # so test processes running side by side (pytest-xdist) never read a half-written one.
+    with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
+        packed = subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
+            [npm, "pack", f"axe-core@{AXE_VERSION}", "--pack-destination", scratch, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if packed.returncode != 0:
+            need_outside("axe-core from the npm registry", packed.stderr.strip()[-500:])
+        tarball = Path(scratch) / json.loads(packed.stdout)[0]["filename"]
+        algorithm, _, expected = AXE_INTEGRITY.partition("-")
+        digest = base64.b64encode(hashlib.new(algorithm, tarball.read_bytes()).digest()).decode()
+        if digest != expected:
+            raise AssertionError(f"axe-core {AXE_VERSION} from npm does not match its sha512")
+        with tarfile.open(tarball) as archive:
+            member = archive.extractfile("package/axe.min.js")
+            assert member is not None
+            source = member.read().decode("utf-8")
+        unpacked = Path(scratch) / "axe.min.js"
+        unpacked.write_text(source, encoding="utf-8")
+        unpacked.replace(target)
     return source
 
 

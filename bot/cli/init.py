@@ -314,9 +314,8 @@ def render(a: Answers, plugins: Any) -> str:
         "# channels, per platform. docs/platforms.md says where to find each id.",
     ]
     for plugin in _admin_platforms(plugins):
-        ids = a.admins.get(plugin.name, [])
-        if plugin.name == "console":
-            ids = ids or ["console"]
+        # None given: what the plugin's section holds by default (the console's own user).
+        ids = a.admins.get(plugin.name) or list(plugin.admins().user_ids)
         lines += ["", f"[admins.{plugin.name}]"]
         hint = "" if ids else f"   # {plugin.admins.who[i18n.source_language()]}"
         lines.append(f"user_ids = {json.dumps(ids, ensure_ascii=False)}{hint}")
