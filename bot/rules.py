@@ -19,7 +19,7 @@ from datetime import datetime
 
 from bot import i18n
 from bot.errors import InvalidInput
-from bot.locales import invalid, say
+from bot.locales import in_every_language, invalid, say
 from bot.models import UpdateText
 
 HEADLINE_MAX = 150  # the smallest title any platform shows whole (a Slack header block)
@@ -98,7 +98,12 @@ def check_texts(
     for language in texts:
         check_language(language, allowed)
     if require is not None and require not in texts:
-        raise invalid("missing_language_text", language=require)
+        raise in_every_language(
+            InvalidInput,
+            lambda lang: say(
+                lang, "missing_language_text", language=i18n.language_name(require, lang)
+            ),
+        )
     checked = {}
     for lang, text in texts.items():
         try:

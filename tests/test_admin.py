@@ -177,7 +177,7 @@ BAD_DRAFTS: list[tuple[dict[str, UpdateText], str]] = [
     ({"en": UpdateText("   ")}, "In the 'en' text: The headline is empty"),
     ({"en": UpdateText("\u200b\u2060 \u3164")}, "In the 'en' text: The headline is empty"),
     ({"en": UpdateText("x" * (HEADLINE_MAX + 1))}, f"keep it to {HEADLINE_MAX}"),
-    ({"es": UpdateText("Solo en español")}, "Write the update in en too"),
+    ({"es": UpdateText("Solo en español")}, "Write the update in English too"),
     ({"en": UpdateText("Hi"), "fr": UpdateText("Salut")}, "“fr” is not one of"),
     ({"en": UpdateText("Hi", body="x" * 20_001)}, "In the 'en' text: The text is 20001"),
 ]

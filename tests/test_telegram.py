@@ -198,7 +198,12 @@ async def test_an_admin_posts_from_telegram_and_every_chat_and_webhook_gets_it_o
         await tg.until(lambda: "headline" in replies(tg, ADMIN_ID)[-1]["text"])
         await ask(tg, ADMIN_ID, ADMIN_ID, "Strike is on: picket at 6:30 <everywhere> & @utla_comms")
         await ask(tg, ADMIN_ID, ADMIN_ID, "All 900 schools. Bring water.")
-        urgency = await ask(tg, ADMIN_ID, ADMIN_ID, "/skip")
+        # No next step; then the campaign's other language, for the families who read it.
+        spanish = await ask(tg, ADMIN_ID, ADMIN_ID, "/skip")
+        assert spanish["text"].startswith("Now in Spanish, for the members who read it")
+        body = await ask(tg, ADMIN_ID, ADMIN_ID, "La huelga empezó: piquete a las 6:30")
+        assert body["text"] == "Send the details in Spanish, or /skip."
+        urgency = await ask(tg, ADMIN_ID, ADMIN_ID, "Las 900 escuelas. Traigan agua.")
         urgent = next(
             b
             for row in urgency["reply_markup"]["inline_keyboard"]
@@ -210,6 +215,7 @@ async def test_an_admin_posts_from_telegram_and_every_chat_and_webhook_gets_it_o
         preview = replies(tg, ADMIN_ID)[-1]
         assert "goes to 6 subscribed channel(s)" in preview["text"]
         assert "Strike is on: picket at 6:30 <everywhere> & @\u200butla_comms" in preview["text"]
+        assert "La huelga empezó: piquete a las 6:30" in preview["text"]  # each wording shown
         async with rig.store.read() as tx:
             assert await tx.count_updates() == 0  # nothing before Post
         post = preview["reply_markup"]["inline_keyboard"][0][0]
@@ -229,6 +235,9 @@ async def test_an_admin_posts_from_telegram_and_every_chat_and_webhook_gets_it_o
             assert await tx.count_updates() == 1
             [update] = await tx.list_updates(rig.clock())
         assert update.author == f"telegram:{ADMIN_ID} (Arlene)"
+        assert update.texts["es"] == UpdateText(
+            "La huelga empezó: piquete a las 6:30", "Las 900 escuelas. Traigan agua."
+        )
         for chat in (GROUP, SECOND_GROUP, CHANNEL, FORUM, ADMIN_GROUP):
             [copy] = [m for m in replies(tg, chat) if "Strike is on" in m["text"]]
             assert tg.pings(chat) == []
@@ -274,6 +283,46 @@ async def test_administrators_of_the_admin_group_are_admins(
     assert "Which status" in form["text"]
     asked = [c.args for c in tg.calls if c.method == "getChatMember"]
     assert {"chat_id": ADMIN_GROUP, "user_id": CHAT_ADMIN_ID} in asked
+
+
+def button(message: dict[str, Any], data_suffix: str) -> str:
+    """The callback data of the button under `message` whose data ends with `data_suffix`."""
+    rows = message["reply_markup"]["inline_keyboard"]
+    return next(
+        str(b["callback_data"]) for row in rows for b in row
+        if b["callback_data"].endswith(data_suffix)
+    )  # fmt: skip
+
+
+async def test_an_admin_writes_in_their_own_language_and_adds_the_campaigns_main_one(
+    rig: TelegramRig, tg: FakeTelegram
+) -> None:
+    rosa = 555  # an administrator of the admin group whose Telegram speaks Spanish
+    tg.add_person(rosa, "Rosa", language="es")
+    tg.chats[ADMIN_GROUP].members[rosa] = "administrator"
+    form = await ask(tg, rosa, rosa, "/publicar")
+    tg.press(rosa, rosa, form["message_id"], button(form, ":s:strike_on"))
+    await tg.until(lambda: "titular" in replies(tg, rosa)[-1]["text"])
+    await ask(tg, rosa, rosa, "Mañana seguimos en huelga")
+    await ask(tg, rosa, rosa, "/skip")  # no details
+    english = await ask(tg, rosa, rosa, "/skip")  # no next step
+    assert english["text"].startswith("Ahora en inglés, el idioma principal de la campaña")
+    again = await ask(tg, rosa, rosa, "/skip")  # every post has the main language
+    assert again["text"] == english["text"]
+    urgency = await ask(tg, rosa, rosa, "We stay on strike tomorrow")
+    tg.press(rosa, rosa, urgency["message_id"], button(urgency, ":g:routine"))
+    await tg.until(lambda: "Mañana seguimos en huelga" in replies(tg, rosa)[-1]["text"])
+    preview = replies(tg, rosa)[-1]
+    assert "We stay on strike tomorrow" in preview["text"]  # each wording, as its readers see it
+    tg.press(rosa, rosa, preview["message_id"], button(preview, ":ok"))
+    await tg.until(lambda: any("#1 publicada" in m["text"] for m in tg.messages(rosa)))
+    async with rig.store.read() as tx:
+        [update] = await tx.list_updates(rig.clock())
+    assert update.texts == {
+        "es": UpdateText("Mañana seguimos en huelga"),
+        "en": UpdateText("We stay on strike tomorrow"),
+    }
+    assert update.status is Status.STRIKE_ON and update.urgency is Urgency.ROUTINE
 
 
 async def test_typed_admin_commands_run_at_once_and_retract_previews(

@@ -1,11 +1,13 @@
 """Admin forms in a private chat: Telegram's answer to Discord's and Slack's modals.
 
-`/post` alone asks for the status (buttons), the headline, the details, the next step and
-the urgency (buttons), then shows the update exactly as members will see it with **Post**
-and **Cancel**; nothing is sent before Post. `/edit`, `/retract` and `/approve` alone offer
-the recent updates (or those awaiting approval) as buttons, ask what they need, and preview
-before anything changes. Typed with their arguments (`/post strike_on "Headline"`), the
-commands run at once, as on Slack.
+`/post` alone asks for the status (buttons), the headline, the details and the next step (in
+the admin's own language when the campaign has it), then the same in each of the campaign's
+other languages (each optional: /skip leaves those members the first wording), and the
+urgency (buttons); then it shows the update exactly as members will see it in each language
+written, with **Post** and **Cancel**; nothing is sent before Post. `/edit`, `/retract` and
+`/approve` alone offer the recent updates (or those awaiting approval) as buttons, ask what
+they need, and preview before anything changes. Typed with their arguments
+(`/post strike_on "Headline"`), the commands run at once, as on Slack.
 
 The form lives in the store (`drafts`, under the chat's own token), so the next message may
 land on any instance. Confirming *takes* the draft, so a double tap or a replayed update
@@ -129,7 +131,7 @@ class Forms:
         if form is None or form.get("user") != user_id:
             return None
         lang = str(form.get("lang") or i18n.source_language())
-        step = form.get("step")
+        step, _ = _field(str(form.get("step")))
         value = " ".join(text.split()) if step != "body" and step != "new_body" else text.strip()
         limits = {
             "headline": HEADLINE_MAX,
@@ -143,18 +145,20 @@ class Forms:
             return Prompt(word(lang, "no_form"))
         if not value:
             return Prompt(word(lang, "empty"))
-        if len(value) > limits[str(step)]:
-            return Prompt(word(lang, "too_long", length=len(value), max=limits[str(step)]))
-        form[str(step)] = value
+        if len(value) > limits[step]:
+            return Prompt(word(lang, "too_long", length=len(value), max=limits[step]))
+        _store(form, value)
         return await self._next(chat_id, form)
 
     async def skip(self, chat_id: int, user_id: int) -> Prompt | None:
         form = await self._load(chat_id)
         if form is None or form.get("user") != user_id:
             return None
-        step = form.get("step")
-        if step in ("body", "next_step", "new_headline", "new_body"):
-            form[str(step)] = ""
+        step, language = _field(str(form.get("step")))
+        if step == "headline" and language == self.ctx.campaign.default_language:
+            return self._ask_other(form, step, language)  # every post needs the main language
+        if step in ("body", "next_step", "new_headline", "new_body") or language:
+            _store(form, "")
             return await self._next(chat_id, form)
         return Prompt(word(str(form.get("lang") or i18n.source_language()), "empty"))
 
@@ -218,16 +222,14 @@ class Forms:
     async def _next(self, chat_id: int, form: dict[str, Any]) -> Prompt:
         """Move the form on from the step just answered."""
         lang = str(form["lang"])
-        order = {
-            "post": ["status", "headline", "body", "next_step", "urgency", "confirm"],
-            "edit": ["pick", "new_headline", "new_body", "reason", "confirm"],
-            "retract": ["pick", "reason", "confirm"],
-            "approve": ["pick", "confirm"],
-        }[str(form["action"])]
+        order = self._order(form)
         step = order[min(order.index(str(form["step"])) + 1, len(order) - 1)]
         form["step"] = step
         await self._keep(chat_id, form)
         cancel = [self._cancel_row(form)]
+        field, language = _field(step)
+        if language:
+            return self._ask_other(form, field, language)
         if step == "headline":
             return Prompt(word(lang, "ask_headline", max=HEADLINE_MAX), cancel)
         if step == "body":
@@ -260,24 +262,25 @@ class Forms:
         action = form["action"]
         cancel = (word(lang, "button_cancel"), f"f:{serial}:no")
         if action == "post":
+            texts = self._texts(form)
             draft = Update(
                 id=0,
                 status=Status(form["status"]),
                 urgency=Urgency(form["urgency"]),
-                texts={
-                    self.ctx.campaign.default_language: UpdateText(
-                        form["headline"], form.get("body", ""), form.get("next_step", "")
-                    )
-                },
+                texts=texts,
                 author="preview",
                 created_at=now,
                 state=UpdateState.PUBLISHED,
                 published_at=now,
             )
-            shown = replace(update_message(draft, lang, self.ctx.campaign), url=None, links=())
+            # The admin's own language first, then each other wording as its readers see it.
+            wordings = tuple(
+                replace(update_message(draft, code, self.ctx.campaign), url=None, links=())
+                for code in texts
+            )
             intro = word(lang, "preview_post", count=await self.audience(form))
             go = [(word(lang, "button_post"), f"f:{serial}:ok"), cancel]
-            return Prompt(intro, [go], (shown,))
+            return Prompt(intro, [go], wordings)
         assert update is not None
         if action == "edit":
             text_lang = self._text_language(lang)
@@ -336,6 +339,12 @@ class Forms:
         c = self.commands
         action = form["action"]
         if action == "post":
+            main = self._text_language(str(form["lang"]))
+            others = {
+                code: {"headline": t.headline, "body": t.body, "next_step": t.next_step}
+                for code, t in self._texts(form).items()
+                if code != main
+            }
             return await c.post(
                 ctx,
                 form["status"],
@@ -343,6 +352,8 @@ class Forms:
                 form.get("body", ""),
                 form.get("next_step", ""),
                 form.get("urgency", "routine"),
+                texts=others,
+                language=main,
             )
         if action == "edit":
             return await c.edit(
@@ -364,6 +375,54 @@ class Forms:
         campaign = self.ctx.campaign
         return lang if lang in campaign.languages else campaign.default_language
 
+    def _ask_other(self, form: Mapping[str, Any], field: str, language: str) -> Prompt:
+        """Ask for another language's wording; the campaign's main language cannot be
+        skipped (an admin writing in Spanish on an English-first campaign adds English)."""
+        lang = str(form["lang"])
+        name = i18n.language_name(language, lang)
+        cancel = [self._cancel_row(form)]
+        if field != "headline":
+            return Prompt(word(lang, f"ask_other_{field}", language=name), cancel)
+        key = (
+            "ask_main_headline"
+            if language == self.ctx.campaign.default_language
+            else "ask_other_headline"
+        )
+        return Prompt(word(lang, key, language=name, max=HEADLINE_MAX), cancel)
+
+    def _order(self, form: Mapping[str, Any]) -> list[str]:
+        """The form's steps. A post asks each of the campaign's other languages for its
+        wording: the details and the next step only where the first wording has them, and
+        nothing more in a language whose headline was skipped."""
+        action = str(form["action"])
+        if action != "post":
+            return {
+                "edit": ["pick", "new_headline", "new_body", "reason", "confirm"],
+                "retract": ["pick", "reason", "confirm"],
+                "approve": ["pick", "confirm"],
+            }[action]
+        main = self._text_language(str(form["lang"]))
+        steps = ["status", "headline", "body", "next_step"]
+        written = form.get("texts", {})
+        for code in self.ctx.campaign.languages:
+            if code == main:
+                continue
+            steps.append(f"headline:{code}")
+            if code in written and written[code].get("headline"):
+                steps += [f"{name}:{code}" for name in ("body", "next_step") if form.get(name)]
+        return [*steps, "urgency", "confirm"]
+
+    def _texts(self, form: Mapping[str, Any]) -> dict[str, UpdateText]:
+        """The post's wordings by language, the admin's own first; a language whose
+        headline was skipped is left out (its readers get the first wording)."""
+        main = self._text_language(str(form["lang"]))
+        first = UpdateText(form["headline"], form.get("body", ""), form.get("next_step", ""))
+        texts = {main: first}
+        for code, t in form.get("texts", {}).items():
+            if t.get("headline"):
+                texts[code] = UpdateText(t["headline"], t.get("body", ""), t.get("next_step", ""))
+        return texts
+
     def _status_buttons(self, form: Mapping[str, Any]) -> list[list[tuple[str, str]]]:
         lang = str(form["lang"])
         buttons = [(i18n.status_label(s, lang), f"f:{form['serial']}:s:{s.value}") for s in Status]
@@ -372,6 +431,21 @@ class Forms:
 
     def _cancel_row(self, form: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(word(str(form["lang"]), "button_cancel"), f"f:{form['serial']}:no")]
+
+
+def _field(step: str) -> tuple[str, str]:
+    """A step's field and, for another language's wording ("body:es"), that language."""
+    field, _, language = step.partition(":")
+    return field, language
+
+
+def _store(form: dict[str, Any], value: str) -> None:
+    """Keep the answer to the current step: another language's wording under `texts`."""
+    field, language = _field(str(form["step"]))
+    if language:
+        form.setdefault("texts", {}).setdefault(language, {})[field] = value
+    else:
+        form[field] = value
 
 
 def _label(update: Update, lang: str) -> str:
