@@ -132,6 +132,7 @@ from bot.signups import (
 from bot.store import Store, Tx
 from bot.store.content import SharedCheck, watch_public_version
 from bot.store.public import RevisionNote
+from bot.translations import stale_note
 from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
 from bot.webhooks import summary as webhook_summary
 
@@ -263,6 +264,7 @@ __all__ = [
     "shifted_clock",
     "short_union",
     "split",
+    "stale_note",
     "update_message",
     "utcnow",
     "wants",

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot import i18n
 from bot.models import Campaign, Demand, Families, Update
 from bot.store import Tx
 from bot.store.translations import StaleText
@@ -27,11 +28,21 @@ __all__ = [
     "content_gaps",
     "demand_target",
     "mark_edited",
+    "stale_note",
     "update_target",
 ]
 
 UPDATE_FIELDS = ("headline", "body", "next_step")
 DEMAND_FIELDS = ("title", "summary", "union_position", "employer_offer", "facts")
+
+
+def stale_note(reader: str, language: str, edited: str) -> str:
+    """What an admin opening `language`'s wording to edit reads when it is stale (written
+    before the `edited` languages' wording changed, comma-separated as in `StaleText`), in
+    the reader's language."""
+    names = ", ".join(i18n.language_name(code, reader) for code in edited.split(","))
+    sentence = i18n.text(reader, "translations.stale_note")
+    return sentence.format(language=i18n.language_name(language, reader), edited=names)
 
 
 def update_target(update_id: int) -> str:

@@ -440,3 +440,23 @@ async def test_editing_the_english_on_discord_makes_the_spanish_stale(bot: Disco
     assert after is not None and after.text("en").next_step == "Tuesday, 6 AM"
     assert (mark.language, mark.edited) == ("es", "en")
     assert mark.editor == f"discord:{ADMIN_USER} (Rosa M.)"
+
+    # Opening the Spanish to edit, the admin reads above it that it predates the English.
+    spanish = interaction_payload(
+        "edit",
+        options={"update": latest.id, "reason": "Check", "language": "es"},
+        roles=(COMMS_ROLE_ID,),
+    )
+    modal = await open_modal(bot, spanish)
+    note, *inputs = modal.data["components"]
+    assert note == {
+        "type": 10,
+        "content": "The Spanish text was written before the English text was edited: "
+        "check it says the same.",
+    }
+    assert [row["component"]["custom_id"] for row in inputs] == ["headline", "body", "next_step"]
+    # Not stale: no note.
+    english = interaction_payload(
+        "edit", options={"update": latest.id, "reason": "Check"}, roles=(COMMS_ROLE_ID,)
+    )
+    assert all(row["type"] != 10 for row in (await open_modal(bot, english)).data["components"])

@@ -60,6 +60,7 @@ from bot.ports import (
     i18n,
     not_found,
     say,
+    stale_note,
     update_message,
 )
 
@@ -476,16 +477,22 @@ class Handlers:
             return
         if await self.refused(interaction, "edit updates"):
             return
+        text_language = request.language or self.ctx.campaign.default_language
         async with self.ctx.store.read() as tx:
             update = await tx.get_update(request.update_id, self.ctx.clock())
+            marks = await tx.stale_texts(f"update:{request.update_id}")
         if update is None:
             exc = not_found("no_update", id=request.update_id)
             await self.send_reply(interaction, self.error_reply(interaction, exc))
             return
-        text = update.text(request.language or self.ctx.campaign.default_language)
+        text = update.text(text_language)
         filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
+        ui = self.language(interaction)
+        # Written before another language's wording changed: say so above the inputs.
+        stale = next((m.edited for m in marks if m.language == text_language), None)
+        note = stale_note(ui, text_language, stale) if stale else ""
         await self.open_modal(
-            interaction, EditModal(self, ui_language=self.language(interaction), request=filled)
+            interaction, EditModal(self, ui_language=ui, request=filled, note=note)
         )
 
     async def submit_edit(

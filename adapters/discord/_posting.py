@@ -179,6 +179,7 @@ class _UpdateModal(discord.ui.Modal):
         body: str | None = None,
         next_step: str | None = None,
         token: str | None = None,
+        note: str = "",
     ) -> None:
         self.token = token or secrets.token_hex(8)
         super().__init__(
@@ -212,6 +213,8 @@ class _UpdateModal(discord.ui.Modal):
             required=False,
             default=None if next_step is None else next_step[:NEXT_STEP_MAX] or None,
         )
+        if note:  # a line above the inputs (an edited wording's stale translation)
+            self.add_item(discord.ui.TextDisplay(note))
         for item in (self.headline, self.body, self.next_step):
             self.add_item(item)
 
@@ -316,6 +319,7 @@ class EditModal(_UpdateModal):
         ui_language: str,
         request: EditRequest,
         token: str | None = None,
+        note: str = "",
     ) -> None:
         super().__init__(
             handlers,
@@ -326,6 +330,7 @@ class EditModal(_UpdateModal):
             body=request.body,
             next_step=request.next_step,
             token=token,
+            note=note,
         )
         self.ui_language = ui_language
         self.request = request

@@ -36,6 +36,7 @@ from bot.ports import (
     UpdateState,
     Urgency,
     i18n,
+    stale_note,
 )
 
 POST = "strike:post"
@@ -300,8 +301,7 @@ def edit_form(
     text = update.texts.get(text_language) or update.text(text_language)
     blocks: list[Block] = []
     if stale_after:
-        edited = ", ".join(_language_name(code, lang) for code in stale_after.split(","))
-        note = word(lang, "stale_note", language=_language_name(text_language, lang), edited=edited)
+        note = stale_note(lang, text_language, stale_after)
         blocks.append({"type": "context", "elements": [mrkdwn(escape(note))]})
     blocks += [
         _select("status", word(lang, "status"), _status_options(lang), initial=update.status.value),
