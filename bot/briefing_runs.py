@@ -133,7 +133,7 @@ async def queue_briefings(
             )
         )
     if metrics is not None:
-        _count(metrics, outcomes, count_duplicates=count_duplicates)
+        _count(metrics, Counter(outcomes.values()), count_duplicates=count_duplicates)
     return outcomes
 
 
@@ -289,6 +289,8 @@ async def queue_schedule(
     metrics: Metrics | None = None,
     page_size: int = BATCH_SIZE,
     catching_up: bool = False,
+    outcomes: dict[int, Outcome] | None = None,
+    counts: Counter[Outcome] | None = None,
 ) -> dict[int, Outcome]:
     """Claim and enqueue `slot` for every channel on `schedule`, a page of `page_size`
     channels per write transaction, yielding to the event loop between pages.
@@ -298,15 +300,23 @@ async def queue_schedule(
     once per language for the whole schedule (one read of the store) and handed to the
     database as one bound parameter per language and page. `catching_up`: leave alone
     channels created after the slot (they did not exist when it was due), and do not count
-    duplicates in the metrics."""
-    outcomes: dict[int, Outcome] = {}
+    duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
+    `counts` page by page: no step walks all the channels."""
+    outcomes = {} if outcomes is None else outcomes
+    counts = Counter() if counts is None else counts
+    mine: Counter[Outcome] = Counter()
     too_late = now - slot.at > allowance(grace)
     created_by = slot.at if catching_up else None
     payloads: dict[str, dict[str, object]] = {}
     inputs: BriefingInputs | None = None
-    default: dict[str, object] = {}
     since = window_start(schedule, slot.at)
-    skipped: list[int] = []
+    if not too_late:
+        # Composed before the pages, out of the write lock, one language per step.
+        async with store.read() as tx:
+            inputs = await gather_briefing_inputs(tx, campaign, now)
+        for language in campaign.languages:
+            payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
+            await asyncio.sleep(0)
     examples: list[str] = []
     after = 0
     while True:
@@ -325,28 +335,27 @@ async def queue_schedule(
             )  # fmt: skip
             if won and not examples and (too_late or now - slot.at > ON_TIME):
                 examples = await addresses(tx, won[:5])
-            if won and prefix is not None:
-                if inputs is None:
-                    inputs = await gather_briefing_inputs(tx, campaign, now)
-                    # For a channel whose language changed since its page was read.
-                    default = _payload(campaign, inputs, schedule, "", now, since)
+            if won and prefix is not None and inputs is not None:
                 for language in {language for _, language in page} - payloads.keys():
                     payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
                 columns, source = briefing_deliveries(
                     slot.local_date, first=first, last=last, id_prefix=prefix,
-                    payloads=payloads, default=default, now=now,
+                    payloads=payloads, now=now,
+                    # A channel whose language changed since its page was read.
+                    default=next(iter(payloads.values())),
                 )  # fmt: skip
                 await tx.enqueue_select(columns, source)
         done = Outcome.SKIPPED if too_late else Outcome.QUEUED
         outcomes.update(dict.fromkeys([i for i, _ in page], Outcome.DUPLICATE))
         outcomes.update(dict.fromkeys(won, done))
-        if too_late:
-            skipped.extend(won)
+        mine[done] += len(won)
+        mine[Outcome.DUPLICATE] += len(page) - len(won)
         after = last
         await asyncio.sleep(0)  # let requests in between pages
-    _log_schedule(schedule, slot, outcomes, skipped, examples, now, grace)
+    _log_schedule(slot, mine, examples, now, grace)
     if metrics is not None:
-        _count(metrics, outcomes, count_duplicates=not catching_up)
+        _count(metrics, mine, count_duplicates=not catching_up)
+    counts.update(mine)
     return outcomes
 
 
@@ -380,17 +389,15 @@ def _payload(
     return {"message": inputs.compose(campaign, channel, now, since=since).to_json()}
 
 
-def _count(metrics: Metrics, outcomes: dict[int, Outcome], *, count_duplicates: bool) -> None:
-    for outcome, n in Counter(outcomes.values()).items():
-        if outcome in _METRIC and (count_duplicates or outcome is not Outcome.DUPLICATE):
+def _count(metrics: Metrics, counts: Counter[Outcome], *, count_duplicates: bool) -> None:
+    for outcome, n in counts.items():
+        if n and outcome in _METRIC and (count_duplicates or outcome is not Outcome.DUPLICATE):
             metrics.briefing_runs.labels(_METRIC[outcome]).inc(n)
 
 
 def _log_schedule(
-    schedule: Schedule,
     slot: BriefingSlot,
-    outcomes: dict[int, Outcome],
-    skipped: Sequence[int],
+    counts: Counter[Outcome],
     examples: Sequence[str],
     now: datetime,
     grace: timedelta,
@@ -398,12 +405,12 @@ def _log_schedule(
     """One line per schedule, naming a few channels: 10,000 skips must not flood the log."""
     minute = timedelta(minutes=1)
     late_by = (now - slot.at) // minute
-    if skipped:
-        more = f" and {len(skipped) - len(examples)} more" if len(skipped) > len(examples) else ""
+    if skipped := counts[Outcome.SKIPPED]:
+        more = f" and {skipped - len(examples)} more" if skipped > len(examples) else ""
         log.warning(
             "skipped %d briefing(s) missed by more than the %d-minute grace, not sent: "
             "%s (%s, due %s, %d minutes ago)%s",
-            len(skipped),
+            skipped,
             grace // minute,
             ", ".join(examples),
             slot.local_date,
@@ -411,15 +418,13 @@ def _log_schedule(
             late_by,
             more,
         )
-    elif now - slot.at > ON_TIME:
-        late = sum(1 for o in outcomes.values() if o is Outcome.QUEUED)
-        if late:
-            log.info(
-                "sending %d briefing(s) late (up to %d minutes), e.g. %s",
-                late,
-                late_by,
-                examples[0] if examples else schedule,
-            )
+    elif (late := counts[Outcome.QUEUED]) and now - slot.at > ON_TIME:
+        log.info(
+            "sending %d briefing(s) late (up to %d minutes), e.g. %s",
+            late,
+            late_by,
+            examples[0] if examples else "?",
+        )
 
 
 async def catch_up(
@@ -438,6 +443,7 @@ async def catch_up(
     async with store.read() as tx:
         found = await schedules(tx)
     outcomes: dict[int, Outcome] = {}
+    counts: Counter[Outcome] = Counter()
     for schedule in found:
         try:
             slot = latest_briefing(schedule, now)
@@ -445,14 +451,11 @@ async def catch_up(
             continue  # the scheduler says so, once
         if slot is None or now - slot.at >= timedelta(days=1):
             continue
-        outcomes.update(
-            await queue_schedule(
-                store, campaign, schedule, slot, now, grace=grace, metrics=metrics,
-                page_size=batch_size, catching_up=True,
-            )
+        await queue_schedule(
+            store, campaign, schedule, slot, now, grace=grace, metrics=metrics,
+            page_size=batch_size, catching_up=True, outcomes=outcomes, counts=counts,
         )  # fmt: skip
-    late = sum(1 for o in outcomes.values() if o is Outcome.QUEUED)
-    skipped = sum(1 for o in outcomes.values() if o is Outcome.SKIPPED)
+    late, skipped = counts[Outcome.QUEUED], counts[Outcome.SKIPPED]
     if late or skipped:
         log.info("briefing catch-up: %d sent late, %d skipped as too late", late, skipped)
     return outcomes
