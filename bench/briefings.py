@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, insert, select
 
+from bench._steps import install, read_steps
 from bot.briefing_runs import Outcome, queue_briefing
 from bot.clock import FixedClock
 from bot.config import load_config
@@ -38,6 +39,7 @@ from bot.store import Store
 from bot.store import schema as t
 
 LA = ZoneInfo("America/Los_Angeles")
+STEP_MS = 10.0  # event-loop steps over this much CPU are reported
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "strike.toml"
 
 
@@ -75,6 +77,9 @@ async def count_briefings(store: Store) -> int:
 
 async def run(channels: int, sample: int, database_url: str | None) -> None:
     config = load_config(CONFIG)
+    steps_dir = tempfile.TemporaryDirectory()
+    steps_file = Path(steps_dir.name) / "steps.txt"
+    install(steps_file, STEP_MS)
     campaign = config.to_campaign()
     # Friday, January 18, 2019 at 07:00 in Los Angeles: a busy morning.
     friday_7am = datetime(2019, 1, 18, 7, 0, tzinfo=LA).astimezone(UTC)
@@ -107,13 +112,34 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             for job in jobs:
                 job.modify(next_run_time=due)
             store.outbox_written.clear()
+            wall_started = time.time()
             started = time.perf_counter()
             aps.resume()  # one wake-up, as at 07:00
             await store.outbox_written.wait()  # the first batch is in
             await scheduler.drain()  # and the rest
             batched = time.perf_counter() - started
+            batch_steps = read_steps(steps_file, wall_started)
             await scheduler.stop()
             queued = await count_briefings(store)
+
+            # Down from Sunday 06:50, back at 07:30: the catch-up sends Sunday's late.
+            sunday_7am = friday_7am + timedelta(days=2)
+            clock.now = sunday_7am + timedelta(minutes=30)
+            restarted = BriefingScheduler(
+                store,
+                campaign,
+                clock,
+                grace=timedelta(minutes=config.briefings.grace_minutes),
+                leadership=SoleLeadership(),
+            )
+            before = await count_briefings(store)
+            wall_started = time.time()
+            started = time.perf_counter()
+            await restarted.start()
+            caught_up = time.perf_counter() - started
+            catch_up_steps = read_steps(steps_file, wall_started)
+            await restarted.stop()
+            late = await count_briefings(store) - before
 
             # Baseline: one call per channel for Saturday's briefing, on a sample.
             saturday_7am = friday_7am + timedelta(days=1)
@@ -139,6 +165,16 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
         f"  scheduler path (batched):       {batched:6.2f} s for {queued:,} queued "
         f"({queued / batched:,.0f}/s)   target: within 5 s"
     )
+    print(
+        f"  catch-up after downtime:        {caught_up:6.2f} s for {late:,} sent late "
+        f"({late / caught_up:,.0f}/s)"
+    )
+    for label, steps in (("07:00", batch_steps), ("catch-up", catch_up_steps)):
+        longest = steps[0] if steps else None
+        print(
+            f"  event-loop steps over {STEP_MS:g} ms of CPU ({label}): {len(steps)}"
+            + (f", longest {longest.cpu_ms:.0f} ms ({longest.what[:120]})" if longest else "")
+        )
     print(
         f"  baseline (one call per channel): {naive:6.2f} s for {len(ids):,} "
         f"-> {projected:6.1f} s projected for {channels:,}"

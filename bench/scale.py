@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._latency import fill, percentile  # noqa: E402
+from bench._steps import PATH_VARIABLE, THRESHOLD_VARIABLE, read_steps  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from bot.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
@@ -193,14 +194,21 @@ async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path)
             "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "SLACK_API_URL": slack.api_url,
         }
+        steps_file = tmp / f"steps-{size}.txt"
+        steps_file.unlink(missing_ok=True)
+        env |= {PATH_VARIABLE: str(steps_file), THRESHOLD_VARIABLE: str(args.step_ms),
+                "PYTHONPATH": str(ROOT)}  # fmt: skip
+        started_at = time.time()
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "run",
+            sys.executable, "-c", "import bench._steps as s; s.main()", "run",
             cwd=tmp, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
         try:
             ready = await wait_serving(session, f"{base}/healthz", proc)
+            served_at = time.time()
             stall = await probe(session, f"{base}/healthz", args.probe_seconds)
+            probed_at = time.time()
             rss = rss_mb(proc.pid)
             page = await wrk(f"{base}/", args.seconds)
             status = await wrk(f"{base}/api/v1/status", args.seconds)
@@ -214,8 +222,20 @@ async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path)
     if not args.database_url:
         await asyncio.to_thread(Path(url.removeprefix("sqlite+aiosqlite:///")).unlink, True)
     p50, p99 = percentile(timings, 50), percentile(timings, 99)
+    # The server's event-loop steps over --step-ms of CPU: before its first answer (nobody
+    # waits on them yet) and from then to the probe's end (what the probe may have met).
+    early = read_steps(steps_file, started_at, served_at)
+    slow = read_steps(steps_file, served_at, probed_at)
+    worst = slow[0] if slow else None
     print(f"  serving after {ready:.1f} s; longest /healthz answer in the first "
           f"{args.probe_seconds:g} s: {stall * 1000:.0f} ms; idle RSS {rss:.0f} MB")  # fmt: skip
+    for label, steps in (
+        ("before the first answer", early),
+        ("from then to the probe's end", slow),
+    ):
+        print(f"  event-loop steps over {args.step_ms:g} ms of CPU {label}: {len(steps)}")
+        for step in steps[:3]:
+            print(f"    {step.cpu_ms:.0f} ms CPU ({step.wall_ms:.0f} ms wall): {step.what[:300]}")
     print(f"  /                {page.rps:8,.0f} req/s  p50 {page.p50_ms:6.1f} ms  "
           f"({page.rps / baseline.rps:.2f} of the bare handler)")  # fmt: skip
     print(f"  /api/v1/status   {status.rps:8,.0f} req/s  p50 {status.p50_ms:6.1f} ms  "
@@ -223,7 +243,8 @@ async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path)
     print(f"  /strike (Slack)  p50 {p50:.1f} ms  p99 {p99:.1f} ms over {len(timings)} commands")
     return (
         f"scale size={size} page_rps={page.rps:.0f} status_rps={status.rps:.0f} "
-        f"command_p99_ms={p99:.1f} rss_mb={rss:.0f} stall_ms={stall * 1000:.0f}"
+        f"command_p99_ms={p99:.1f} rss_mb={rss:.0f} stall_ms={stall * 1000:.0f} "
+        f"step_cpu_ms={worst.cpu_ms if worst else 0:.0f}"
     )
 
 
@@ -258,6 +279,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10, help="wrk duration per target")
     parser.add_argument("--probe-seconds", type=float, default=60.0)
     parser.add_argument("--commands", type=int, default=200)
+    parser.add_argument("--step-ms", type=float, default=20.0,
+                        help="record the server's event-loop steps over this much CPU")  # fmt: skip
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: SQLite)")
     asyncio.run(run(parser.parse_args()))
 

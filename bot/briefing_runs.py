@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,6 +26,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 from bot.briefing_times import (
     BriefingSlot,
+    Schedule,
     latest_briefing,
     local_date_for,
     schedulable,
@@ -37,18 +40,18 @@ from bot.store.briefings import (
     QUEUED,
     SKIPPED,
     RunClaim,
+    addresses,
+    briefing_deliveries,
     claim_runs,
+    claim_schedule_page,
+    schedule_page,
     scheduled_subscriptions,
     schedules,
-    subscriptions_on,
 )
 
 log = logging.getLogger("strikebot.briefings")
 
 BATCH_SIZE = 1000  # channels per write transaction (keeps SQLite's write lock short)
-# Channels per step of the start-up catch-up, which runs while the server already answers:
-# a step is Python work between two awaits, and 1,000 channels stopped the loop ~200 ms.
-CATCH_UP_PAGE = 200
 # A briefing counts as on time this long after its slot, whatever the grace.
 ON_TIME = timedelta(minutes=1)
 
@@ -130,9 +133,7 @@ async def queue_briefings(
             )
         )
     if metrics is not None:
-        for outcome in outcomes.values():
-            if outcome in _METRIC and (count_duplicates or outcome is not Outcome.DUPLICATE):
-                metrics.briefing_runs.labels(_METRIC[outcome]).inc()
+        _count(metrics, Counter(outcomes.values()), count_duplicates=count_duplicates)
     return outcomes
 
 
@@ -277,6 +278,155 @@ def _compose_rows(
     return rows
 
 
+async def queue_schedule(
+    store: Store,
+    campaign: Campaign,
+    schedule: Schedule,
+    slot: BriefingSlot,
+    now: datetime,
+    *,
+    grace: timedelta,
+    metrics: Metrics | None = None,
+    page_size: int = BATCH_SIZE,
+    catching_up: bool = False,
+    outcomes: dict[int, Outcome] | None = None,
+    counts: Counter[Outcome] | None = None,
+) -> dict[int, Outcome]:
+    """Claim and enqueue `slot` for every channel on `schedule`, a page of `page_size`
+    channels per write transaction, yielding to the event loop between pages.
+
+    The work per channel is the database's: each page is read as (id, language) pairs,
+    claimed with one INSERT ... SELECT and queued with another; the briefing is composed
+    once per language for the whole schedule (one read of the store) and handed to the
+    database as one bound parameter per language and page. `catching_up`: leave alone
+    channels created after the slot (they did not exist when it was due), and do not count
+    duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
+    `counts` page by page: no step walks all the channels."""
+    outcomes = {} if outcomes is None else outcomes
+    counts = Counter() if counts is None else counts
+    mine: Counter[Outcome] = Counter()
+    too_late = now - slot.at > allowance(grace)
+    created_by = slot.at if catching_up else None
+    payloads: dict[str, dict[str, object]] = {}
+    inputs: BriefingInputs | None = None
+    since = window_start(schedule, slot.at)
+    if not too_late:
+        # Composed before the pages, out of the write lock, one language per step.
+        async with store.read() as tx:
+            inputs = await gather_briefing_inputs(tx, campaign, now)
+        for language in campaign.languages:
+            payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
+            await asyncio.sleep(0)
+    examples: list[str] = []
+    after = 0
+    while True:
+        async with store.write() as tx:
+            page = await schedule_page(
+                tx, schedule, after=after, limit=page_size, created_by=created_by
+            )
+            if not page:
+                break
+            first, last = page[0][0], page[-1][0]
+            prefix = None if too_late else _id_prefix(now)
+            won = await claim_schedule_page(
+                tx, schedule, slot.at, slot.local_date, first=first, last=last, now=now,
+                outcome=SKIPPED if too_late else QUEUED, id_prefix=prefix,
+                created_by=created_by,
+            )  # fmt: skip
+            if won and not examples and (too_late or now - slot.at > ON_TIME):
+                examples = await addresses(tx, won[:5])
+            if won and prefix is not None and inputs is not None:
+                for language in {language for _, language in page} - payloads.keys():
+                    payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
+                columns, source = briefing_deliveries(
+                    slot.local_date, first=first, last=last, id_prefix=prefix,
+                    payloads=payloads, now=now,
+                    # A channel whose language changed since its page was read.
+                    default=next(iter(payloads.values())),
+                )  # fmt: skip
+                await tx.enqueue_select(columns, source)
+        done = Outcome.SKIPPED if too_late else Outcome.QUEUED
+        outcomes.update(dict.fromkeys([i for i, _ in page], Outcome.DUPLICATE))
+        outcomes.update(dict.fromkeys(won, done))
+        mine[done] += len(won)
+        mine[Outcome.DUPLICATE] += len(page) - len(won)
+        after = last
+        await asyncio.sleep(0)  # let requests in between pages
+    _log_schedule(slot, mine, examples, now, grace)
+    if metrics is not None:
+        _count(metrics, mine, count_duplicates=not catching_up)
+    counts.update(mine)
+    return outcomes
+
+
+def _id_prefix(now: datetime) -> str:
+    """14 characters: the second (8 hex digits) and 6 random hex digits. New outbox rows'
+    ids then sort together (cheap inserts into the primary key), and each page's prefix is
+    its own."""
+    return f"{int(now.timestamp()) & 0xFFFFFFFF:08x}{secrets.token_hex(3)}"
+
+
+def _payload(
+    campaign: Campaign,
+    inputs: BriefingInputs,
+    schedule: Schedule,
+    language: str,
+    now: datetime,
+    since: datetime,
+) -> dict[str, object]:
+    """The outbox payload of the briefing for channels on `schedule` speaking `language`:
+    all the composer reads of a channel is its language and time zone."""
+    channel = Subscription(
+        id=0,
+        platform="",
+        workspace="",
+        channel="",
+        language=language,
+        briefing_time=schedule.briefing_time,
+        timezone=schedule.timezone,
+        briefing_days=schedule.briefing_days,
+    )
+    return {"message": inputs.compose(campaign, channel, now, since=since).to_json()}
+
+
+def _count(metrics: Metrics, counts: Counter[Outcome], *, count_duplicates: bool) -> None:
+    for outcome, n in counts.items():
+        if n and outcome in _METRIC and (count_duplicates or outcome is not Outcome.DUPLICATE):
+            metrics.briefing_runs.labels(_METRIC[outcome]).inc(n)
+
+
+def _log_schedule(
+    slot: BriefingSlot,
+    counts: Counter[Outcome],
+    examples: Sequence[str],
+    now: datetime,
+    grace: timedelta,
+) -> None:
+    """One line per schedule, naming a few channels: 10,000 skips must not flood the log."""
+    minute = timedelta(minutes=1)
+    late_by = (now - slot.at) // minute
+    if skipped := counts[Outcome.SKIPPED]:
+        more = f" and {skipped - len(examples)} more" if skipped > len(examples) else ""
+        log.warning(
+            "skipped %d briefing(s) missed by more than the %d-minute grace, not sent: "
+            "%s (%s, due %s, %d minutes ago)%s",
+            skipped,
+            grace // minute,
+            ", ".join(examples),
+            slot.local_date,
+            slot.at.isoformat(),
+            late_by,
+            more,
+        )
+    elif (late := counts[Outcome.QUEUED]) and now - slot.at > ON_TIME:
+        log.info(
+            "sending %d briefing(s) late (up to %d minutes), e.g. %s",
+            late,
+            late_by,
+            examples[0] if examples else "?",
+        )
+
+
 async def catch_up(
     store: Store,
     campaign: Campaign,
@@ -289,10 +439,11 @@ async def catch_up(
     """After downtime: each channel's latest briefing of the last day that has no run is
     sent late if it is within the grace, else recorded as skipped. Briefings already run
     are left alone (and not counted as duplicates). Works schedule by schedule, a page of
-    channels at a time, yielding to the event loop between pages."""
+    channels at a time (`queue_schedule`), yielding to the event loop between pages."""
     async with store.read() as tx:
         found = await schedules(tx)
     outcomes: dict[int, Outcome] = {}
+    counts: Counter[Outcome] = Counter()
     for schedule in found:
         try:
             slot = latest_briefing(schedule, now)
@@ -300,30 +451,11 @@ async def catch_up(
             continue  # the scheduler says so, once
         if slot is None or now - slot.at >= timedelta(days=1):
             continue
-        after = 0
-        while True:
-            async with store.read() as tx:
-                page = await subscriptions_on(
-                    tx, schedule, after=after, limit=min(batch_size, CATCH_UP_PAGE)
-                )
-            if not page:
-                break
-            after = page[-1].id
-            # A channel subscribed after the slot did not exist yet when it was due.
-            due = [
-                Due(sub.id, slot)
-                for sub in page
-                if sub.created_at is None or slot.at >= sub.created_at
-            ]
-            outcomes.update(
-                await queue_briefings(
-                    store, campaign, due, now, grace=grace, metrics=metrics,
-                    count_duplicates=False,
-                )
-            )  # fmt: skip
-            await asyncio.sleep(0)
-    late = sum(1 for o in outcomes.values() if o is Outcome.QUEUED)
-    skipped = sum(1 for o in outcomes.values() if o is Outcome.SKIPPED)
+        await queue_schedule(
+            store, campaign, schedule, slot, now, grace=grace, metrics=metrics,
+            page_size=batch_size, catching_up=True, outcomes=outcomes, counts=counts,
+        )  # fmt: skip
+    late, skipped = counts[Outcome.QUEUED], counts[Outcome.SKIPPED]
     if late or skipped:
         log.info("briefing catch-up: %d sent late, %d skipped as too late", late, skipped)
     return outcomes
@@ -396,5 +528,6 @@ __all__ = [
     "dedupe_key",
     "queue_briefing",
     "queue_briefings",
+    "queue_schedule",
     "send_now",
 ]

@@ -37,14 +37,14 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.briefing_runs import BATCH_SIZE, Due, catch_up, queue_briefings
+from bot.briefing_runs import BATCH_SIZE, Due, catch_up, queue_briefings, queue_schedule
 from bot.briefing_times import DAY_NAMES, BriefingSlot, Schedule, latest_briefing
 from bot.clock import Clock, clock_shift
 from bot.leader import Leadership, leadership_for
 from bot.metrics import Metrics
 from bot.models import Campaign
 from bot.store import Store
-from bot.store.briefings import schedules, subscriptions_changed, subscriptions_on
+from bot.store.briefings import schedules, subscriptions_changed
 
 log = logging.getLogger("strikebot.schedule")
 
@@ -392,24 +392,17 @@ class BriefingScheduler:
     async def _queue_schedule(self, schedule: Schedule, slot: BriefingSlot) -> None:
         """Every channel on `schedule`, page by page, each page one batch; a schedule no
         channel uses any more loses its job."""
-        after, seen = 0, 0
-        while True:
-            async with self.store.read() as tx:
-                page = await subscriptions_on(tx, schedule, after=after, limit=self.batch_size)
-            if not page:
-                break
-            seen += len(page)
-            after = page[-1].id
-            await queue_briefings(
-                self.store,
-                self.campaign,
-                [Due(sub.id, slot) for sub in page],
-                self.clock(),
-                grace=self.grace,
-                metrics=self.metrics,
-            )
-            await asyncio.sleep(0)  # let requests in between batches
-        if seen == 0:
+        outcomes = await queue_schedule(
+            self.store,
+            self.campaign,
+            schedule,
+            slot,
+            self.clock(),
+            grace=self.grace,
+            metrics=self.metrics,
+            page_size=self.batch_size,
+        )
+        if not outcomes:
             self._remove_job(schedule)
 
 

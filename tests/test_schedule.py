@@ -20,7 +20,15 @@ from sqlalchemy import text, update
 import bot.briefing_runs
 from adapters.console import ConsoleAdapter
 from bot.admin import Admin
-from bot.briefing_runs import Due, Outcome, catch_up, queue_briefing, queue_briefings, send_now
+from bot.briefing_runs import (
+    Due,
+    Outcome,
+    catch_up,
+    queue_briefing,
+    queue_briefings,
+    queue_schedule,
+    send_now,
+)
 from bot.briefing_times import (
     BriefingSlot,
     Schedule,
@@ -30,7 +38,9 @@ from bot.briefing_times import (
     next_briefing,
     next_briefing_time,
     slot_on,
+    window_start,
 )
+from bot.briefings import gather_briefing_inputs
 from bot.clock import FixedClock, ShiftedClock
 from bot.config import DeliverySection
 from bot.dispatcher import Dispatcher
@@ -341,6 +351,63 @@ async def test_channels_alike_share_one_composition_and_languages_differ(
     titles = {sid: p["message"]["title"] for sid, p in payloads.items() if p}  # type: ignore[index]
     assert titles[subs[0].id] == "Morning briefing — Friday, January 18"
     assert titles[subs[1].id] == "Resumen de la mañana — viernes, 18 de enero"
+
+
+async def test_a_schedule_is_queued_page_by_page_as_each_channel_would_be(
+    store: Store, admin: Admin, clock: FixedClock
+) -> None:
+    """The scheduler's path (claims and outbox rows made by the database, one composition
+    per language) gives each channel what composing for it alone gives."""
+    clock.now = la(2019, 1, 17, 12, 0)
+    languages = ["en", "es", "es", "es", "en", "es", "en"]
+    subs = [
+        await subscribe(admin, channel(time(7, 0), name=f"c{i}", language=language))
+        for i, language in enumerate(languages)
+    ]
+    elsewhere = await subscribe(admin, channel(time(8, 0), name="later"))
+    gone = await subscribe(admin, channel(time(7, 0), name="gone"))
+    await admin.unsubscribe(ADMIN, gone.id)
+    schedule = schedule_of(subs[0])
+    slot = BriefingSlot(la(2019, 1, 18, 7, 0), date(2019, 1, 18))
+    metrics = Metrics()
+    now = slot.at + timedelta(seconds=1)
+    outcomes = await queue_schedule(
+        store, CAMPAIGN, schedule, slot, now, grace=GRACE, metrics=metrics, page_size=2
+    )
+    assert outcomes == {s.id: Outcome.QUEUED for s in subs}
+    async with store.read() as tx:
+        rows = [d for d in await tx.list_deliveries(limit=None)]
+        runs = {r.subscription_id: r for r in await list_runs(tx)}
+        inputs = await gather_briefing_inputs(tx, CAMPAIGN, now)
+    assert sorted(d.subscription_id for d in rows) == [s.id for s in subs]
+    for sub in subs:
+        [row] = [d for d in rows if d.subscription_id == sub.id]
+        alone = inputs.compose(CAMPAIGN, sub, now, since=window_start(sub, slot.at))
+        assert row.payload == {"message": alone.to_json()}
+        assert row.dedupe_key == f"briefing:s{sub.id}:2019-01-18"
+        assert (row.action, row.state, row.platform) == (
+            DeliveryAction.BRIEFING, DeliveryState.PENDING, sub.platform
+        )  # fmt: skip
+        assert (row.not_before, row.created_at, row.update_id) == (now, now, None)
+        assert runs[sub.id].delivery_id == row.id and len(row.id) <= 25
+    assert len({d.id for d in rows}) == len(subs)
+    assert elsewhere.id not in runs and gone.id not in runs
+    registry = metrics.registry
+    assert registry.get_sample_value("strikebot_briefing_runs_total", {"outcome": "queued"}) == 7
+    # Again (another fire, another instance): nothing new.
+    again = await queue_schedule(store, CAMPAIGN, schedule, slot, now, grace=GRACE, page_size=3)
+    assert again == {s.id: Outcome.DUPLICATE for s in subs}
+    assert len(await briefing_rows(store)) == len(subs)
+    # The next day's, three hours late: recorded as skipped, not sent.
+    next_day = BriefingSlot(slot.at + timedelta(days=1), date(2019, 1, 19))
+    late = await queue_schedule(
+        store, CAMPAIGN, schedule, next_day, next_day.at + timedelta(hours=3), grace=GRACE
+    )
+    assert late == {s.id: Outcome.SKIPPED for s in subs}
+    assert len(await briefing_rows(store)) == len(subs)
+    async with store.read() as tx:
+        skipped = await list_runs(tx, since=date(2019, 1, 19))
+    assert {(r.outcome, r.delivery_id) for r in skipped} == {("skipped", None)}
 
 
 async def test_two_instances_on_one_postgres_database_queue_one_briefing_per_channel() -> None:

@@ -7,16 +7,18 @@ Functions take an open `Tx` and use `tx.conn`, like the rest of `bot/store/`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, tuple_
+from sqlalchemy import Date, String, and_, case, cast, func, literal, null, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import ColumnElement
 
 from bot.briefing_times import Schedule
-from bot.models import Revision, Subscription, Update
+from bot.models import DeliveryAction, DeliveryState, Revision, Subscription, Update
 from bot.store import schema as t
 from bot.store import visibility
 from bot.store.codecs import (
@@ -171,6 +173,17 @@ async def schedules(tx: Tx) -> dict[Schedule, int]:
     return found
 
 
+def _on_schedule(schedule: Schedule) -> list[ColumnElement[bool]]:
+    """The active channels on `schedule`, through the schedule index."""
+    s = t.subscriptions.c
+    return [
+        *_WITH_BRIEFING,
+        s.briefing_time == _hhmm(schedule.briefing_time),
+        s.timezone == schedule.timezone,
+        s.briefing_days == "".join(str(d) for d in sorted(schedule.briefing_days)),
+    ]
+
+
 async def subscriptions_on(
     tx: Tx, schedule: Schedule, *, after: int = 0, limit: int = 1000
 ) -> list[Subscription]:
@@ -179,17 +192,161 @@ async def subscriptions_on(
     s = t.subscriptions.c
     query = (
         select(t.subscriptions)
-        .where(
-            *_WITH_BRIEFING,
-            s.briefing_time == _hhmm(schedule.briefing_time),
-            s.timezone == schedule.timezone,
-            s.briefing_days == "".join(str(d) for d in sorted(schedule.briefing_days)),
-            s.id > after,
-        )
+        .where(*_on_schedule(schedule), s.id > after)
         .order_by(s.id)
         .limit(limit)
     )
     return [subscription_from_row(r) for r in await tx.conn.execute(query)]
+
+
+# -- a schedule's channels, a page at a time, without decoding them -----------------
+#
+# 100,000 channels due at 07:00 are claimed and queued page by page in SQL: Python sees
+# each channel's id and language, never a decoded row, and the rendered message goes to
+# the database once per language and page as a bound parameter.
+
+
+def _created_by(created_by: datetime | None) -> list[ColumnElement[bool]]:
+    if created_by is None:
+        return []
+    return [t.subscriptions.c.created_at <= literal(created_by, t.UTCDateTime())]
+
+
+async def schedule_page(
+    tx: Tx,
+    schedule: Schedule,
+    *,
+    after: int,
+    limit: int,
+    created_by: datetime | None = None,
+) -> list[tuple[int, str]]:
+    """(id, language) of the next `limit` active channels on `schedule` with an id above
+    `after`, optionally only those created at or before `created_by`."""
+    s = t.subscriptions.c
+    query = (
+        select(s.id, s.language)
+        .where(*_on_schedule(schedule), s.id > after, *_created_by(created_by))
+        .order_by(s.id)
+        .limit(limit)
+    )
+    return [(int(i), str(language)) for i, language in await tx.conn.execute(query)]
+
+
+async def claim_schedule_page(
+    tx: Tx,
+    schedule: Schedule,
+    scheduled_for: datetime,
+    local_date: date,
+    *,
+    first: int,
+    last: int,
+    now: datetime,
+    outcome: str,
+    id_prefix: str | None = None,
+    created_by: datetime | None = None,
+) -> list[int]:
+    """Claim (subscription, `local_date`) for the channels on `schedule` with ids in
+    [first, last], in one INSERT ... SELECT that ignores the keys claimed already. Returns
+    the subscription ids this transaction won.
+
+    A claim that is to be sent gets the delivery id `id_prefix` + its subscription id:
+    unique within the page, and the prefix (random per page) finds the page's claims again
+    for `briefing_deliveries`."""
+    s = t.subscriptions.c
+    r = t.briefing_runs
+    delivery_id: ColumnElement[Any] = (
+        null() if id_prefix is None else literal(id_prefix, String()) + cast(s.id, String())
+    )
+    source = (
+        select(
+            s.id,
+            literal(local_date, Date()),
+            literal(scheduled_for, t.UTCDateTime()),
+            literal(now, t.UTCDateTime()),
+            literal(outcome, String()),
+            delivery_id,
+        )
+        .where(*_on_schedule(schedule), s.id >= first, s.id <= last, *_created_by(created_by))
+        # Key order: two instances on PostgreSQL wait on each other, never deadlock.
+        .order_by(s.id)
+    )
+    stmt = (
+        _insert(tx, r)
+        .from_select(
+            ["subscription_id", "local_date", "scheduled_for", "created_at", "outcome",
+             "delivery_id"],
+            source,
+        )
+        .on_conflict_do_nothing(index_elements=["subscription_id", "local_date"])
+        .returning(r.c.subscription_id)
+    )  # fmt: skip
+    return [int(i) for i in await tx.conn.scalars(stmt)]
+
+
+def briefing_deliveries(
+    local_date: date,
+    *,
+    first: int,
+    last: int,
+    id_prefix: str,
+    payloads: Mapping[str, Mapping[str, object]],
+    default: Mapping[str, object],
+    now: datetime,
+) -> tuple[list[str], Select[Any]]:
+    """The outbox rows (columns, SELECT) for the claims `claim_schedule_page` made with
+    `id_prefix`: action BRIEFING, dedupe key `briefing:s{id}:{local date}`, the payload of
+    the channel's language (`default` for a language changed meanwhile), for
+    `Tx.enqueue_select`."""
+    r = t.briefing_runs.c
+    s = t.subscriptions.c
+    payload_type = t.deliveries.c.payload.type
+    payload = case(
+        {language: literal(p, payload_type) for language, p in payloads.items()},
+        value=s.language,
+        else_=literal(default, payload_type),
+    )
+    dedupe = (
+        literal("briefing:s", String())
+        + cast(r.subscription_id, String())
+        + literal(f":{local_date.isoformat()}", String())
+    )
+    source = (
+        select(
+            r.delivery_id,
+            dedupe,
+            r.subscription_id,
+            s.platform,
+            literal(str(DeliveryAction.BRIEFING), String()),
+            literal(0),
+            literal(str(DeliveryState.PENDING), String()),
+            literal(0),
+            literal(now, t.UTCDateTime()),
+            payload,
+            literal(now, t.UTCDateTime()),
+        )
+        .select_from(t.briefing_runs.join(t.subscriptions, s.id == r.subscription_id))
+        .where(
+            r.subscription_id >= first,
+            r.subscription_id <= last,
+            r.local_date == literal(local_date, Date()),
+            func.substr(r.delivery_id, 1, len(id_prefix)) == id_prefix,
+        )
+        .order_by(r.subscription_id)
+    )
+    columns = [
+        "id", "dedupe_key", "subscription_id", "platform", "action", "revision", "state",
+        "attempts", "not_before", "payload", "created_at",
+    ]  # fmt: skip
+    return columns, source
+
+
+async def addresses(tx: Tx, ids: Sequence[int]) -> list[str]:
+    """'platform:workspace/channel' of these channels, in id order (for log lines)."""
+    s = t.subscriptions.c
+    rows = await tx.conn.execute(
+        select(s.platform, s.workspace, s.channel).where(s.id.in_(ids)).order_by(s.id)
+    )
+    return [f"{p}:{w}/{c}" for p, w, c in rows]
 
 
 async def subscriptions_changed(tx: Tx, since_version: int) -> list[Subscription]:
@@ -260,9 +417,14 @@ __all__ = [
     "SKIPPED",
     "BriefingRun",
     "RunClaim",
+    "addresses",
+    "briefing_deliveries",
     "claim_runs",
+    "claim_schedule_page",
     "existing_runs",
     "list_runs",
+    "schedule_page",
     "scheduled_subscriptions",
+    "subscriptions_on",
     "updates_changed_since",
 ]

@@ -470,6 +470,19 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
             await self.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
         return inserted
 
+    async def enqueue_select(self, columns: Sequence[str], source: Any) -> int:
+        """Insert the outbox rows a SELECT produces (`columns` name what it gives, in
+        order), skipping those whose dedupe_key exists. Returns rows inserted. For rows the
+        database can make itself: 1,000 briefings are one statement, not 1,000 parameter
+        sets built and serialised in Python."""
+        stmt = self._insert_ignore(t.deliveries, ["dedupe_key"]).from_select(list(columns), source)
+        result = await self.conn.execute(stmt)
+        inserted = max(int(result.rowcount), 0)
+        self.enqueued += inserted
+        if inserted and self.dialect == "postgresql":
+            await self.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
+        return inserted
+
     async def cancel_pending(
         self,
         *,
