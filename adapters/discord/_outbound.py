@@ -433,10 +433,10 @@ def mark(embeds: list[discord.Embed], key: str) -> list[discord.Embed]:
     return embeds
 
 
-def _mark_payload(payload: dict[str, Any], key: str) -> None:
+def _mark_payload(payload: dict[str, Any] | None, key: str) -> None:
     """`mark` on a request's payload: its first embed (a dict of this request's own) gets
     the marked link."""
-    embeds = payload.get("embeds")
+    embeds = (payload or {}).get("embeds")
     if embeds and embeds[0].get("url"):
         embeds[0]["url"] = marked_url(str(embeds[0]["url"]), key)
 
