@@ -74,6 +74,23 @@ async def test_send_posts_an_embed_with_the_delivery_id_as_nonce_and_no_mentions
     assert "[Read it on the web](https://strike.example.org/updates/7)" in embed["description"]
 
 
+async def test_a_fan_out_of_one_message_marks_each_copy_with_its_own_id_only(
+    bot: DiscordBot,
+) -> None:
+    # The adapter renders a message once for every channel of a fan-out: marking one copy
+    # must not change the link the next copies start from.
+    channels = [ChannelRef(GUILD_ID, str(700000000000000301 + n)) for n in range(3)]
+    keys = [f"f{n:019d}" for n in range(3)]
+    sent = [
+        await bot.adapter.send(channel, MESSAGE, idempotency_key=key)
+        for channel, key in zip(channels, keys, strict=True)
+    ]
+
+    for message_id, key in zip(sent, keys, strict=True):
+        (embed,) = bot.fake.messages[message_id].embeds
+        assert embed["url"] == f"{MESSAGE.url}#strikebot={key}"
+
+
 async def test_a_retried_send_returns_the_same_message(bot: DiscordBot) -> None:
     first = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000aa")
     again = await bot.adapter.send(CHANNEL, MESSAGE, idempotency_key="d00000000000000000aa")

@@ -60,6 +60,7 @@ log = logging.getLogger("strikebot.discord")
 T = TypeVar("T")
 
 UNKNOWN_MESSAGE = 10008  # Discord's JSON error code
+NO_MENTIONS = discord.AllowedMentions.none()
 DISCORD_GLOBAL_LIMIT = 50  # requests per second per bot token, whoever sends them
 MARKER = "strikebot="
 FIND_PAGES = 10  # 100 messages each: how far back a copy in doubt is looked for
@@ -285,9 +286,10 @@ class RestSender:
             raise PermanentDeliveryError(
                 f"The idempotency key {nonce!r} is longer than Discord's 25-character nonce."
             )
-        params = handle_message_parameters(
-            embeds=mark(embeds, nonce), nonce=nonce, allowed_mentions=discord.AllowedMentions.none()
-        )
+        # The embeds may be shared by every channel of a fan-out: the marker goes into this
+        # request's own copy of the first embed's dict, never into the embed.
+        params = handle_message_parameters(embeds=embeds, nonce=nonce, allowed_mentions=NO_MENTIONS)
+        _mark_payload(params.payload, nonce)
         data = await self._call(
             channel_id,
             "send",
@@ -416,12 +418,27 @@ class _AlreadyGone(Exception):
     pass
 
 
+def marked_url(url: str, key: str) -> str:
+    """`url` with the delivery id in its fragment (invisible)."""
+    return f"{url}{'&' if '#' in url else '#'}{MARKER}{key}"
+
+
 def mark(embeds: list[discord.Embed], key: str) -> list[discord.Embed]:
-    """The first embed's link carries the delivery id in its fragment (invisible)."""
+    """The embeds, the first one's link carrying the delivery id (a copy: `embeds` are left
+    as they are, since one rendering serves every channel of a fan-out)."""
     if embeds and embeds[0].url:
-        url = str(embeds[0].url)
-        embeds[0].url = f"{url}{'&' if '#' in url else '#'}{MARKER}{key}"
+        first = embeds[0].copy()
+        first.url = marked_url(str(embeds[0].url), key)
+        return [first, *embeds[1:]]
     return embeds
+
+
+def _mark_payload(payload: dict[str, Any] | None, key: str) -> None:
+    """`mark` on a request's payload: its first embed (a dict of this request's own) gets
+    the marked link."""
+    embeds = (payload or {}).get("embeds")
+    if embeds and embeds[0].get("url"):
+        embeds[0]["url"] = marked_url(str(embeds[0]["url"]), key)
 
 
 def _is_copy(

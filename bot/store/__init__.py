@@ -9,7 +9,8 @@
 `store.outbox_written` is an `asyncio.Event` set after any committed transaction that
 queued deliveries: the dispatcher waits on it instead of polling. `store.public` knows the
 public content version (`bot.store.content`): a transaction that changed something the
-public page shows bumps it before committing.
+public page shows bumps it before committing. `store.commits` (SQLite) hears of commits made
+by other processes, one poll shared by the watchers of both (`bot.store.commits`).
 
 `store.transact(work)` runs `await work(tx)` in one transaction (a write unless
 `write=False`) and, when the connection turns out to be dead before the commit was asked
@@ -34,6 +35,7 @@ from typing import TypeVar
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store.commits import CommitWatch
 from bot.store.content import PublicVersion
 from bot.store.engine import (
     DEFAULT_DATABASE_URL,
@@ -58,6 +60,8 @@ class Store:
         self.url = url
         self.outbox_written = asyncio.Event()
         self.public = PublicVersion(self._read_public_version)
+        # SQLite: one poll for commits made by other processes, shared by their watchers.
+        self.commits = CommitWatch(engine)
         # SQLite has one writer at a time: queueing writers here is cheaper and fairer than
         # each connection spinning on the busy timeout. Other processes still meet
         # BEGIN IMMEDIATE and the busy timeout.

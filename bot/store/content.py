@@ -9,8 +9,8 @@ of the version lives in `PublicVersion`:
 - a write committed here advances it at once;
 - a write committed elsewhere (the CLI, another instance) reaches it the way the
   dispatcher's wake-ups do: PostgreSQL `LISTEN strikebot_public` (the bump issues
-  `pg_notify` in its transaction), SQLite `PRAGMA data_version` on a dedicated connection
-  checked every `SQLITE_CHECK_SECONDS`;
+  `pg_notify` in its transaction), SQLite the process's one poll of `PRAGMA data_version`
+  (`store.commits`, shared with the dispatcher's watcher, `bot.store.commits`);
 - while nothing is watching (no watcher started, or its connection lost), every check
   reads the row: one primary-key read, shared by all requests arriving together.
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PUBLIC_CHANNEL = "strikebot_public"  # PostgreSQL NOTIFY channel for public changes
-SQLITE_CHECK_SECONDS = 0.5
 # A missed notification (a dropped connection not yet noticed) is caught by re-reading the
 # version this often even while watching.
 RECHECK_SECONDS = 15.0
@@ -198,23 +197,19 @@ async def _listen_postgres(store: Store, stop: asyncio.Event) -> None:
 
 
 async def _watch_sqlite(store: Store, stop: asyncio.Event) -> None:
-    async with store.engine.connect() as conn:
-        seen = (await conn.exec_driver_sql("PRAGMA data_version")).scalar()
-        await conn.rollback()
+    """On the process's one commit watch (`store.commits`, shared with the dispatcher's)."""
+    async with store.commits.subscribe(store.public.maybe_changed) as watch:
         store.public.watch_started()
         try:
-            waited = 0.0
-            while not stop.is_set():
+            while not stop.is_set() and not watch.lost.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), SQLITE_CHECK_SECONDS)
-                waited += SQLITE_CHECK_SECONDS
-                current = (await conn.exec_driver_sql("PRAGMA data_version")).scalar()
-                await conn.rollback()
-                if current != seen or waited >= RECHECK_SECONDS:
-                    seen, waited = current, 0.0
-                    store.public.maybe_changed()
+                    await asyncio.wait_for(_first(stop, watch.lost), RECHECK_SECONDS)
+                if not stop.is_set():
+                    store.public.maybe_changed()  # a recheck, as on PostgreSQL
         finally:
             store.public.watch_stopped()
+    if watch.lost.is_set() and not stop.is_set():
+        raise ConnectionError("polling for commits failed")
 
 
 async def _first(*events: asyncio.Event) -> None:

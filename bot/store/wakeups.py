@@ -3,9 +3,9 @@
 Within one process `Store.write()` sets `store.outbox_written` directly. Across processes:
 - PostgreSQL: `LISTEN strikebot_outbox`; `Tx.enqueue` issues `pg_notify` in the same
   transaction, so the notification arrives exactly when the rows become visible.
-- SQLite has no notifications: `PRAGMA data_version` on a dedicated connection changes when
-  any other connection commits. Checking it once a second costs one tiny query and bounds
-  the delay of a post made from another process to about a second.
+- SQLite has no notifications: the process's one poll of `PRAGMA data_version`
+  (`store.commits`, `bot.store.commits`, shared with the public pages' watcher) sees any
+  other connection's commit within `SQLITE_CHECK_SECONDS` (half a second).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bot.store import Store
 from bot.store.repo import OUTBOX_CHANNEL
 
 log = logging.getLogger(__name__)
-SQLITE_CHECK_SECONDS = 1.0
+RETRY_SECONDS = 2.0
 
 
 async def watch_other_writers(store: Store, stop: asyncio.Event) -> None:
@@ -47,15 +47,25 @@ async def _listen_postgres(store: Store, stop: asyncio.Event) -> None:
 
 
 async def _watch_sqlite(store: Store, stop: asyncio.Event) -> None:
-    async with store.engine.connect() as conn:
-        last = await conn.exec_driver_sql("PRAGMA data_version")
-        seen = last.scalar()
-        await conn.rollback()
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), SQLITE_CHECK_SECONDS)
-            current = (await conn.exec_driver_sql("PRAGMA data_version")).scalar()
-            await conn.rollback()
-            if current != seen:
-                seen = current
+    """On the process's one commit watch (`store.commits`); subscribed again after it
+    failed, every `RETRY_SECONDS`."""
+    while not stop.is_set():
+        try:
+            async with store.commits.subscribe(store.outbox_written.set) as watch:
+                # What was committed before the subscription is not reported: look once.
                 store.outbox_written.set()
+                await _first(stop, watch.lost)
+        except Exception as exc:
+            log.warning("watching for posts from other processes failed (%s); retrying", exc)
+        if not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), RETRY_SECONDS)
+
+
+async def _first(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
