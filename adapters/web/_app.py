@@ -14,7 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import jinja2
-from aiohttp import web
+from aiohttp import hdrs, web
 from pydantic import BaseModel, Field, SecretStr
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -39,6 +39,7 @@ log = logging.getLogger("strikebot.web")
 
 TEMPLATES = Path(__file__).parent / "templates"
 ADMIN_PREFIX = "/api/v1/admin"
+ADMIN_DIR = ADMIN_PREFIX + "/"
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
 MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
@@ -347,10 +348,10 @@ def _not_modified(request: web.Request, etag: str, modified: datetime) -> bool:
     """RFC 9110 13.2.2: If-None-Match decides when present; else If-Modified-Since."""
     if request.method not in ("GET", "HEAD"):
         return False
-    none_match = request.headers.get("If-None-Match")
+    none_match = request.headers.get(hdrs.IF_NONE_MATCH)
     if none_match is not None:
         return _etag_matches(none_match, etag)
-    since = request.headers.get("If-Modified-Since")
+    since = request.headers.get(hdrs.IF_MODIFIED_SINCE)
     if since:
         try:
             moment = parsedate_to_datetime(since)
@@ -412,10 +413,26 @@ async def surface(request: web.Request, handler: Handler) -> web.StreamResponse:
     counts requests, adds the security headers, answers errors (JSON under /api/, a page
     elsewhere; every message says what to do) and keeps the admin API behind its token."""
     status = 500
+    path = request.path
     try:
-        response = await _answered(request, handler)
+        response: web.StreamResponse | None
+        if not (_plain(path) and _plain(request.query_string)):
+            # Refused before any handler runs: such text would reach the store as a key.
+            response = json_error(
+                400,
+                "bad_request",
+                "The address holds a NUL character (%00) or text that is not UTF-8. Remove "
+                "it and try again.",
+            )
+        else:
+            try:
+                response = admin_refusal(request) if is_admin_path(path) else None
+                if response is None:
+                    response = await handler(request)
+            except Exception as exc:  # each kind is answered, or raised again, below
+                response = error_response(request, exc)
         if type(response) is not Ready:  # a Ready response holds them already
-            secure(request.path, response)
+            secure(path, response)
         status = response.status
         return response
     except web.HTTPException as exc:
@@ -423,6 +440,10 @@ async def surface(request: web.Request, handler: Handler) -> web.StreamResponse:
         raise
     finally:
         count(request, status)
+
+
+def _plain(text: str) -> bool:
+    return (text.isascii() and "\x00" not in text) or storable(text)
 
 
 def count(request: web.Request, status: int) -> None:
@@ -459,25 +480,6 @@ def storable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-async def _answered(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not storable(request.path) or not storable(request.query_string):
-        # Refused before any handler runs: such text would reach the store as a key.
-        return json_error(
-            400,
-            "bad_request",
-            "The address holds a NUL character (%00) or text that is not UTF-8. Remove it "
-            "and try again.",
-        )
-    try:
-        if is_admin_path(request.path):
-            refusal = admin_refusal(request)
-            if refusal is not None:
-                return refusal
-        return await handler(request)
-    except Exception as exc:  # each kind is answered, or raised again, below
-        return error_response(request, exc)
 
 
 def error_response(request: web.Request, exc: Exception) -> web.StreamResponse:
@@ -559,7 +561,7 @@ def is_public_data(path: str) -> bool:
 
 
 def is_admin_path(path: str) -> bool:
-    return path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")
+    return path.startswith(ADMIN_PREFIX) and (path == ADMIN_PREFIX or path.startswith(ADMIN_DIR))
 
 
 def admin_refusal(request: web.Request) -> web.Response | None:
