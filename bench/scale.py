@@ -8,13 +8,15 @@ HTTP mode against a fake Slack API served by this process, and measured from out
   `--probe-seconds` (start-up, catch-up, the scheduler's first polls); the longest answer;
 - RSS of the process once idle (`/proc/<pid>/status`);
 - `/` and `/api/v1/status` requests per second and median latency, with `wrk` (Debian's
-  package) for `--seconds` each, beside a bare aiohttp handler in its own process in the
-  same run;
+  package, the same threads and connections for every target) for `--seconds` each, beside a
+  bare aiohttp handler in its own process (no access log, as `strikebot run`): the bare
+  handler is measured just before and just after each target, and the target's ratio is to
+  the mean of those two, so load from elsewhere on the machine moves both alike;
 - slash-command latency: `/strike status` and `/strike timeline 5` signed the way Slack
   signs them, POSTed to `/slack/events` one after another; p50 and p99.
 
-The last line per size:
-`scale size=<n> page_rps=<x> status_rps=<y> command_p99_ms=<z> rss_mb=<m> stall_ms=<s>`.
+The last line per size: `scale size=<n> page_rps=<x> page_ratio=<x/bare>
+status_rps=<y> status_ratio=<y/bare> command_p99_ms=<z> rss_mb=<m> stall_ms=<s> load=<1-min>`.
 
     .venv/bin/python -m bench.scale [--sizes 1000,100000,1000000] [--subscriptions 10000]
                                     [--seconds 10] [--database-url URL]
@@ -176,7 +178,18 @@ async def commands(session: aiohttp.ClientSession, slack: FakeSlack, base: str,
     return timings
 
 
-async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path) -> str:
+async def beside_bare(bare: str, targets: list[str], seconds: int) -> list[tuple[Wrk, float]]:
+    """Each target between two runs of the bare handler, and its ratio to their mean."""
+    bares = [await wrk(bare, seconds)]
+    rates = []
+    for url in targets:
+        rates.append(await wrk(url, seconds))
+        bares.append(await wrk(bare, seconds))
+    print("  bare handler     " + ", ".join(f"{b.rps:,.0f}" for b in bares) + " req/s")
+    return [(r, r.rps / ((bares[i].rps + bares[i + 1].rps) / 2)) for i, r in enumerate(rates)]
+
+
+async def measure(size: int, args: argparse.Namespace, bare: str, tmp: Path) -> str:
     url = args.database_url or f"sqlite+aiosqlite:///{tmp / f'scale-{size}.db'}"
     started = time.perf_counter()
     await prepare(url, size, args.subscriptions)
@@ -210,8 +223,10 @@ async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path)
             stall = await probe(session, f"{base}/healthz", args.probe_seconds)
             probed_at = time.time()
             rss = rss_mb(proc.pid)
-            page = await wrk(f"{base}/", args.seconds)
-            status = await wrk(f"{base}/api/v1/status", args.seconds)
+            (page, page_ratio), (status, status_ratio) = await beside_bare(
+                bare, [f"{base}/", f"{base}/api/v1/status"], args.seconds
+            )
+            load = os.getloadavg()[0]
             timings = await commands(session, slack, base, args.commands)
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -237,14 +252,15 @@ async def measure(size: int, args: argparse.Namespace, baseline: Wrk, tmp: Path)
         for step in steps[:3]:
             print(f"    {step.cpu_ms:.0f} ms CPU ({step.wall_ms:.0f} ms wall): {step.what[:300]}")
     print(f"  /                {page.rps:8,.0f} req/s  p50 {page.p50_ms:6.1f} ms  "
-          f"({page.rps / baseline.rps:.2f} of the bare handler)")  # fmt: skip
+          f"({page_ratio:.2f} of the bare handler)")  # fmt: skip
     print(f"  /api/v1/status   {status.rps:8,.0f} req/s  p50 {status.p50_ms:6.1f} ms  "
-          f"({status.rps / baseline.rps:.2f} of the bare handler)")  # fmt: skip
+          f"({status_ratio:.2f} of the bare handler; load average {load:.1f})")  # fmt: skip
     print(f"  /strike (Slack)  p50 {p50:.1f} ms  p99 {p99:.1f} ms over {len(timings)} commands")
     return (
-        f"scale size={size} page_rps={page.rps:.0f} status_rps={status.rps:.0f} "
-        f"command_p99_ms={p99:.1f} rss_mb={rss:.0f} stall_ms={stall * 1000:.0f} "
-        f"step_cpu_ms={worst.cpu_ms if worst else 0:.0f}"
+        f"scale size={size} page_rps={page.rps:.0f} page_ratio={page_ratio:.2f} "
+        f"status_rps={status.rps:.0f} status_ratio={status_ratio:.2f} command_p99_ms={p99:.1f} "
+        f"rss_mb={rss:.0f} stall_ms={stall * 1000:.0f} "
+        f"step_cpu_ms={worst.cpu_ms if worst else 0:.0f} load={load:.1f}"
     )
 
 
@@ -259,15 +275,13 @@ async def run(args: argparse.Namespace) -> None:
         try:
             async with aiohttp.ClientSession() as session:
                 await wait_serving(session, f"http://127.0.0.1:{port}/", bare)
-            baseline = await wrk(f"http://127.0.0.1:{port}/", args.seconds)
+            lines = []
+            for size in sizes:
+                print(f"size {size:,}:", flush=True)
+                lines.append(await measure(size, args, f"http://127.0.0.1:{port}/", tmp))
         finally:
             bare.terminate()
             await bare.wait()
-        print(f"bare aiohttp handler: {baseline.rps:,.0f} req/s, p50 {baseline.p50_ms:.1f} ms")
-        lines = []
-        for size in sizes:
-            print(f"size {size:,}:", flush=True)
-            lines.append(await measure(size, args, baseline, tmp))
         for line in lines:
             print(line)
 

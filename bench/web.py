@@ -9,9 +9,11 @@ plus the shipped campaign), then `strikebot run` serves it in its own process on
 with `STRIKEBOT_ADMIN_TOKEN` set and no platform tokens. In the same run a trivial aiohttp
 server answering a constant is the baseline. The load generator is `wrk` (Debian's package)
 when installed, which outruns one Python process; otherwise several aiohttp client
-processes. Measured, each for `--seconds`:
+processes. Measured, each for `--seconds`, with the same driver settings:
 
-- baseline: GET / of the bare handler;
+- baseline: GET / of the bare handler (no access log, as `strikebot run`), before the first
+  target and again after each; a target's ratio is to the mean of the runs just before and
+  after it, so load from elsewhere on the machine moves both alike;
 - page: GET / of strikebot, nothing changing;
 - conditional: GET / with the page's current `If-None-Match` (304s; a turning minute's
   countdown gives a few 200s);
@@ -22,7 +24,8 @@ processes. Measured, each for `--seconds`:
   dropped under it; `/` must still answer 200, marked as possibly out of date.
 
 Last line: `web page_rps=<x> conditional_rps=<y> baseline_rps=<z> stale_on_db_down=<yes|no>`,
-where page_rps is the rate while publishing (cache invalidation under load).
+where page_rps is the rate while publishing (cache invalidation under load) and baseline_rps
+the mean of the baseline runs.
 """
 
 from __future__ import annotations
@@ -318,6 +321,7 @@ async def bench(args: argparse.Namespace) -> int:
         args.driver = "aiohttp"
     config = args.config
     results: list[Rate] = []
+    bares: list[Rate] = []  # the baseline before the first target and after each
     with tempfile.TemporaryDirectory() as tmp:
         database_url = args.database_url or f"sqlite+aiosqlite:///{tmp}/bench.db"
         seeding = await fill_store(database_url, config, args.updates)
@@ -326,39 +330,48 @@ async def bench(args: argparse.Namespace) -> int:
             baseline_server(baseline_port),
             strikebot_run(free_port(), database_url, config) as base,
         ):
-            results.append(load("baseline (constant)", f"http://127.0.0.1:{baseline_port}/", args))
+            bare = f"http://127.0.0.1:{baseline_port}/"
+            bares.append(load("baseline (constant)", bare, args))
             async with aiohttp.ClientSession() as session, session.get(f"{base}/") as first:
                 etag = first.headers["ETag"]
                 size = len(await first.read())
-            results.append(load("/ (nothing changing)", f"{base}/", args))
-            results.append(load("/ If-None-Match", f"{base}/", args, [f"If-None-Match: {etag}"]))
-            results.append(load("/api/v1/status", f"{base}/api/v1/status", args))
+            for name, path, headers in (
+                ("/ (nothing changing)", "/", []),
+                ("/ If-None-Match", "/", [f"If-None-Match: {etag}"]),
+                ("/api/v1/status", "/api/v1/status", []),
+            ):
+                results.append(load(name, f"{base}{path}", args, headers))
+                bares.append(load("baseline (constant)", bare, args))
             publish_rate, posted, fresh = await under_publishing(base, args)
             results.append(publish_rate)
+            bares.append(load("baseline (constant)", bare, args))
     stale, stale_detail = await stale_when_database_drops(args, config)
 
-    baseline = results[0].rps
+    baseline = sum(b.rps for b in bares) / len(bares)
     print(
         f"web bench: strikebot run with {args.updates:,} updates ({seeding:.1f} s to fill), "
-        f"{database_url.split(':', 1)[0]}; load by {results[0].tool}, {args.connections} "
+        f"{database_url.split(':', 1)[0]}; load by {bares[0].tool}, {args.connections} "
         f"connections, {args.seconds:.0f} s each; machine cpus = {os.cpu_count()}; / is "
-        f"{size:,} bytes"
+        f"{size:,} bytes; load average {os.getloadavg()[0]:.1f}"
     )
+    print("baseline (each target is compared with the runs just before and after it): "
+          + ", ".join(f"{b.rps:.0f}" for b in bares) + " req/s")  # fmt: skip
     print(f"{'target':<26}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'vs baseline':>13}")
-    for r in results:
-        ratio = r.rps / baseline if baseline else 0.0
+    for i, r in enumerate(results):
+        beside = (bares[i].rps + bares[i + 1].rps) / 2
+        ratio = r.rps / beside if beside else 0.0
         print(f"{r.name:<26}{r.rps:>9.0f}{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.errors:>8}"
               f"{ratio:>12.0%}")  # fmt: skip
     print(f"published while loaded: {posted} updates; the page showed the last one: "
           f"{'yes' if fresh else 'NO'}")  # fmt: skip
     print(f"database dropped under a running strikebot: {stale_detail}")
-    page = results[4].rps
-    conditional = results[2].rps
+    page = results[3].rps
+    conditional = results[1].rps
     print(
         f"web page_rps={page:.0f} conditional_rps={conditional:.0f} baseline_rps={baseline:.0f} "
         f"stale_on_db_down={'yes' if stale else 'no'}"
     )
-    return 0 if fresh and all(r.errors == 0 for r in results) else 1
+    return 0 if fresh and all(r.errors == 0 for r in [*results, *bares]) else 1
 
 
 def main() -> int:

@@ -240,6 +240,57 @@ async def test_an_embargo_passing_shows_without_a_write(
         assert "Deal reached overnight" in await (await client.get("/feed.atom")).text()
 
 
+async def test_answers_from_memory_match_those_the_store_backs(
+    lite: PluginContext, clock: FixedClock, lite_timeline: Week
+) -> None:
+    """With the watcher vouching for the version (as under `strikebot run`), answers come
+    from memory without a query: the same body and headers (validators, caching policy,
+    security headers) as when the store is asked, 304s, the countdown's minute turning and
+    an embargo falling due."""
+    paths = [*public_paths(lite_timeline), "/api/v1/status?lang=xx"]
+
+    def shown(response: Any) -> list[tuple[str, str]]:
+        return [(k, v) for k, v in response.headers.items() if k != "Date"]
+
+    async with client_for(lite) as client:
+        asked = {path: await client.get(path) for path in paths}
+        async with watching(lite.store):
+            for path in paths:
+                await client.get(path)  # the version read once, then vouched for
+            with counting_queries(lite.store) as queries:
+                for path in paths:
+                    hot = await client.get(path)
+                    assert hot.status == asked[path].status, path
+                    assert shown(hot) == shown(asked[path]), path
+                    assert await hot.read() == await asked[path].read(), path
+                    if hot.status == 200:
+                        etag = hot.headers["ETag"]
+                        held = await client.get(path, headers={"If-None-Match": etag})
+                        assert held.status == 304, path
+                        cold = await client.get(path, headers={"If-None-Match": '"other"'})
+                        assert cold.status == 200, path
+            assert queries == []
+            page = await client.get("/")
+            status = await client.get("/api/v1/status")
+            clock.advance(minutes=1)
+            turned = await client.get("/", headers={"If-None-Match": page.headers["ETag"]})
+            assert turned.status == 200  # the countdown's minute
+            assert modified(turned) == modified(page) + timedelta(minutes=1)
+            same_day = {"If-None-Match": status.headers["ETag"]}
+            assert (await client.get("/api/v1/status", headers=same_day)).status == 304
+
+            await lite.admin.post(
+                ADMIN,
+                Draft(Status.TENTATIVE_AGREEMENT, {"en": UpdateText("Deal reached overnight")}),
+                publish_at=clock() + timedelta(minutes=30),
+            )
+            assert "Deal reached overnight" not in await (await client.get("/")).text()
+            clock.advance(minutes=29, seconds=59)
+            assert "Deal reached overnight" not in await (await client.get("/")).text()
+            clock.advance(seconds=1)
+            assert "Deal reached overnight" in await (await client.get("/")).text()
+
+
 # -- the public content version ------------------------------------------------------------------
 
 

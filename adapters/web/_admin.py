@@ -1,6 +1,6 @@
 """The admin HTTP API: the same use cases (and audit log) as chat and the CLI.
 
-Every path under /api/v1/admin/ is behind the bearer token (see `_app.admin_auth`); the
+Every path under /api/v1/admin/ is behind the bearer token (see `_app.admin_refusal`); the
 actor recorded in the audit log is `http:admin-api`. Bodies are JSON objects validated by
 the models in `_schemas`; a malformed body is a 400, a body that breaks a rule a 422.
 """

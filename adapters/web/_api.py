@@ -69,6 +69,8 @@ def add_routes(app: web.Application) -> None:
 
 def _language(request: web.Request) -> str:
     campaign = state_of(request).ctx.campaign
+    if not request.query_string:  # most requests: no query to parse
+        return campaign.default_language
     lang = request.query.get("lang", campaign.default_language)
     if lang not in campaign.languages:
         raise BadQuery(f"lang={lang!r} is not offered; use one of {', '.join(campaign.languages)}.")

@@ -7,14 +7,14 @@ import hmac
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import jinja2
-from aiohttp import web
+from aiohttp import hdrs, web
 from pydantic import BaseModel, Field, SecretStr
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -39,6 +39,7 @@ log = logging.getLogger("strikebot.web")
 
 TEMPLATES = Path(__file__).parent / "templates"
 ADMIN_PREFIX = "/api/v1/admin"
+ADMIN_DIR = ADMIN_PREFIX + "/"
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
 MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
@@ -87,6 +88,21 @@ class EmbargoTimer:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HotKeys:
+    """The cache key of every tick from `start` to `end` (one minute) at one public version
+    and embargo timer."""
+
+    version: int
+    timer: EmbargoTimer
+    start: datetime
+    end: datetime
+    keys: dict[Tick, Hashable]
+
+    def serves(self, version: int, timer: EmbargoTimer, now: datetime) -> bool:
+        return version == self.version and timer is self.timer and self.start <= now < self.end
+
+
 class StoreDown(Exception):
     """The store failed a moment ago: serve what is cached without asking it again yet."""
 
@@ -106,8 +122,9 @@ class WebState:
     timer: EmbargoTimer | None = None
     down_until: float = 0.0  # loop time before which the store is not asked again
     static: bool = False  # rendering for static files: no relative countdowns
-    counters: dict[tuple[str, int], Any] = field(default_factory=dict)  # by (route, status)
+    counters: dict[tuple[Hashable, int], Any] = field(default_factory=dict)  # (route, status)
     _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
+    _hot: HotKeys | None = None
 
     def __post_init__(self) -> None:
         self.zone = ZoneInfo(self.ctx.campaign.timezone)
@@ -121,8 +138,10 @@ class WebState:
             due = await tx.next_embargo(now)
         return EmbargoTimer(version, now, due)
 
-    def moment_now(self) -> Moment | None:
-        """`moment()` without waiting, when memory answers (the hot path), else None."""
+    def hot_key(self, tick: Tick) -> tuple[Hashable, datetime] | None:
+        """`moment().key(tick)` and the time now, without waiting, when memory answers (the
+        hot path), else None. The keys are worked out once a minute: within one UTC minute
+        the local date and year cannot change (zones are offset by whole minutes)."""
         version = self.ctx.store.public.vouched()
         timer = self.timer
         if version is None or timer is None or self.down_until:
@@ -130,7 +149,13 @@ class WebState:
         now = self.ctx.clock()
         if not timer.covers(version, now):
             return None
-        return Moment(now, version, timer.due, now.astimezone(self.zone))
+        hot = self._hot
+        if hot is None or not hot.serves(version, timer, now):
+            moment = Moment(now, version, timer.due, now.astimezone(self.zone))
+            start = now.replace(second=0, microsecond=0)
+            keys = {t: moment.key(t) for t in Tick}
+            hot = self._hot = HotKeys(version, timer, start, start + timedelta(minutes=1), keys)
+        return hot.keys[tick], now
 
     async def moment(self) -> Moment:
         """The public version and next embargo now: from memory while nothing changed (a
@@ -237,11 +262,11 @@ async def cached(
     `tick`: how often the view changes with the clock alone. When the store fails, the last
     good render is served, marked as possibly out of date; never a 500."""
     state = state_of(request)
-    moment = state.moment_now()
-    if moment is not None:  # nothing changed and nothing due: answer without waiting
-        entry = state.cache.fresh(slot, moment.key(tick), moment.now)
+    hot = state.hot_key(tick)
+    if hot is not None:  # nothing changed and nothing due: answer without waiting
+        entry = state.cache.fresh(slot, *hot)
         if entry is not None:
-            return conditional(request, entry.body, entry, max_age)
+            return ready(request, entry, max_age)
     try:
         async with asyncio.timeout(STORE_TIMEOUT):
             moment = await state.moment()
@@ -265,7 +290,7 @@ async def cached(
         else:
             log.exception("rendering %s failed; serving the last good one", request.path)
         return stale_response(request, slot)
-    return conditional(request, entry.body, entry, max_age)
+    return ready(request, entry, max_age)
 
 
 def cache_control(max_age: int, status: int = 200) -> str:
@@ -291,14 +316,42 @@ def conditional(
     )
 
 
+class Ready(web.Response):
+    """An answer from the cache with headers made once per entry, the security headers
+    included (the middleware leaves it alone)."""
+
+
+def ready(request: web.Request, entry: Cached, max_age: int) -> Ready:
+    """`conditional(request, entry.body, entry, max_age)` with the security headers, from
+    headers made once per entry: the hot path."""
+    path = request.path
+    unchanged = entry.status == 200 and _not_modified(request, entry.etag, entry.modified)
+    shape = (max_age, unchanged, is_public_data(path))
+    headers = entry.ready.get(shape)
+    if headers is None:
+        made = {
+            "ETag": entry.etag,
+            "Last-Modified": entry.last_modified,
+            "Cache-Control": cache_control(max_age, entry.status),
+        }
+        if not unchanged:
+            made = {"Content-Type": entry.content_type, **made}
+        shell = web.StreamResponse(headers=made)  # as `surface` would complete them
+        secure(path, shell)
+        headers = entry.ready[shape] = shell.headers
+    if unchanged:
+        return Ready(status=304, headers=headers)
+    return Ready(body=entry.body, status=entry.status, headers=headers)
+
+
 def _not_modified(request: web.Request, etag: str, modified: datetime) -> bool:
     """RFC 9110 13.2.2: If-None-Match decides when present; else If-Modified-Since."""
     if request.method not in ("GET", "HEAD"):
         return False
-    none_match = request.headers.get("If-None-Match")
+    none_match = request.headers.get(hdrs.IF_NONE_MATCH)
     if none_match is not None:
         return _etag_matches(none_match, etag)
-    since = request.headers.get("If-Modified-Since")
+    since = request.headers.get(hdrs.IF_MODIFIED_SINCE)
     if since:
         try:
             moment = parsedate_to_datetime(since)
@@ -349,33 +402,63 @@ def unavailable(request: web.Request) -> web.Response:
     return message_page(request, 503, "unavailable_title", "unavailable", headers=headers)
 
 
-# -- middlewares -----------------------------------------------------------------------
+# -- the middleware -----------------------------------------------------------------------
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @web.middleware
-async def count_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """strikebot_http_requests_total{route, status}: routes by template, never raw paths."""
-    state = state_of(request)
+async def surface(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The web surface's one middleware (every layer costs each request), outermost first:
+    counts requests, adds the security headers, answers errors (JSON under /api/, a page
+    elsewhere; every message says what to do) and keeps the admin API behind its token."""
     status = 500
+    path = request.path
     try:
-        response = await handler(request)
+        response: web.StreamResponse | None
+        if not (_plain(path) and _plain(request.query_string)):
+            # Refused before any handler runs: such text would reach the store as a key.
+            response = json_error(
+                400,
+                "bad_request",
+                "The address holds a NUL character (%00) or text that is not UTF-8. Remove "
+                "it and try again.",
+            )
+        else:
+            try:
+                response = admin_refusal(request) if is_admin_path(path) else None
+                if response is None:
+                    response = await handler(request)
+            except Exception as exc:  # each kind is answered, or raised again, below
+                response = error_response(request, exc)
+        if type(response) is not Ready:  # a Ready response holds them already
+            secure(path, response)
         status = response.status
         return response
     except web.HTTPException as exc:
         status = exc.status
         raise
     finally:
-        route = "unmatched"
-        info = request.match_info
-        if info.http_exception is None and info.route.resource is not None:
-            route = info.route.resource.canonical
-        counter = state.counters.get((route, status))
-        if counter is None:
-            counter = state.ctx.metrics.http_requests.labels(route=route, status=str(status))
-            state.counters[route, status] = counter
-        counter.inc()
+        count(request, status)
+
+
+def _plain(text: str) -> bool:
+    return (text.isascii() and "\x00" not in text) or storable(text)
+
+
+def count(request: web.Request, status: int) -> None:
+    """strikebot_http_requests_total{route, status}: routes by template, never raw paths."""
+    state = state_of(request)
+    info = request.match_info
+    route = info.route if info.http_exception is None else None
+    counter = state.counters.get((route, status))
+    if counter is None:
+        name = "unmatched"
+        if route is not None and route.resource is not None:
+            name = route.resource.canonical
+        counter = state.ctx.metrics.http_requests.labels(route=name, status=str(status))
+        state.counters[route, status] = counter
+    counter.inc()
 
 
 _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [
@@ -399,21 +482,11 @@ def storable(text: str) -> bool:
     return True
 
 
-@web.middleware
-async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Errors as JSON under /api/, as a page elsewhere; every message says what to do."""
+def error_response(request: web.Request, exc: Exception) -> web.StreamResponse:
+    """The answer to `exc` raised by a handler; HTTP exceptions meant as answers (redirects,
+    a page's 405) are raised again for aiohttp to send."""
     api = request.path.startswith("/api/")
-    if not storable(request.path) or not storable(request.query_string):
-        # Refused before any handler runs: such text would reach the store as a key.
-        return json_error(
-            400,
-            "bad_request",
-            "The address holds a NUL character (%00) or text that is not UTF-8. Remove it "
-            "and try again.",
-        )
-    try:
-        return await handler(request)
-    except web.HTTPNotFound:
+    if isinstance(exc, web.HTTPNotFound):
         if api:
             return json_error(
                 404,
@@ -423,7 +496,7 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         from ._pages import not_found_page
 
         return not_found_page(request)
-    except web.HTTPMethodNotAllowed as exc:
+    if isinstance(exc, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(exc.allowed_methods))
         if api:
             return json_error(
@@ -432,48 +505,52 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
                 f"{request.method} is not allowed on {request.path}; use {allowed}.",
                 headers={"Allow": allowed},
             )
-        raise
-    except web.HTTPRequestEntityTooLarge:
+        raise exc
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
         limit = MAX_BODY // 1024
         return json_error(
             413,
             "too_large",
             f"The body is larger than the {limit} KB this server takes. Send a shorter one.",
         )
-    except web.HTTPException as exc:
+    if isinstance(exc, web.HTTPException):
         if api and exc.status >= 400:
             code = (exc.reason or "error").lower().replace(" ", "_")
             return json_error(exc.status, code, f"{exc.reason}: {exc.text or ''}".strip(": "))
-        raise
-    except BadRequest as exc:
+        raise exc
+    if isinstance(exc, BadRequest):
         return json_error(exc.status, exc.code, exc.message, exc.details)
-    except StrikebotError as exc:
+    if isinstance(exc, StrikebotError):
         for kind, status, code in _ERROR_STATUS:
             if isinstance(exc, kind):
                 return json_error(status, code, exc.message)
         return json_error(400, "refused", exc.message)
-    except Exception:
-        log.exception("%s %s failed", request.method, request.path)
-        message = (
-            "Something went wrong on the server and it has been logged. Try again in a "
-            "minute, and tell the site's operator if it keeps happening."
-        )
-        if api:
-            return json_error(500, "internal", message)
-        return web.Response(status=500, text=message, content_type="text/plain")
+    log.exception("%s %s failed", request.method, request.path, exc_info=exc)
+    message = (
+        "Something went wrong on the server and it has been logged. Try again in a "
+        "minute, and tell the site's operator if it keeps happening."
+    )
+    if api:
+        return json_error(500, "internal", message)
+    return web.Response(status=500, text=message, content_type="text/plain")
 
 
-@web.middleware
-async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    response = await handler(request)
-    if is_public_data(request.path):
+def security_headers(path: str, content_type: str | None) -> dict[str, str]:
+    """The headers every answer carries (those it does not set itself)."""
+    headers = {}
+    if is_public_data(path):
         # Other sites (a union website, a news desk's tools) may read the public data.
-        response.headers.setdefault("Access-Control-Allow-Origin", "*")
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "strict-origin-when-cross-origin")
-    if response.content_type == "text/html":
-        response.headers.setdefault("Content-Security-Policy", CSP)
-    return response
+        headers["Access-Control-Allow-Origin"] = "*"
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
+    if content_type == "text/html":
+        headers["Content-Security-Policy"] = CSP
+    return headers
+
+
+def secure(path: str, response: web.StreamResponse) -> None:
+    for name, value in security_headers(path, response.content_type).items():
+        response.headers.setdefault(name, value)
 
 
 def is_public_data(path: str) -> bool:
@@ -484,14 +561,12 @@ def is_public_data(path: str) -> bool:
 
 
 def is_admin_path(path: str) -> bool:
-    return path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")
+    return path.startswith(ADMIN_PREFIX) and (path == ADMIN_PREFIX or path.startswith(ADMIN_DIR))
 
 
-@web.middleware
-async def admin_auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every /api/v1/admin/ path, existing or not, needs the bearer token before anything."""
-    if not is_admin_path(request.path):
-        return await handler(request)
+def admin_refusal(request: web.Request) -> web.Response | None:
+    """Every /api/v1/admin/ path, existing or not, needs the bearer token before anything:
+    the refusal when it is missing or wrong, else None."""
     secret = state_of(request).settings.admin_token
     token = secret.get_secret_value() if secret is not None else ""
     if not token:
@@ -511,4 +586,4 @@ async def admin_auth(request: web.Request, handler: Handler) -> web.StreamRespon
             "Send the admin token as `Authorization: Bearer <STRIKEBOT_ADMIN_TOKEN>`.",
             headers={"WWW-Authenticate": 'Bearer realm="strikebot admin"'},
         )
-    return await handler(request)
+    return None

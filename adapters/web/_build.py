@@ -18,16 +18,13 @@ from ._app import (
     WebSection,
     WebSettings,
     WebState,
-    admin_auth,
-    count_requests,
-    errors,
     log,
     make_templates,
-    security_headers,
+    surface,
 )
 from ._publish import Publisher
 
-MIDDLEWARES = (count_requests, security_headers, errors, admin_auth)
+MIDDLEWARES = (surface,)
 
 
 class WebSurface:

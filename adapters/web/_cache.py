@@ -20,8 +20,8 @@ import asyncio
 import hashlib
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from enum import Enum
@@ -86,6 +86,8 @@ class Cached:
     language: str
     confirmed: datetime  # the last moment the store vouched for this entry
     last_modified: str = ""  # `modified` as an HTTP date
+    # Headers the server makes once for this entry, by the shape of the answer.
+    ready: dict[Hashable, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.last_modified = format_datetime(self.modified, usegmt=True)
