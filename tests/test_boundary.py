@@ -78,8 +78,16 @@ def test_a_section_or_key_no_plugin_owns_is_refused_with_where_and_what() -> Non
         parse_config({**base, "admins": {"matrix": {"user_ids": ["@a:b"]}}})
     with pytest.raises(ConfigError, match=r"delivery\.discord_per_second: unknown key"):
         parse_config({**base, "delivery": {"discord_per_second": 5}})
-    with pytest.raises(ConfigError, match=r"delivery\.discord_global_per_second"):
+    with pytest.raises(
+        ConfigError, match=r"over Discord's global limit for one bot token \(50/s\)"
+    ):
         parse_config({**base, "delivery": {"discord_global_per_second": 500}})
+    # A bot Discord has granted more may pace up to its grant, not past it.
+    granted = {"discord_global_limit": 500, "discord_global_per_second": 485}
+    delivery = parse_config({**base, "delivery": granted}).plugin_config("discord").delivery
+    assert delivery is not None and delivery.model_dump()["discord_global_limit"] == 500
+    with pytest.raises(ConfigError, match=r"over Discord's global limit .* \(500/s\)"):
+        parse_config({**base, "delivery": {**granted, "discord_global_per_second": 600}})
     with pytest.raises(ConfigError, match=r"slack\.mode"):
         parse_config({**base, "slack": {"mode": "carrier-pigeon"}})
 

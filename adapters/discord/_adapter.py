@@ -167,6 +167,7 @@ class DiscordAdapter:
             token,
             request_timeout=request_timeout,
             global_per_second=self._pacing.global_per_second,
+            global_limit=delivery.discord_global_limit,
         )
         self._guild_ready_timeout = guild_ready_timeout
         self._last_rendered: tuple[OutboundMessage, list[discord.Embed]] | None = None

@@ -61,7 +61,8 @@ T = TypeVar("T")
 
 UNKNOWN_MESSAGE = 10008  # Discord's JSON error code
 NO_MENTIONS = discord.AllowedMentions.none()
-DISCORD_GLOBAL_LIMIT = 50  # requests per second per bot token, whoever sends them
+DISCORD_GLOBAL_LIMIT = 50  # requests per second per bot token, whoever sends them, unless
+# Discord has granted the bot more (`[delivery] discord_global_limit`)
 MARKER = "strikebot="
 FIND_PAGES = 10  # 100 messages each: how far back a copy in doubt is looked for
 FIND_MARGIN = timedelta(minutes=1)  # clocks differ: look a little before the delivery
@@ -237,11 +238,16 @@ class RestSender:
     """Create, edit and delete channel messages. Logs in lazily, once."""
 
     def __init__(
-        self, token: str, *, request_timeout: float = 25.0, global_per_second: float = 48.0
+        self,
+        token: str,
+        *,
+        request_timeout: float = 25.0,
+        global_per_second: float = 48.0,
+        global_limit: int = DISCORD_GLOBAL_LIMIT,
     ) -> None:
         self._token = token
         self.request_timeout = request_timeout
-        self.guard = WindowGuard.for_pace(global_per_second, DISCORD_GLOBAL_LIMIT)
+        self.guard = WindowGuard.for_pace(global_per_second, global_limit)
         self._http: HTTPClient | None = None
         self._bot_id: str | None = None
         self._login_lock = asyncio.Lock()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
 
@@ -92,7 +92,20 @@ class DiscordAdmins(AdminRule):
 
 class DiscordDelivery(Section):
     """`[delivery] discord_...`: Discord's pace. 50 requests/s per token is Discord's
-    global limit; the default stays under it."""
+    global limit, unless Discord has raised it for this bot (large bots may ask Discord's
+    support for more): `discord_global_limit` is that grant; the pace stays under it."""
 
-    discord_global_per_second: float = Field(default=48.0, gt=0, le=50)
+    discord_global_limit: int = Field(default=50, ge=50, le=10_000)
+    discord_global_per_second: float = Field(default=48.0, gt=0)
     discord_per_channel_per_second: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _under_the_limit(self) -> DiscordDelivery:
+        if self.discord_global_per_second > self.discord_global_limit:
+            raise ValueError(
+                f"discord_global_per_second ({self.discord_global_per_second:g}) is over "
+                f"Discord's global limit for one bot token ({self.discord_global_limit}/s): "
+                "lower it (48 stays under 50), or, only if Discord has granted this bot a "
+                "higher limit, set discord_global_limit to that grant"
+            )
+        return self
