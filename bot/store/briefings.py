@@ -12,7 +12,20 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Date, String, and_, case, cast, func, literal, null, or_, select, tuple_
+from sqlalchemy import (
+    Date,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    text,
+    tuple_,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
@@ -153,7 +166,10 @@ def _schedule_of_row(row: Any) -> Schedule | None:
     return Schedule(at, row.timezone, days)
 
 
-_WITH_BRIEFING = (t.subscriptions.c.active.is_(True), t.subscriptions.c.briefing_time.is_not(None))
+# Word for word the schedule index's own condition: SQLite and PostgreSQL use a partial
+# index only for a query whose WHERE states it (`active IS 1`, `active = 1` or
+# `active IS true` do not), and without it each page scans the table.
+_WITH_BRIEFING = (and_(text("subscriptions.active"), t.subscriptions.c.briefing_time.is_not(None)),)
 
 
 async def schedules(tx: Tx) -> dict[Schedule, int]:
