@@ -7,6 +7,15 @@ read of the store, and (3) enqueues one outbox row per channel (action BRIEFING,
 dispatcher to deliver. A claim that already exists means another fire, instance or restart
 got there first: nothing is sent and the outcome is "duplicate".
 
+Two paths do this. `queue_schedule` (a schedule's job at 07:00, the catch-up) leaves the
+work per channel to the database: a page of channels is read as (id, language) pairs
+through the schedule index, claimed with one INSERT ... SELECT (delivery id = a prefix
+random per page + the subscription id) and queued with another that copies the payload of
+the channel's language, composed once per language for the whole schedule. 100,000
+channels are 100 such pages; no event-loop step walks them all. `queue_briefings` does the
+same for a list of (channel, slot) pairs decoded in Python: one `queue_briefing`, the
+channels whose schedule changed between two polls.
+
 Catch-up after downtime: a briefing missed by less than the grace (config
 `[briefings] grace_minutes`, default 120) is sent late, once; an older one is recorded as
 skipped and logged, never sent in a burst at noon.
