@@ -7,6 +7,7 @@ Functions take an open `Tx` and use `tx.conn`, like the rest of `bot/store/`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -45,6 +46,7 @@ from bot.store.repo import Tx
 
 QUEUED = "queued"
 SKIPPED = "skipped"
+_DECODE_STEP = 200  # updates decoded between two yields to the event loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +413,15 @@ async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[
     )
     for rev in revision_rows:
         revisions.setdefault(int(rev.update_id), []).append(revision_from_row(rev))
-    return [update_from_row(r, now, revisions.get(int(r.id), ())) for r in rows]
+    updates: list[Update] = []
+    for start in range(0, len(rows), _DECODE_STEP):
+        if start:
+            await asyncio.sleep(0)  # a busy week is decoded in steps, not one
+        updates.extend(
+            update_from_row(r, now, revisions.get(int(r.id), ()))
+            for r in rows[start : start + _DECODE_STEP]
+        )
+    return updates
 
 
 def _insert(tx: Tx, table: Any) -> Any:
