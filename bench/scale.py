@@ -6,6 +6,9 @@ HTTP mode against a fake Slack API served by this process, and measured from out
 
 - event-loop stalls: `/healthz` probed every 10 ms from the first answer through
   `--probe-seconds` (start-up, catch-up, the scheduler's first polls); the longest answer;
+  and, from inside, the server's event-loop steps over `--step-ms` of CPU (`bench._steps`),
+  before its first answer and from then to the probe's end, with the task and where it
+  stopped (on a loaded machine the probe's wall clock also counts waits for a core);
 - RSS of the process once idle (`/proc/<pid>/status`);
 - `/` and `/api/v1/status` requests per second and median latency, with `wrk` (Debian's
   package, the same threads and connections for every target) for `--seconds` each, beside a
@@ -16,10 +19,11 @@ HTTP mode against a fake Slack API served by this process, and measured from out
   signs them, POSTed to `/slack/events` one after another; p50 and p99.
 
 The last line per size: `scale size=<n> page_rps=<x> page_ratio=<x/bare>
-status_rps=<y> status_ratio=<y/bare> command_p99_ms=<z> rss_mb=<m> stall_ms=<s> load=<1-min>`.
+status_rps=<y> status_ratio=<y/bare> command_p99_ms=<z> rss_mb=<m> stall_ms=<s>
+step_cpu_ms=<c> load=<1-min>` (step_cpu_ms: the longest step after the first answer, by CPU).
 
     .venv/bin/python -m bench.scale [--sizes 1000,100000,1000000] [--subscriptions 10000]
-                                    [--seconds 10] [--database-url URL]
+                                    [--seconds 10] [--step-ms 20] [--database-url URL]
 """
 
 from __future__ import annotations

@@ -7,6 +7,15 @@ read of the store, and (3) enqueues one outbox row per channel (action BRIEFING,
 dispatcher to deliver. A claim that already exists means another fire, instance or restart
 got there first: nothing is sent and the outcome is "duplicate".
 
+Two paths do this. `queue_schedule` (a schedule's job at 07:00, the catch-up) leaves the
+work per channel to the database: a page of channels is read as (id, language) pairs
+through the schedule index, claimed with one INSERT ... SELECT (delivery id = a prefix
+random per page + the subscription id) and queued with another that copies the payload of
+the channel's language, composed once per language for the whole schedule. 100,000
+channels are 100 such pages; no event-loop step walks them all. `queue_briefings` does the
+same for a list of (channel, slot) pairs decoded in Python: one `queue_briefing`, the
+channels whose schedule changed between two polls.
+
 Catch-up after downtime: a briefing missed by less than the grace (config
 `[briefings] grace_minutes`, default 120) is sent late, once; an older one is recorded as
 skipped and logged, never sent in a burst at noon.
@@ -291,6 +300,7 @@ async def queue_schedule(
     catching_up: bool = False,
     outcomes: dict[int, Outcome] | None = None,
     counts: Counter[Outcome] | None = None,
+    inputs: BriefingInputs | None = None,
 ) -> dict[int, Outcome]:
     """Claim and enqueue `slot` for every channel on `schedule`, a page of `page_size`
     channels per write transaction, yielding to the event loop between pages.
@@ -301,22 +311,26 @@ async def queue_schedule(
     database as one bound parameter per language and page. `catching_up`: leave alone
     channels created after the slot (they did not exist when it was due), and do not count
     duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
-    `counts` page by page: no step walks all the channels."""
+    `counts` page by page: no step walks all the channels. `inputs`: what the composer
+    reads, if already read for `now`."""
     outcomes = {} if outcomes is None else outcomes
     counts = Counter() if counts is None else counts
     mine: Counter[Outcome] = Counter()
     too_late = now - slot.at > allowance(grace)
     created_by = slot.at if catching_up else None
     payloads: dict[str, dict[str, object]] = {}
-    inputs: BriefingInputs | None = None
     since = window_start(schedule, slot.at)
     if not too_late:
-        # Composed before the pages, out of the write lock, one language per step.
-        async with store.read() as tx:
-            inputs = await gather_briefing_inputs(tx, campaign, now)
+        # Composed before the pages, out of the write lock, in a worker thread: a first
+        # composition loads the language's locale data (20-80 ms), which must not hold
+        # the event loop; the composer is pure.
+        if inputs is None:
+            async with store.read() as tx:
+                inputs = await gather_briefing_inputs(tx, campaign, now)
         for language in campaign.languages:
-            payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
-            await asyncio.sleep(0)
+            payloads[language] = await asyncio.to_thread(
+                _payload, campaign, inputs, schedule, language, now, since
+            )
     examples: list[str] = []
     after = 0
     while True:
@@ -444,6 +458,7 @@ async def catch_up(
         found = await schedules(tx)
     outcomes: dict[int, Outcome] = {}
     counts: Counter[Outcome] = Counter()
+    inputs: BriefingInputs | None = None  # read once for every schedule
     for schedule in found:
         try:
             slot = latest_briefing(schedule, now)
@@ -451,9 +466,13 @@ async def catch_up(
             continue  # the scheduler says so, once
         if slot is None or now - slot.at >= timedelta(days=1):
             continue
+        if inputs is None and now - slot.at <= allowance(grace):
+            async with store.read() as tx:
+                inputs = await gather_briefing_inputs(tx, campaign, now)
         await queue_schedule(
             store, campaign, schedule, slot, now, grace=grace, metrics=metrics,
             page_size=batch_size, catching_up=True, outcomes=outcomes, counts=counts,
+            inputs=inputs,
         )  # fmt: skip
     late, skipped = counts[Outcome.QUEUED], counts[Outcome.SKIPPED]
     if late or skipped:

@@ -11,11 +11,13 @@ sort every row of `updates` to find the newest few.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import time, timedelta
 from typing import Any
 
 from sqlalchemy import event, insert
 
+from bot.briefing_runs import queue_schedule
+from bot.briefing_times import Schedule, latest_briefing
 from bot.clock import FixedClock
 from bot.models import UpdateState
 from bot.store import Store, Tx
@@ -338,3 +340,78 @@ async def test_pickers_read_the_newest_updates_through_an_index(
             assert "TEMP B-TREE" not in text and "Seq Scan" not in text, plan
             if "Sort" in text:
                 assert "Index Cond: ((state)" in text, plan
+
+
+# -- the briefing scheduler's queries -------------------------------------------------------
+
+SCHEDULED = 20_000
+
+
+async def test_a_schedule_is_queued_through_the_schedule_index(
+    store: Store, clock: FixedClock
+) -> None:
+    """The page, the claims and the outbox rows of one schedule read only its channels (the
+    partial index is used only when the query states its condition word for word)."""
+    times = [f"{6 + n // 2:02d}:{30 * (n % 2):02d}" for n in range(10)]
+    async with store.write() as tx:
+        await tx.conn.execute(
+            insert(t.subscriptions),
+            [
+                {
+                    "platform": "discord",
+                    "workspace": "1",
+                    "channel": str(n),
+                    "language": "es" if n % 2 else "en",
+                    "urgencies": "routine,important,urgent",
+                    "briefing_time": None if n % 7 == 0 else times[n % 10],
+                    "timezone": CAMPAIGN.timezone,
+                    "briefing_days": "0123456",
+                    "active": n % 5 != 0,
+                    "created_at": FRIDAY - timedelta(days=30),
+                }
+                for n in range(SCHEDULED)
+            ],
+        )
+    async with store.write() as tx:
+        await tx.conn.exec_driver_sql("ANALYZE")
+    recorded: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        statement = str(args[2])
+        if "subscriptions" in statement and not statement.lstrip().startswith("SELECT pg_"):
+            recorded.append((statement, args[3]))
+
+    schedule = Schedule(time(7, 0), CAMPAIGN.timezone, frozenset(range(7)))
+    slot = latest_briefing(schedule, FRIDAY + timedelta(days=1))
+    assert slot is not None
+    engine = store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        outcomes = await queue_schedule(
+            store, CAMPAIGN, schedule, slot, slot.at, grace=timedelta(hours=2), page_size=500
+        )
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(outcomes) > 500
+    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
+    explained: dict[str, list[str]] = {}
+    async with store.read() as tx:
+        for statement, parameters in recorded:
+            if statement not in explained:
+                rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
+                explained[statement] = [str(row[-1]) for row in rows]
+    assert any(s.lstrip().startswith("INSERT INTO deliveries") for s in explained)
+    scan = r"(SCAN subscriptions$|SCAN subscriptions \(|(Parallel )?Seq Scan on subscriptions)"
+    failures = {
+        " ".join(statement.split())[:160]: plan
+        for statement, plan in explained.items()
+        if any(re.match(scan, line.strip().removeprefix("->").strip()) for line in plan)
+        # SQLite finds a schedule's channels through the schedule index, not by walking the
+        # primary key (PostgreSQL weighs both with its statistics).
+        or (
+            store.dialect == "sqlite"
+            and "briefing_time =" in statement
+            and not any("ix_subscriptions_schedule" in line for line in plan)
+        )
+    }
+    assert failures == {}

@@ -7,12 +7,26 @@ Functions take an open `Tx` and use `tx.conn`, like the rest of `bot/store/`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Date, String, and_, case, cast, func, literal, null, or_, select, tuple_
+from sqlalchemy import (
+    Date,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    text,
+    tuple_,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
@@ -32,6 +46,7 @@ from bot.store.repo import Tx
 
 QUEUED = "queued"
 SKIPPED = "skipped"
+_DECODE_STEP = 200  # updates decoded between two yields to the event loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +168,10 @@ def _schedule_of_row(row: Any) -> Schedule | None:
     return Schedule(at, row.timezone, days)
 
 
-_WITH_BRIEFING = (t.subscriptions.c.active.is_(True), t.subscriptions.c.briefing_time.is_not(None))
+# Word for word the schedule index's own condition: SQLite and PostgreSQL use a partial
+# index only for a query whose WHERE states it (`active IS 1`, `active = 1` or
+# `active IS true` do not), and without it each page scans the table.
+_WITH_BRIEFING = (and_(text("subscriptions.active"), t.subscriptions.c.briefing_time.is_not(None)),)
 
 
 async def schedules(tx: Tx) -> dict[Schedule, int]:
@@ -395,7 +413,15 @@ async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[
     )
     for rev in revision_rows:
         revisions.setdefault(int(rev.update_id), []).append(revision_from_row(rev))
-    return [update_from_row(r, now, revisions.get(int(r.id), ())) for r in rows]
+    updates: list[Update] = []
+    for start in range(0, len(rows), _DECODE_STEP):
+        if start:
+            await asyncio.sleep(0)  # a busy week is decoded in steps, not one
+        updates.extend(
+            update_from_row(r, now, revisions.get(int(r.id), ()))
+            for r in rows[start : start + _DECODE_STEP]
+        )
+    return updates
 
 
 def _insert(tx: Tx, table: Any) -> Any:
