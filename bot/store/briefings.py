@@ -22,10 +22,10 @@ from sqlalchemy import (
     func,
     literal,
     null,
-    or_,
     select,
     text,
     tuple_,
+    union,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Select
@@ -379,49 +379,55 @@ async def subscriptions_changed(tx: Tx, since_version: int) -> list[Subscription
 
 async def updates_changed_since(tx: Tx, since: datetime, now: datetime) -> list[Update]:
     """Visible updates published, edited or retracted in (since, now], with their revisions
-    made in that window, oldest first."""
-    u = t.updates
-    revised = select(t.update_revisions.c.update_id).where(
-        t.update_revisions.c.created_at > since, t.update_revisions.c.created_at <= now
+    made in that window, oldest first.
+
+    Each way of having changed is found through its own index (published, retracted,
+    revised), so the read costs the week, not the campaign's history; rows are fetched and
+    decoded `_DECODE_STEP` at a time, yielding to the event loop between steps."""
+    u, r = t.updates, t.update_revisions
+    changed = union(
+        select(u.c.id.label("id")).where(u.c.published_at > since, u.c.published_at <= now),
+        select(u.c.id).where(u.c.retracted_at > since, u.c.retracted_at <= now),
+        select(r.c.update_id).where(r.c.created_at > since, r.c.created_at <= now),
+    ).subquery()
+    rows = await _fetch_in_steps(
+        tx,
+        select(u)
+        .select_from(changed.join(u, u.c.id == changed.c.id))
+        .where(visibility.visible(now))
+        .order_by(u.c.published_at, u.c.id),
     )
-    visible = visibility.visible(now)
-    rows = (
-        await tx.conn.execute(
-            select(u)
-            .where(
-                visible,
-                or_(
-                    u.c.published_at > since,
-                    and_(u.c.retracted_at > since, u.c.retracted_at <= now),
-                    u.c.id.in_(revised),
-                ),
-            )
-            .order_by(u.c.published_at, u.c.id)
-        )
-    ).all()
     if not rows:
         return []
+    wanted = {int(row.id) for row in rows}
     revisions: dict[int, list[Revision]] = {}
-    revision_rows = await tx.conn.execute(
-        select(t.update_revisions)
-        .where(
-            t.update_revisions.c.update_id.in_([r.id for r in rows]),
-            t.update_revisions.c.created_at > since,
-            t.update_revisions.c.created_at <= now,
-        )
-        .order_by(t.update_revisions.c.update_id, t.update_revisions.c.number)
-    )
-    for rev in revision_rows:
-        revisions.setdefault(int(rev.update_id), []).append(revision_from_row(rev))
+    for rev in await _fetch_in_steps(
+        tx,
+        select(r)
+        .where(r.c.created_at > since, r.c.created_at <= now)
+        .order_by(r.c.update_id, r.c.number),
+    ):
+        if int(rev.update_id) in wanted:
+            revisions.setdefault(int(rev.update_id), []).append(revision_from_row(rev))
     updates: list[Update] = []
     for start in range(0, len(rows), _DECODE_STEP):
         if start:
             await asyncio.sleep(0)  # a busy week is decoded in steps, not one
         updates.extend(
-            update_from_row(r, now, revisions.get(int(r.id), ()))
-            for r in rows[start : start + _DECODE_STEP]
+            update_from_row(row, now, revisions.get(int(row.id), ()))
+            for row in rows[start : start + _DECODE_STEP]
         )
     return updates
+
+
+async def _fetch_in_steps(tx: Tx, statement: Select[Any]) -> list[Any]:
+    """The statement's rows, `_DECODE_STEP` at a time: the driver's rows become Python
+    values (JSON, times) between awaits, not all in one step of the event loop."""
+    result = await tx.conn.stream(statement)
+    rows: list[Any] = []
+    async for part in result.partitions(_DECODE_STEP):
+        rows.extend(part)
+    return rows
 
 
 def _insert(tx: Tx, table: Any) -> Any:

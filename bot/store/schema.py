@@ -124,6 +124,7 @@ updates = Table(
     Index("ix_updates_state_published", "state", "published_at"),
     Index("ix_updates_published_at", "published_at"),
     Index("ix_updates_next_step_at", "next_step_at"),
+    Index("ix_updates_retracted_at", "retracted_at"),
 )
 
 update_revisions = Table(
@@ -138,6 +139,7 @@ update_revisions = Table(
     Column("editor", String(200), nullable=False),
     Column("reason", Text, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_update_revisions_created_at", "created_at"),
 )
 
 demands = Table(
