@@ -423,6 +423,22 @@ async def subscriptions_by_id(
     return found
 
 
+async def subscriptions_and_holders(
+    tx: Tx, ids: Collection[int]
+) -> tuple[dict[int, Subscription], dict[int, Subscription]]:
+    """`subscriptions_by_id` with and without `active_only`, in one read: (the subscribed
+    channels, every channel with these ids)."""
+    active: dict[int, Subscription] = {}
+    every: dict[int, Subscription] = {}
+    for chunk in _chunks(sorted(set(ids))):
+        rows = await tx.conn.execute(select(t.subscriptions).where(t.subscriptions.c.id.in_(chunk)))
+        for row in rows:
+            sub = every[row.id] = subscription_from_row(row)
+            if row.active:
+                active[row.id] = sub
+    return active, every
+
+
 async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> datetime | None:
     """When the earliest row of `platforms` becomes claimable (its due time, or the end of
     someone else's lease). Follow-ups waiting for their POST are left out: settling the POST
@@ -430,35 +446,43 @@ async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> date
 
     Reads only pending rows, through their indexes: per platform the first row in claim
     order that no live lease holds, and the earliest lease to end. Neither grows with the
-    history or (beyond the rows leased) with the queue."""
+    history or (beyond the rows leased) with the queue. One statement (each read a scalar
+    subquery), built once per set of platforms."""
     if not platforms:
         return None
-    candidates: list[datetime] = []
-    for platform in sorted(platforms):
-        first = await tx.conn.scalar(
-            select(_d.c.not_before)
-            .where(
-                is_pending(_d),
-                _d.c.platform == platform,
-                or_(_d.c.claimed_until.is_(None), _d.c.claimed_until <= _d.c.not_before),
-                not_(_waiting_for_post(_d, now)),
-            )
-            .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
-            .limit(1)
+    row = (
+        await tx.conn.execute(_next_due_statement(tuple(sorted(platforms))), {"n_now": now})
+    ).one()
+    return min((value for value in row if isinstance(value, datetime)), default=None)
+
+
+@functools.lru_cache(maxsize=64)
+def _next_due_statement(platforms: tuple[str, ...]) -> Any:
+    now = bindparam("n_now", type_=t.UTCDateTime)
+    firsts = [
+        select(_d.c.not_before)
+        .where(
+            is_pending(_d),
+            _d.c.platform == platform,
+            or_(_d.c.claimed_until.is_(None), _d.c.claimed_until <= _d.c.not_before),
+            not_(_waiting_for_post(_d, now)),
         )
-        if isinstance(first, datetime):
-            candidates.append(first)
-    lapses = await tx.conn.scalar(
-        select(func.min(_d.c.claimed_until)).where(
+        .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
+        .limit(1)
+        .scalar_subquery()
+        for platform in platforms
+    ]
+    lapses = (
+        select(func.min(_d.c.claimed_until))
+        .where(
             is_pending(_d),
             _d.c.claimed_until.is_not(None),
             _d.c.claimed_until > _d.c.not_before,
-            _d.c.platform.in_(sorted(platforms)),
+            _d.c.platform.in_(platforms),
         )
+        .scalar_subquery()
     )
-    if isinstance(lapses, datetime):
-        candidates.append(lapses)
-    return min(candidates, default=None)
+    return select(*firsts, lapses)
 
 
 async def pending_counts(tx: Tx) -> dict[str, int]:
