@@ -494,11 +494,13 @@ class Dispatcher:
             if released:
                 log.info("released %d deliveries not yet sent", released)
 
-    async def _claim_round(self) -> int:
-        """Lease due rows for every platform with room, and start a task for each."""
+    async def _claim_round(self, only: set[Platform] | None = None) -> int:
+        """Lease due rows for every platform with room (of `only`, when given: those a look
+        found rows due for), and start a task for each."""
         room = {
             platform: self._capacity(platform) - self._held_per_platform[platform]
             for platform in self.leading
+            if only is None or platform in only
         }
         room = {platform: n for platform, n in room.items() if n > 0}
         if not room or self._stopping:
@@ -637,17 +639,21 @@ class Dispatcher:
         if not platforms and not count_depth:
             return self.idle_recheck
 
-        async def look(tx: Tx) -> tuple[datetime | None, dict[str, int] | None]:
-            due = await q.next_due(tx, platforms=platforms, now=now)
+        async def look(tx: Tx) -> tuple[dict[str, datetime], dict[str, int] | None]:
+            due = await q.next_due_by_platform(tx, platforms=platforms, now=now)
             return due, await q.pending_counts(tx) if count_depth else None
 
-        due, depth = await self.store.transact(look, write=False)
+        due_by_platform, depth = await self.store.transact(look, write=False)
         self._dirty.difference_update(looked)
         if depth is not None:
             self._depth_at = time.monotonic()
             self._record_depth(depth)
+        due = min(due_by_platform.values(), default=None)
         if due is not None and due <= now and not self._stopping:
-            claimed = await self._claim_round()
+            due_now = {
+                p for p in looked if (at := due_by_platform.get(str(p))) is not None and at <= now
+            }
+            claimed = await self._claim_round(due_now)
             # Look again at once (more may be due than there was room for, or another
             # platform's row later); if another dispatcher took the rows, not in a tight
             # loop (the timer then makes every platform looked at).
