@@ -279,6 +279,7 @@ class Dispatcher:
         # Platforms whose pending rows may have changed since the loop last looked (see
         # `_round`): a platform with nothing due is not looked at again at every wake-up.
         self._dirty: set[Platform] = set()
+        self._due_at: dict[Platform, datetime] = {}  # what each platform's last look found
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending: set[asyncio.Task[None]] = set()
         self._locks = _KeyedLocks()
@@ -637,7 +638,7 @@ class Dispatcher:
             self.metrics is not None and time.monotonic() - self._depth_at >= self.depth_every
         )
         if not platforms and not count_depth:
-            return self.idle_recheck
+            return self._until_due(now)
 
         async def look(tx: Tx) -> tuple[dict[str, datetime], dict[str, int] | None]:
             due = await q.next_due_by_platform(tx, platforms=platforms, now=now)
@@ -645,14 +646,16 @@ class Dispatcher:
 
         due_by_platform, depth = await self.store.transact(look, write=False)
         self._dirty.difference_update(looked)
+        for p in looked:
+            if (at := due_by_platform.get(str(p))) is None:
+                self._due_at.pop(p, None)
+            else:
+                self._due_at[p] = at
         if depth is not None:
             self._depth_at = time.monotonic()
             self._record_depth(depth)
-        due = min(due_by_platform.values(), default=None)
-        if due is not None and due <= now and not self._stopping:
-            due_now = {
-                p for p in looked if (at := due_by_platform.get(str(p))) is not None and at <= now
-            }
+        due_now = {p for p in looked if (at := self._due_at.get(p)) is not None and at <= now}
+        if due_now and not self._stopping:
             claimed = await self._claim_round(due_now)
             # Look again at once (more may be due than there was room for, or another
             # platform's row later); if another dispatcher took the rows, not in a tight
@@ -661,6 +664,14 @@ class Dispatcher:
                 self._dirty.update(looked)
                 return 0.0
             return min(self.idle_recheck, 0.05)
+        return self._until_due(now)
+
+    def _until_due(self, now: datetime) -> float:
+        """How long to sleep: until the earliest time a look asked for (this round's, or an
+        earlier one's for a platform not looked at now: a row falling due, a lease
+        lapsing), at most `idle_recheck`."""
+        leading = self.leading
+        due = min((at for p, at in self._due_at.items() if at > now and p in leading), default=None)
         if due is None:
             return self.idle_recheck
         return min(max((due - now).total_seconds(), 0.0), self.idle_recheck)
