@@ -426,7 +426,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
             elif time.perf_counter() - stalled_since > 60:
                 break
         # The rate from the first message on: the bot hears of a post written by another
-        # process within about a second on SQLite (PRAGMA data_version).
+        # process within half a second on SQLite (PRAGMA data_version).
         wall = time.perf_counter() - (first_at or wall)
         cpu = _cpu_seconds(proc.pid) - cpu0
         after = await _counts(proc, counts_path)

@@ -9,7 +9,11 @@ Waking. `run()` sleeps on `store.outbox_written` (set by any commit that queued 
 before each look at the store, so a commit during the look is never missed) and on a timer
 for the next row that falls due (an embargo, quiet hours, a retry). Commits in other
 processes (`strikebot post` from a shell) set the same event through
-`bot.store.wakeups.watch_other_writers`; `idle_recheck` bounds the sleep in any case.
+`bot.store.wakeups.watch_other_writers`; `idle_recheck` bounds the sleep in any case. A
+wake-up looks only at the platforms whose queue may have changed since their last look
+(rows queued anywhere, one of their rows settled or recorded as sent, room made, the time
+asked for come): the last sends of a fan-out, or another platform's traffic, do not each
+cost a look at an empty queue.
 
 Claiming. Due rows are leased in batches (`claimed_by`, `claimed_until`); see
 `bot.store.outbox_queries` for how several dispatchers share one PostgreSQL database
@@ -271,6 +275,11 @@ class Dispatcher:
         self._pacers: dict[Platform, Pacer] = {}
         self._held: dict[str, Delivery] = {}
         self._held_per_platform: Counter[Platform] = Counter()
+        self._marked: set[str] = set()  # held rows whose SENT mark is committed
+        # Platforms whose pending rows may have changed since the loop last looked (see
+        # `_round`): a platform with nothing due is not looked at again at every wake-up.
+        self._dirty: set[Platform] = set()
+        self._due_at: dict[Platform, datetime] = {}  # what each platform's last look found
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending: set[asyncio.Task[None]] = set()
         self._locks = _KeyedLocks()
@@ -311,7 +320,10 @@ class Dispatcher:
             self._tasks_aside.add(history)
             if self._leadership is not None:
                 self._election = asyncio.create_task(self._elect_loop(), name="dispatcher-leases")
+            self._dirty.update(self.adapters)
             while not self._stopping:
+                if self.store.outbox_written.is_set():
+                    self._dirty.update(self.adapters)  # rows queued: any platform may have some
                 self.store.outbox_written.clear()
                 self._wake.clear()
                 try:
@@ -323,7 +335,10 @@ class Dispatcher:
                     failures += 1
                     wait = min(2.0**failures, 60.0)
                     log.exception("the dispatcher could not read the outbox; again in %g s", wait)
-                await self._sleep(wait)
+                if await self._sleep(wait):
+                    # The time asked for came (a row falling due, a lease lapsing), or the
+                    # longest sleep ended (another dispatcher's changes): look everywhere.
+                    self._dirty.update(self.adapters)
         finally:
             await self._end()
             await self._resign()
@@ -405,6 +420,7 @@ class Dispatcher:
             # The previous holder's last second of requests still counts against the token's
             # limit (Discord counts per second, whoever sent them): start after it.
             self.pacer(platform).pause_global(TAKEOVER_PAUSE)
+            self._dirty.add(platform)
             log.info(
                 "this instance now sends for %s%s",
                 platform,
@@ -435,9 +451,19 @@ class Dispatcher:
 
     def _begin(self) -> None:
         if self._marker is None:
-            self._marker = _Marker(self.store, self.worker_id, self.mark_window)
+            self._marker = _Marker(
+                self.store, self.worker_id, self.mark_window, committed=self._marks_committed
+            )
         if self._heartbeat is None:
             self._heartbeat = asyncio.create_task(self._renew_leases(), name="lease-renewal")
+
+    def _marks_committed(self, delivery_ids: list[str]) -> None:
+        """Rows were recorded as sent: their follow-ups may be due now."""
+        for delivery_id in delivery_ids:
+            held = self._held.get(delivery_id)
+            if held is not None:
+                self._dirty.add(held.platform)
+        self._wake.set()
 
     async def _end(self) -> None:
         """Cancel rows still waiting for a slot, finish sends on the wire, release leases."""
@@ -469,11 +495,13 @@ class Dispatcher:
             if released:
                 log.info("released %d deliveries not yet sent", released)
 
-    async def _claim_round(self) -> int:
-        """Lease due rows for every platform with room, and start a task for each."""
+    async def _claim_round(self, only: set[Platform] | None = None) -> int:
+        """Lease due rows for every platform with room (of `only`, when given: those a look
+        found rows due for), and start a task for each."""
         room = {
             platform: self._capacity(platform) - self._held_per_platform[platform]
             for platform in self.leading
+            if only is None or platform in only
         }
         room = {platform: n for platform, n in room.items() if n > 0}
         if not room or self._stopping:
@@ -501,11 +529,11 @@ class Dispatcher:
                 )
             if not claimed:
                 return [], {}, {}, {}, {}
-            sub_ids = {d.subscription_id for d in claimed}
-            subs = await q.subscriptions_by_id(tx, sub_ids)
             # A copy already posted keeps receiving edits and its retraction after its
-            # channel unsubscribes: misinformation must not stay up uncorrected.
-            holders = await q.subscriptions_by_id(tx, sub_ids, active_only=False)
+            # channel unsubscribes (`holders`): misinformation must not stay up uncorrected.
+            subs, holders = await q.subscriptions_and_holders(
+                tx, {d.subscription_id for d in claimed}
+            )
             # One read per update and one per update's POSTs for the whole round, not per
             # channel: a 10,000-channel edit costs a handful of queries, as a post does.
             updates = await _updates(tx, claimed, now)
@@ -559,8 +587,19 @@ class Dispatcher:
             self._tasks.discard(task)
             self._held.pop(delivery.id, None)
             self._held_per_platform[delivery.platform] -= 1
-            if self._held_per_platform[delivery.platform] <= self._capacity(delivery.platform) // 2:
-                self._wake.set()
+            held = self._held_per_platform[delivery.platform]
+            half = self._capacity(delivery.platform) // 2
+            # Look at the store again when this made room (the platform fell to half its
+            # rows), or when the row ended otherwise than recorded as sent (settled, put back
+            # for later, dead: follow-ups or notices may be due). A row recorded as sent
+            # frees its follow-ups with the commit of its mark, which wakes the loop itself:
+            # the last rows of a fan-out do not each cost a look.
+            recorded = delivery.id in self._marked
+            self._marked.discard(delivery.id)
+            if held == half or not recorded:
+                self._dirty.add(delivery.platform)
+                if held <= half:
+                    self._wake.set()
             if not task.cancelled() and task.exception() is not None:
                 log.error("delivery %s crashed", delivery.id, exc_info=task.exception())
 
@@ -584,45 +623,76 @@ class Dispatcher:
         reads two index entries and writes nothing. Returns how long to sleep."""
         now = self.clock()
         # A platform is topped up once half its rows are done (a task finishing there wakes
-        # the loop), not after every send: a fan-out costs one claim per half batch.
-        platforms = [
-            str(p) for p in self.leading if self._held_per_platform[p] <= self._capacity(p) // 2
+        # the loop), not after every send: a fan-out costs one claim per half batch. It is
+        # looked at only when something may have changed there since the last look (`_dirty`:
+        # rows queued, a row of its own settled or recorded as sent, room made, the time
+        # asked for come): another platform's traffic, or the last sends of a fan-out, do
+        # not each cost a look at an empty queue.
+        looked = [
+            p
+            for p in self.leading
+            if p in self._dirty and self._held_per_platform[p] <= self._capacity(p) // 2
         ]
+        platforms = [str(p) for p in looked]
         count_depth = (
             self.metrics is not None and time.monotonic() - self._depth_at >= self.depth_every
         )
         if not platforms and not count_depth:
-            return self.idle_recheck
+            return self._until_due(now)
 
-        async def look(tx: Tx) -> tuple[datetime | None, dict[str, int] | None]:
-            due = await q.next_due(tx, platforms=platforms, now=now)
+        async def look(tx: Tx) -> tuple[dict[str, datetime], dict[str, int] | None]:
+            due = await q.next_due_by_platform(tx, platforms=platforms, now=now)
             return due, await q.pending_counts(tx) if count_depth else None
 
-        due, depth = await self.store.transact(look, write=False)
+        due_by_platform, depth = await self.store.transact(look, write=False)
+        self._dirty.difference_update(looked)
+        for p in looked:
+            if (at := due_by_platform.get(str(p))) is None:
+                self._due_at.pop(p, None)
+            else:
+                self._due_at[p] = at
         if depth is not None:
             self._depth_at = time.monotonic()
             self._record_depth(depth)
-        if due is not None and due <= now and not self._stopping:
-            claimed = await self._claim_round()
-            # Look again at once; if another dispatcher took the rows, not in a tight loop.
-            return 0.0 if claimed else min(self.idle_recheck, 0.05)
+        due_now = {p for p in looked if (at := self._due_at.get(p)) is not None and at <= now}
+        if due_now and not self._stopping:
+            claimed = await self._claim_round(due_now)
+            # Look again at once (more may be due than there was room for, or another
+            # platform's row later); if another dispatcher took the rows, not in a tight
+            # loop (the timer then makes every platform looked at).
+            if claimed:
+                self._dirty.update(looked)
+                return 0.0
+            return min(self.idle_recheck, 0.05)
+        return self._until_due(now)
+
+    def _until_due(self, now: datetime) -> float:
+        """How long to sleep: until the earliest time a look asked for (this round's, or an
+        earlier one's for a platform not looked at now: a row falling due, a lease
+        lapsing), at most `idle_recheck`."""
+        leading = self.leading
+        due = min((at for p, at in self._due_at.items() if at > now and p in leading), default=None)
         if due is None:
             return self.idle_recheck
         return min(max((due - now).total_seconds(), 0.0), self.idle_recheck)
 
-    async def _sleep(self, seconds: float) -> None:
-        """Until a commit queues rows, a task frees room, stop() is called, or `seconds`."""
+    async def _sleep(self, seconds: float) -> bool:
+        """Until a commit queues rows, a task frees room, stop() is called, or `seconds`.
+        True when `seconds` ran out."""
         if seconds <= 0:
-            return
+            return False
         waiters = [
             asyncio.ensure_future(event.wait())
             for event in (self.store.outbox_written, self._wake, self._stop_requested)
         ]
         try:
-            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for waiter in waiters:
                 waiter.cancel()
+        return not done
 
     async def _wait_for_progress(self) -> None:
         """drain(): until every task is done, or one finishing made room or freed rows."""
@@ -839,6 +909,7 @@ class Dispatcher:
             # again with the same idempotency key (a no-op on Discord).
             log.exception("delivery %s was sent but could not be recorded", delivery.id)
             return
+        self._marked.add(delivery.id)
         self.stats.sent += 1
         self._count(delivery.platform, "sent")
 
@@ -1129,8 +1200,17 @@ class _Marker:
     crash in the window costs what a crash before any commit costs (the row is sent again
     with the same key). The wait holds no send slot."""
 
-    def __init__(self, store: Store, worker: str, window: float = 0.2, batch_max: int = 32):
+    def __init__(
+        self,
+        store: Store,
+        worker: str,
+        window: float = 0.2,
+        batch_max: int = 32,
+        *,
+        committed: Callable[[list[str]], None] | None = None,
+    ):
         self._store = store
+        self._committed = committed
         self._worker = worker
         self._window = window
         self._batch_max = batch_max
@@ -1193,6 +1273,8 @@ class _Marker:
         for _, done in batch:
             if not done.done():
                 done.set_result(None)
+        if self._committed is not None:
+            self._committed([m.delivery_id for m in marks])
 
 
 class _KeyedLocks:

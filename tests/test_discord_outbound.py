@@ -4,11 +4,13 @@ edits and deletes, rate limits honoured, and errors mapped to what the dispatche
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from adapters.discord._outbound import WindowGuard
 from bot.clock import FixedClock
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
 from bot.models import Status
@@ -365,3 +367,34 @@ async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) ->
 
         assert all(len(fake.channel_messages(c.channel)) == 1 for c in channels)
         assert fake.rate_limited == []
+
+
+async def test_the_window_guard_lets_waiting_requests_through_in_order_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Requests bunched at the guard start in order, never more than its limit in any
+    window; only the first in line sleeps until there is room (the others do not each
+    poll the window: a fan-out queued there costs one wait per request, not one per
+    request per request ahead of it)."""
+    guard = WindowGuard(5, window=0.2)
+    sleeps = 0
+    real_sleep = asyncio.sleep
+
+    async def counted_sleep(delay: float) -> None:
+        nonlocal sleeps
+        sleeps += 1
+        await real_sleep(delay)
+
+    monkeypatch.setattr(asyncio, "sleep", counted_sleep)
+    started: list[tuple[int, float]] = []
+
+    async def request(n: int) -> None:
+        await guard.wait()
+        started.append((n, time.monotonic()))
+
+    await asyncio.gather(*(request(n) for n in range(12)))
+
+    assert [n for n, _ in started] == list(range(12))
+    times = [at for _, at in started]
+    assert all(times[i + 5] - times[i] >= 0.2 - 1e-6 for i in range(len(times) - 5))
+    assert sleeps <= 12

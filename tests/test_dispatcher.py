@@ -613,6 +613,23 @@ async def test_run_wakes_on_a_commit_without_waiting_for_its_recheck(
     assert {d.state for d in await deliveries(sqlite_store)} == {DeliveryState.SENT}
 
 
+async def test_a_wake_up_that_looks_nowhere_still_sleeps_only_until_the_next_row_falls_due(
+    store: Store, admin: Admin, clock: FixedClock, adapter: FakePlatformAdapter
+) -> None:
+    """A wake-up that has no platform to look at (nothing changed there) keeps the time the
+    last look asked for: an embargoed row goes out when it falls due, not an idle recheck
+    later."""
+    await subscribe(admin, "c1")
+    await post(admin, "Embargoed", Urgency.ROUTINE, publish_at=clock() + timedelta(seconds=30))
+    dispatcher = dispatcher_for(store, adapter, clock, idle_recheck=600.0)
+    dispatcher._dirty.update(dispatcher.adapters)
+
+    assert await dispatcher._round() == pytest.approx(30.0, abs=1.0)  # looked: due in 30 s
+    clock.advance(seconds=10)
+    assert not dispatcher._dirty  # nothing changed since: this round looks nowhere
+    assert await dispatcher._round() == pytest.approx(20.0, abs=1.0)
+
+
 async def test_idle_rounds_read_two_index_entries_and_write_nothing(
     store: Store, admin: Admin, clock: FixedClock, adapter: FakePlatformAdapter
 ) -> None:
@@ -636,7 +653,9 @@ async def test_idle_rounds_read_two_index_entries_and_write_nothing(
         await dispatcher.stop()
         await running
         event.remove(store.engine.sync_engine, "before_cursor_execute", record)
-    rounds = [s for s in statements if s.startswith("SELECT DELIVERIES.NOT_BEFORE")]
+    # One statement a round: the first due row and the first lease to lapse, both read as
+    # scalar subqueries.
+    rounds = [s for s in statements if s.startswith("SELECT (SELECT DELIVERIES.NOT_BEFORE")]
     assert len(rounds) >= 10
     # Start-up and shutdown release this worker's leases; nothing between them writes.
     between = statements[statements.index(rounds[0]) : statements.index(rounds[-1])]

@@ -203,6 +203,7 @@ class WindowGuard:
         self.rules = ((self.limit, window), *((max(n, 1), w) for n, w in also))
         self._longest = max(w for _, w in self.rules)
         self._starts: deque[float] = deque()
+        self._queue = asyncio.Lock()  # held by the request waiting for room, first in line
 
     @classmethod
     def for_pace(cls, pace: float, platform_limit: int) -> WindowGuard:
@@ -216,22 +217,34 @@ class WindowGuard:
         return cls(math.floor(pace), also=((platform_limit, platform_limit / pace),))
 
     async def wait(self) -> None:
-        while True:
-            now = time.monotonic()
-            starts = self._starts
-            while starts and starts[0] <= now - self._longest:
-                starts.popleft()
-            wait = 0.0
-            for limit, window in self.rules:
-                if len(starts) >= limit:
-                    # The limit-th newest start must have left the window.
-                    oldest = starts[len(starts) - limit]
-                    if oldest > now - window:
-                        wait = max(wait, oldest + window - now)
-            if wait <= 0:
-                starts.append(now)
-                return
-            await asyncio.sleep(wait)
+        """Return when this request may start (counted as started). Requests waiting here
+        are let through one at a time, in order: only the first sleeps until there is room,
+        the others wait their turn without each polling the window."""
+        if not self._queue.locked() and self._try_start() <= 0:
+            return
+        async with self._queue:
+            while True:
+                wait = self._try_start()
+                if wait <= 0:
+                    return
+                await asyncio.sleep(wait)
+
+    def _try_start(self) -> float:
+        """0 when a request may start now (and counts it); else how long until one may."""
+        now = time.monotonic()
+        starts = self._starts
+        while starts and starts[0] <= now - self._longest:
+            starts.popleft()
+        wait = 0.0
+        for limit, window in self.rules:
+            if len(starts) >= limit:
+                # The limit-th newest start must have left the window.
+                oldest = starts[len(starts) - limit]
+                if oldest > now - window:
+                    wait = max(wait, oldest + window - now)
+        if wait <= 0:
+            starts.append(now)
+        return wait
 
 
 class RestSender:

@@ -423,19 +423,57 @@ async def subscriptions_by_id(
     return found
 
 
+async def subscriptions_and_holders(
+    tx: Tx, ids: Collection[int]
+) -> tuple[dict[int, Subscription], dict[int, Subscription]]:
+    """`subscriptions_by_id` with and without `active_only`, in one read: (the subscribed
+    channels, every channel with these ids)."""
+    active: dict[int, Subscription] = {}
+    every: dict[int, Subscription] = {}
+    for chunk in _chunks(sorted(set(ids))):
+        rows = await tx.conn.execute(select(t.subscriptions).where(t.subscriptions.c.id.in_(chunk)))
+        for row in rows:
+            sub = every[row.id] = subscription_from_row(row)
+            if row.active:
+                active[row.id] = sub
+    return active, every
+
+
 async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> datetime | None:
     """When the earliest row of `platforms` becomes claimable (its due time, or the end of
     someone else's lease). Follow-ups waiting for their POST are left out: settling the POST
-    wakes the dispatcher instead.
+    wakes the dispatcher instead. See `next_due_by_platform`."""
+    due = await next_due_by_platform(tx, platforms=platforms, now=now)
+    return min(due.values(), default=None)
+
+
+async def next_due_by_platform(
+    tx: Tx, *, platforms: Collection[str], now: datetime
+) -> dict[str, datetime]:
+    """`next_due` of each of `platforms` that has a row to wait for.
 
     Reads only pending rows, through their indexes: per platform the first row in claim
     order that no live lease holds, and the earliest lease to end. Neither grows with the
-    history or (beyond the rows leased) with the queue."""
+    history or (beyond the rows leased) with the queue. One statement (each read a scalar
+    subquery), built once per set of platforms."""
     if not platforms:
-        return None
-    candidates: list[datetime] = []
-    for platform in sorted(platforms):
-        first = await tx.conn.scalar(
+        return {}
+    names = tuple(sorted(set(platforms)))
+    row = (await tx.conn.execute(_next_due_statement(names), {"n_now": now})).one()
+    due: dict[str, datetime] = {}
+    for i, platform in enumerate(names):
+        times = [v for v in (row[2 * i], row[2 * i + 1]) if isinstance(v, datetime)]
+        if times:
+            due[platform] = min(times)
+    return due
+
+
+@functools.lru_cache(maxsize=64)
+def _next_due_statement(platforms: tuple[str, ...]) -> Any:
+    now = bindparam("n_now", type_=t.UTCDateTime)
+    reads = []
+    for platform in platforms:
+        first = (
             select(_d.c.not_before)
             .where(
                 is_pending(_d),
@@ -446,19 +484,14 @@ async def next_due(tx: Tx, *, platforms: Collection[str], now: datetime) -> date
             .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
             .limit(1)
         )
-        if isinstance(first, datetime):
-            candidates.append(first)
-    lapses = await tx.conn.scalar(
-        select(func.min(_d.c.claimed_until)).where(
+        lapses = select(func.min(_d.c.claimed_until)).where(
             is_pending(_d),
             _d.c.claimed_until.is_not(None),
             _d.c.claimed_until > _d.c.not_before,
-            _d.c.platform.in_(sorted(platforms)),
+            _d.c.platform == platform,
         )
-    )
-    if isinstance(lapses, datetime):
-        candidates.append(lapses)
-    return min(candidates, default=None)
+        reads += [first.scalar_subquery(), lapses.scalar_subquery()]
+    return select(*reads)
 
 
 async def pending_counts(tx: Tx) -> dict[str, int]:
