@@ -39,8 +39,10 @@ def install(path: Path, threshold_ms: float) -> None:
             run(self)
         finally:
             spent_cpu = time.thread_time() - cpu
-            if spent_cpu >= limit:
-                spent_wall = time.perf_counter() - wall
+            spent_wall = time.perf_counter() - wall
+            # Over the threshold by CPU, or by wall clock far beyond it (a step that waited:
+            # for a core, for the GIL another thread held, on a blocking call).
+            if spent_cpu >= limit or spent_wall >= 4 * limit:
                 what = " ".join(describe(self).split())
                 out.write(
                     f"{time.time():.3f} {spent_cpu * 1000:.1f} {spent_wall * 1000:.1f} {what}\n"

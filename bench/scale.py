@@ -145,18 +145,26 @@ async def wait_serving(
     raise RuntimeError(f"{url} did not answer within {within}s")
 
 
-async def probe(session: aiohttp.ClientSession, url: str, seconds: float) -> float:
-    """The longest `/healthz` round trip, asked every 10 ms for `seconds`."""
+async def probe(
+    session: aiohttp.ClientSession, url: str, seconds: float
+) -> tuple[float, list[tuple[float, float]]]:
+    """The longest `/healthz` round trip, asked every 10 ms for `seconds`, and every answer
+    slower than 50 ms as (seconds since the probe began, seconds it took)."""
     worst = 0.0
-    until = time.monotonic() + seconds
+    slow: list[tuple[float, float]] = []
+    began = time.monotonic()
+    until = began + seconds
     while time.monotonic() < until:
         started = time.monotonic()
         with contextlib.suppress(aiohttp.ClientError, OSError):
             async with session.get(url) as response:
                 await response.read()
-        worst = max(worst, time.monotonic() - started)
+        took = time.monotonic() - started
+        worst = max(worst, took)
+        if took > 0.05:
+            slow.append((started - began, took))
         await asyncio.sleep(0.01)
-    return worst
+    return worst, slow
 
 
 def rss_mb(pid: int) -> float:
@@ -224,7 +232,9 @@ async def measure(size: int, args: argparse.Namespace, bare: str, tmp: Path) -> 
         try:
             ready = await wait_serving(session, f"{base}/healthz", proc)
             served_at = time.time()
-            stall = await probe(session, f"{base}/healthz", args.probe_seconds)
+            stall, slow_answers = await probe(
+                session, f"{base}{args.probe_path}", args.probe_seconds
+            )
             probed_at = time.time()
             rss = rss_mb(proc.pid)
             (page, page_ratio), (status, status_ratio) = await beside_bare(
@@ -248,6 +258,9 @@ async def measure(size: int, args: argparse.Namespace, bare: str, tmp: Path) -> 
     worst = slow[0] if slow else None
     print(f"  serving after {ready:.1f} s; longest /healthz answer in the first "
           f"{args.probe_seconds:g} s: {stall * 1000:.0f} ms; idle RSS {rss:.0f} MB")  # fmt: skip
+    if slow_answers:
+        shown = ", ".join(f"{at:.1f}: {took * 1000:.0f}" for at, took in slow_answers[:10])
+        print(f"  /healthz answers over 50 ms (s after the first answer: ms): {shown}")
     for label, steps in (
         ("before the first answer", early),
         ("from then to the probe's end", slow),
@@ -296,6 +309,12 @@ def main() -> None:
     parser.add_argument("--subscriptions", type=int, default=10_000)
     parser.add_argument("--seconds", type=int, default=10, help="wrk duration per target")
     parser.add_argument("--probe-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--probe-path",
+        default="/healthz",
+        help="what the stall probe asks: /healthz (the default; it also writes to the store) "
+        "or /livez (the event loop alone)",
+    )
     parser.add_argument("--commands", type=int, default=200)
     parser.add_argument("--step-ms", type=float, default=20.0,
                         help="record the server's event-loop steps over this much CPU")  # fmt: skip
