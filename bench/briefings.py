@@ -95,13 +95,17 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             # Subscribed this morning, before 07:00: no earlier briefing was due.
             await add_channels(store, channels, friday_7am - timedelta(hours=1))
             clock.now = friday_7am - timedelta(minutes=1)
-            scheduler = BriefingScheduler(
-                store,
-                campaign,
-                clock,
-                grace=timedelta(minutes=config.briefings.grace_minutes),
-                leadership=SoleLeadership(),
-            )
+
+            def new_scheduler() -> BriefingScheduler:
+                return BriefingScheduler(
+                    store,
+                    campaign,
+                    clock,
+                    grace=timedelta(minutes=config.briefings.grace_minutes),
+                    leadership=SoleLeadership(),
+                )
+
+            scheduler = new_scheduler()
             started = time.perf_counter()
             await scheduler.start()
             built = time.perf_counter() - started
@@ -134,13 +138,7 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             # Down from Sunday 06:50, back at 07:30: the catch-up sends Sunday's late.
             sunday_7am = friday_7am + timedelta(days=2)
             clock.now = sunday_7am + timedelta(minutes=30)
-            restarted = BriefingScheduler(
-                store,
-                campaign,
-                clock,
-                grace=timedelta(minutes=config.briefings.grace_minutes),
-                leadership=SoleLeadership(),
-            )
+            restarted = new_scheduler()
             before = await count_briefings(store)
             wall_started = time.time()
             cpu_started = time.process_time()

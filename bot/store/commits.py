@@ -113,3 +113,13 @@ class CommitWatch:
 async def _data_version(driver: Any) -> object:
     rows = await driver.execute_fetchall("PRAGMA data_version")
     return rows[0][0]
+
+
+async def first_of(*events: asyncio.Event) -> None:
+    """Return once any of `events` is set (a watcher's stop, or its watch lost)."""
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()

@@ -26,6 +26,8 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from bot.store.commits import first_of
+
 if TYPE_CHECKING:
     from bot.store import Store
 
@@ -182,7 +184,7 @@ async def _listen_postgres(store: Store, stop: asyncio.Event) -> None:
         try:
             while not stop.is_set() and not lost.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(_first(stop, lost), RECHECK_SECONDS)
+                    await asyncio.wait_for(first_of(stop, lost), RECHECK_SECONDS)
                 if not stop.is_set() and not lost.is_set():
                     await conn.exec_driver_sql("SELECT 1")  # notice a dead connection
                     await conn.rollback()
@@ -203,19 +205,10 @@ async def _watch_sqlite(store: Store, stop: asyncio.Event) -> None:
         try:
             while not stop.is_set() and not watch.lost.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(_first(stop, watch.lost), RECHECK_SECONDS)
+                    await asyncio.wait_for(first_of(stop, watch.lost), RECHECK_SECONDS)
                 if not stop.is_set():
                     store.public.maybe_changed()  # a recheck, as on PostgreSQL
         finally:
             store.public.watch_stopped()
     if watch.lost.is_set() and not stop.is_set():
         raise ConnectionError("polling for commits failed")
-
-
-async def _first(*events: asyncio.Event) -> None:
-    waits = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for w in waits:
-            w.cancel()

@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from bot.store import Store
+from bot.store.commits import first_of
 from bot.store.repo import OUTBOX_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -54,18 +55,9 @@ async def _watch_sqlite(store: Store, stop: asyncio.Event) -> None:
             async with store.commits.subscribe(store.outbox_written.set) as watch:
                 # What was committed before the subscription is not reported: look once.
                 store.outbox_written.set()
-                await _first(stop, watch.lost)
+                await first_of(stop, watch.lost)
         except Exception as exc:
             log.warning("watching for posts from other processes failed (%s); retrying", exc)
         if not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), RETRY_SECONDS)
-
-
-async def _first(*events: asyncio.Event) -> None:
-    waits = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for w in waits:
-            w.cancel()
