@@ -223,7 +223,11 @@ class Forms:
         """Move the form on from the step just answered."""
         lang = str(form["lang"])
         order = self._order(form)
-        step = order[min(order.index(str(form["step"])) + 1, len(order) - 1)]
+        current = str(form["step"])
+        # A language step no longer in the campaign (its languages changed meanwhile): on
+        # to the urgency, the wording written so far kept.
+        after = order.index(current) if current in order else order.index("urgency") - 1
+        step = order[min(after + 1, len(order) - 1)]
         form["step"] = step
         await self._keep(chat_id, form)
         cancel = [self._cancel_row(form)]
