@@ -18,6 +18,7 @@ writing one.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -229,6 +230,20 @@ class Plugin:
                     f"Plugin {self.name!r} declares the [delivery] key {name!r}; its keys must "
                     f"start with '{self.name}_'."
                 )
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A plugin package's module `__getattr__` (PEP 562): each name in `names` is imported
+    from its module (`names[name]`) when first used, so the platform's library loads only
+    when something needs it, not with the plugin's declaration (`strikebot --help` and the
+    other commands start quickly)."""
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,7 @@ from bot.plugins import (
     SubParsers,
     Verdict,
     installed_plugins,
+    lazy_exports,
 )
 from bot.reach import Reach, reach
 from bot.rules import (
@@ -245,6 +246,7 @@ __all__ = [
     "i18n",
     "installed_plugins",
     "is_command_prefix",
+    "lazy_exports",
     "leadership_for",
     "local_zone",
     "mask",

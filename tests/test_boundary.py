@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,22 @@ def test_addresses_name_installed_platforms_only() -> None:
         parse_address("general")
     with pytest.raises(InvalidInput, match="at most 64 characters"):
         parse_address("console:" + "w" * 65 + "/c")
+
+
+def test_finding_the_plugins_loads_no_platform_library() -> None:
+    """Every plugin's declaration is read at start-up (`strikebot --help` included): the
+    platform libraries load only when a platform is used, through the packages' lazy
+    exports, which still hand out what they name."""
+    script = (
+        "import sys\n"
+        "from bot.plugins import installed_plugins\n"
+        "installed_plugins()\n"
+        "libraries = ('discord', 'slack_bolt', 'slack_sdk', 'telegram', 'twilio', 'aiosmtplib')\n"
+        "print(sorted(name for name in libraries if name in sys.modules))\n"
+        "import adapters.discord\n"
+        "print(adapters.discord.DiscordAdapter.__name__, 'discord' in sys.modules)\n"
+    )
+    ran = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert ran.stdout.splitlines() == ["[]", "DiscordAdapter True"]

@@ -8,18 +8,17 @@ entry point. See docs/platforms.md, Discord.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.discord._plugin import plugin
 from adapters.discord._settings import LIMITS, NAME, DiscordSettings
+from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.discord._adapter import DiscordAdapter, build_client, sync_commands
     from adapters.discord._render import render_embed, render_embeds
 
-# The platform's library loads only when something here needs it (the plugin's
-# declaration does not), so `strikebot --help` and the other commands start quickly.
+# Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
     "DiscordAdapter": "adapters.discord._adapter",
     "build_client": "adapters.discord._adapter",
@@ -28,12 +27,7 @@ _LAZY = {
     "render_embeds": "adapters.discord._render",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "LIMITS",

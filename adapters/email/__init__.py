@@ -8,11 +8,11 @@ the `strikebot.adapters` entry point. See docs/email-sms.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.email._plugin import plugin
 from adapters.email._settings import NAME, EmailSettings, parse_smtp_url
+from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.email._adapter import EmailAdapter
@@ -26,12 +26,7 @@ _LAZY = {
     "build_email": "adapters.email._render",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "NAME",

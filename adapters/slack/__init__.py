@@ -10,18 +10,17 @@ slack-bolt.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.slack._plugin import plugin
 from adapters.slack._settings import EVENTS_PATH, LIMITS, NAME, SlackSettings
+from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.slack._adapter import SlackAdapter, api_base, connection_mode
     from adapters.slack._blocks import escape, render
 
-# The platform's library loads only when something here needs it (the plugin's
-# declaration does not), so `strikebot --help` and the other commands start quickly.
+# Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
     "SlackAdapter": "adapters.slack._adapter",
     "api_base": "adapters.slack._adapter",
@@ -30,12 +29,7 @@ _LAZY = {
     "render": "adapters.slack._blocks",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "EVENTS_PATH",

@@ -9,12 +9,12 @@ mounts the webhooks. `plugin` is the declaration the core finds through the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.sms._plugin import plugin
 from adapters.sms._segments import Segments, count
 from adapters.sms._settings import NAME, SmsSettings
+from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.sms._adapter import SmsAdapter, keyword
@@ -29,12 +29,7 @@ _LAZY = {
     "short_name": "adapters.sms._render",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "NAME",

@@ -11,18 +11,17 @@ See docs/telegram.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.telegram._plugin import plugin
 from adapters.telegram._settings import LIMITS, NAME, WEBHOOK_PATH, TelegramSettings
+from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.telegram._adapter import TelegramAdapter, bot_api_base, connection_mode, menu
     from adapters.telegram._render import inert, render, reply_text, visible_length
 
-# The platform's library loads only when something here needs it (the plugin's
-# declaration does not), so `strikebot --help` and the other commands start quickly.
+# Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
     "TelegramAdapter": "adapters.telegram._adapter",
     "bot_api_base": "adapters.telegram._adapter",
@@ -34,12 +33,7 @@ _LAZY = {
     "visible_length": "adapters.telegram._render",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "LIMITS",
