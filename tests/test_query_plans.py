@@ -11,6 +11,8 @@ sort every row of `updates` to find the newest few.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import time, timedelta
 from typing import Any
 
@@ -117,17 +119,50 @@ def full_scans(dialect: str, statement: str, plan: list[str]) -> list[str]:
     return bad
 
 
+Recorded = list[tuple[str, Any]]
+
+
+def _selects(statement: str) -> bool:
+    return statement.lstrip().upper().startswith("SELECT")
+
+
+@contextmanager
+def recording(store: Store, keep: Callable[[str], bool] = _selects) -> Iterator[Recorded]:
+    """The statements (those `keep` accepts) run meanwhile, with their parameters."""
+    recorded: Recorded = []
+
+    def record(*args: Any) -> None:
+        if keep(str(args[2])):
+            recorded.append((str(args[2]), args[3]))
+
+    engine = store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield recorded
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+async def plans(store: Store, recorded: Recorded, *, seqscan: bool = True) -> dict[str, list[str]]:
+    """Each distinct statement's plan, explained with its own parameters: SQLite's
+    (id, parent, notused, detail) rows or PostgreSQL's lines of text. `seqscan=False`:
+    what PostgreSQL does when told to use its indexes where it can."""
+    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
+    explained: dict[str, list[str]] = {}
+    async with store.read() as tx:
+        if not seqscan and store.dialect == "postgresql":
+            await tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+        for statement, parameters in recorded:
+            if statement not in explained:
+                rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
+                explained[statement] = [str(row[-1]) for row in rows]
+    return explained
+
+
 async def test_every_public_query_uses_an_index(store: Store, clock: FixedClock) -> None:
     timeline = await strike_week(store, clock)
     await fill(store)
     ctx = web_context(store, clock)
-    recorded: list[tuple[str, Any]] = []
-
-    def record(*args: Any) -> None:
-        statement, parameters = str(args[2]), args[3]
-        if statement.lstrip().upper().startswith("SELECT"):
-            recorded.append((statement, parameters))
-
     paths = [
         "/", "/es/", "/updates", f"/updates?after={timeline.friday.id}",
         f"/updates/{timeline.friday.id}", f"/es/updates/{timeline.began.id}", "/updates/999999",
@@ -135,25 +170,12 @@ async def test_every_public_query_uses_an_index(store: Store, clock: FixedClock)
         f"/api/v1/updates?after={timeline.friday.id}", f"/api/v1/updates/{timeline.friday.id}",
         "/api/v1/demands", "/api/v1/demands/pay",
     ]  # fmt: skip
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recording(store) as recorded:
         async with client_for(ctx) as client:
             for path in paths:
                 response = await client.get(path)
                 assert response.status in (200, 404), path
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-
-    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
-    explained: dict[str, list[str]] = {}
-    async with store.read() as tx:
-        for statement, parameters in recorded:
-            if statement in explained:
-                continue
-            rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
-            # SQLite: (id, parent, notused, detail); PostgreSQL: one line of text per row.
-            explained[statement] = [str(row[-1]) for row in rows]
+    explained = await plans(store, recorded)
     assert any("FROM updates" in s for s in explained), "no public query was recorded"
     failures = {
         " ".join(statement.split())[:160]: bad
@@ -261,14 +283,8 @@ async def test_claims_and_idle_queries_read_only_their_rows_at_100000_pending(
     store: Store,
 ) -> None:
     await fill_outbox(store)
-    recorded: list[tuple[str, Any]] = []
-
-    def record(*args: Any) -> None:
-        recorded.append((str(args[2]), args[3]))
-
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    explained_kinds = ("SELECT", "UPDATE", "WITH", "DELETE")
+    with recording(store, lambda s: s.lstrip().upper().startswith(explained_kinds)) as recorded:
         # Recorded inside a transaction that is rolled back: the plans are of these rows.
         async with store.engine.connect() as conn, conn.begin() as outer:
             tx = Tx(conn)
@@ -284,17 +300,7 @@ async def test_claims_and_idle_queries_read_only_their_rows_at_100000_pending(
             before = FRIDAY - timedelta(days=90)
             assert await q.purge_history(tx, before=before, now=now) == 0
             await outer.rollback()
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-
-    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
-    explained: dict[str, list[str]] = {}
-    async with store.read() as tx:
-        for statement, parameters in recorded:
-            if not statement.lstrip().upper().startswith(("SELECT", "UPDATE", "WITH", "DELETE")):
-                continue
-            rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
-            explained[statement] = [str(row[-1]) for row in rows]
+    explained = await plans(store, recorded)
     # The claim, next_due (one statement for every platform), the depth, the purge.
     assert len(explained) >= 4, list(explained)
     assert any(s.count("SELECT deliveries.not_before") == 2 for s in explained), list(explained)
@@ -316,33 +322,22 @@ async def test_pickers_read_the_newest_updates_through_an_index(
     store: Store, clock: FixedClock
 ) -> None:
     await fill(store)
-    recorded: list[tuple[str, Any]] = []
-
-    def record(*args: Any) -> None:
-        recorded.append((str(args[2]), args[3]))
-
     live = {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recording(store, lambda _: True) as recorded:
         async with store.read() as tx:
             for states in (None, live, {UpdateState.PENDING_APPROVAL}):
                 found = await tx.recent_updates(clock(), limit=25, states=states)
                 assert len(found) == (0 if states == {UpdateState.PENDING_APPROVAL} else 25)
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
-    async with store.read() as tx:
-        for statement, parameters in recorded:
-            rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
-            plan = [str(row[-1]) for row in rows]
-            text = "\n".join(plan)
-            # Newest first along the primary key, stopping at the limit (SQLite says "SCAN
-            # updates" for that walk too, but no sort), or the few rows of one state
-            # found through its index and sorted.
-            assert "TEMP B-TREE" not in text and "Seq Scan" not in text, plan
-            if "Sort" in text:
-                assert "Index Cond: ((state)" in text, plan
+    explained = await plans(store, recorded)
+    assert explained
+    for plan in explained.values():
+        text = "\n".join(plan)
+        # Newest first along the primary key, stopping at the limit (SQLite says "SCAN
+        # updates" for that walk too, but no sort), or the few rows of one state
+        # found through its index and sorted.
+        assert "TEMP B-TREE" not in text and "Seq Scan" not in text, plan
+        if "Sort" in text:
+            assert "Index Cond: ((state)" in text, plan
 
 
 async def test_the_briefings_read_of_the_week_costs_the_week(store: Store) -> None:
@@ -370,40 +365,25 @@ async def test_the_briefings_read_of_the_week_costs_the_week(store: Store) -> No
             ],
         )
         await tx.conn.exec_driver_sql("ANALYZE")
-    recorded: list[tuple[str, Any]] = []
-
-    def record(*args: Any) -> None:
-        if str(args[2]).lstrip().upper().startswith("SELECT"):
-            recorded.append((str(args[2]), args[3]))
-
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recording(store, lambda s: _selects(s) and "update" in s) as recorded:
         async with store.read() as tx:
             # A morning deep in the campaign's history: 300 days of updates behind it.
             inputs = await gather_briefing_inputs(tx, CAMPAIGN, FRIDAY - timedelta(days=100))
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     assert len(inputs.recent_updates) > 300  # a week of an update every 25 minutes
     assert any(u.revisions for u in inputs.recent_updates)
-    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
     scan = (
         r"(SCAN (updates|update_revisions)\b|(Parallel )?Seq Scan on (updates|update_revisions)\b)"
     )
-    failures = {}
-    async with store.read() as tx:
-        if store.dialect == "postgresql":
-            # At 20,000 rows PostgreSQL rightly reads `updates` whole rather than look up
-            # 400 rows one by one; what is checked there is that every part of the read
-            # can go through an index, which it does once the history is long.
-            await tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-        for statement, parameters in recorded:
-            if "updates" not in statement and "update_revisions" not in statement:
-                continue
-            rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
-            plan = [str(row[-1]) for row in rows]
-            if any(re.match(scan, line.strip().removeprefix("->").strip()) for line in plan):
-                failures[" ".join(statement.split())[:160]] = plan
+    # At 20,000 rows PostgreSQL rightly reads `updates` whole rather than look up 400 rows
+    # one by one; what is checked there is that every part of the read can go through an
+    # index, which it does once the history is long.
+    explained = await plans(store, recorded, seqscan=False)
+    assert len(explained) >= 2  # the week's updates, their revisions
+    failures = {
+        " ".join(statement.split())[:160]: plan
+        for statement, plan in explained.items()
+        if any(re.match(scan, line.strip().removeprefix("->").strip()) for line in plan)
+    }
     assert failures == {}
 
 
@@ -439,32 +419,19 @@ async def test_a_schedule_is_queued_through_the_schedule_index(
         )
     async with store.write() as tx:
         await tx.conn.exec_driver_sql("ANALYZE")
-    recorded: list[tuple[str, Any]] = []
 
-    def record(*args: Any) -> None:
-        statement = str(args[2])
-        if "subscriptions" in statement and not statement.lstrip().startswith("SELECT pg_"):
-            recorded.append((statement, args[3]))
+    def about_channels(statement: str) -> bool:
+        return "subscriptions" in statement and not statement.lstrip().startswith("SELECT pg_")
 
     schedule = Schedule(time(7, 0), CAMPAIGN.timezone, frozenset(range(7)))
     slot = latest_briefing(schedule, FRIDAY + timedelta(days=1))
     assert slot is not None
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recording(store, about_channels) as recorded:
         outcomes = await queue_schedule(
             store, CAMPAIGN, schedule, slot, slot.at, grace=timedelta(hours=2), page_size=500
         )
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     assert len(outcomes) > 500
-    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
-    explained: dict[str, list[str]] = {}
-    async with store.read() as tx:
-        for statement, parameters in recorded:
-            if statement not in explained:
-                rows = await tx.conn.exec_driver_sql(explain + statement, parameters)
-                explained[statement] = [str(row[-1]) for row in rows]
+    explained = await plans(store, recorded)
     assert any(s.lstrip().startswith("INSERT INTO deliveries") for s in explained)
     scan = r"(SCAN subscriptions$|SCAN subscriptions \(|(Parallel )?Seq Scan on subscriptions)"
     failures = {
