@@ -644,8 +644,15 @@ class Dispatcher:
             due = await q.next_due_by_platform(tx, platforms=platforms, now=now)
             return due, await q.pending_counts(tx) if count_depth else None
 
-        due_by_platform, depth = await self.store.transact(look, write=False)
+        # Cleared before the look, not after it: a change made while the look runs (an
+        # election taking rows over, a mark committed) marks its platform again and is
+        # looked at next round instead of being forgotten.
         self._dirty.difference_update(looked)
+        try:
+            due_by_platform, depth = await self.store.transact(look, write=False)
+        except BaseException:
+            self._dirty.update(looked)
+            raise
         for p in looked:
             if (at := due_by_platform.get(str(p))) is None:
                 self._due_at.pop(p, None)
