@@ -113,7 +113,10 @@ async def serve(
     """Run until `stop` is set (or SIGINT/SIGTERM): web, plugins, dispatcher, scheduler."""
     plugins = installed_plugins() if plugins is None else plugins
     stop = stop or asyncio.Event()
+    # Before anything listens: a SIGTERM while start-up runs (the page already answers,
+    # the adapters are still connecting) stops cleanly once start-up ends, not mid-way.
     async with AsyncExitStack() as stack:
+        stack.enter_context(_signals_set(stop))
         # Once, clearly: members would get dead links, or nobody could post.
         for warning in startup_warnings(settings, config, plugins):
             log.warning("check the campaign file: %s", warning)
@@ -198,7 +201,6 @@ async def serve(
         # Start-up objects live as long as the process: keep them out of the collector's
         # full passes, whose pauses would bunch paced sends into 429s.
         gc.freeze()
-        _install_signal_handlers(stop)
         log.info(
             "strikebot serving %s at http://%s:%d (delivering to: %s)",
             campaign.slug,
@@ -236,8 +238,17 @@ async def _logged(name: str, step: Callable[..., Awaitable[None]], *args: Any) -
         log.exception("shutting down the %s failed; carrying on", name)
 
 
-def _install_signal_handlers(stop: asyncio.Event) -> None:
+@contextlib.contextmanager
+def _signals_set(stop: asyncio.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set `stop` while serving; the process's own handlers after."""
     loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

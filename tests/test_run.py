@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -59,6 +60,35 @@ def test_run_serves_the_seeded_campaign_and_stops_cleanly(
     assert proc.wait(timeout=20) == 0
     output = proc.stdout.read().decode() if proc.stdout else ""
     assert "stopped cleanly" in output
+
+
+def test_a_sigterm_as_soon_as_the_page_listens_still_stops_cleanly(tmp_path: Path) -> None:
+    """The page listens before the adapters and the scheduler start; a signal then is not fatal."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "run"],
+        cwd=tmp_path,
+        env=run_env(tmp_path, port),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        output = proc.stdout.read().decode() if proc.stdout else ""
+        assert code == 0, output
+        assert "stopped cleanly" in output
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_run_restart_does_not_duplicate_the_seed(
