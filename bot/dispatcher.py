@@ -341,7 +341,7 @@ class Dispatcher:
                     self._dirty.update(self.adapters)
         finally:
             await self._end()
-            await self._resign()
+            await self.resign()
             self._running = False
             self._stopped.set()
 
@@ -404,8 +404,7 @@ class Dispatcher:
                 if platform in self._leading:
                     if await lead.still_held():
                         continue
-                    self._leading.discard(platform)
-                    log.warning("lost the %s dispatcher lock; another instance sends now", platform)
+                    self._lose(platform)
                 if not await lead.acquire():
                     continue
                 async with self.store.write() as tx:
@@ -429,13 +428,20 @@ class Dispatcher:
             self._wake.set()
         return self.leading
 
+    def _lose(self, platform: Platform) -> None:
+        if platform in self._leading:
+            self._leading.discard(platform)
+            log.warning("lost the %s dispatcher lock; another instance sends now", platform)
+
     async def _elect_loop(self) -> None:
         while not self._stopping:
             await self.elect()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_requested.wait(), self.election_seconds)
 
-    async def _resign(self) -> None:
+    async def resign(self) -> None:
+        """Give up every lead this dispatcher holds (its election stops); `run()` does on its
+        way out, and a dispatcher used through `elect()` and `drain()` calls it when done."""
         if self._election is not None:
             self._election.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -514,11 +520,17 @@ class Dispatcher:
             dict[int, Subscription],
             dict[int, Update],
             dict[tuple[int, int], Delivery],
+            list[Platform],
         ]
 
         async def claim(tx: Tx) -> Round:
             claimed: list[Delivery] = []
+            lost: list[Platform] = []
             for platform, limit in room.items():
+                lead = self._leads.get(platform)
+                if lead is not None and not await lead.confirm(tx.conn):
+                    lost.append(platform)  # another instance may hold it now: claim nothing
+                    continue
                 claimed += await q.claim(
                     tx,
                     worker=self.worker_id,
@@ -528,7 +540,7 @@ class Dispatcher:
                     limit=limit,
                 )
             if not claimed:
-                return [], {}, {}, {}, {}
+                return [], {}, {}, {}, {}, lost
             # A copy already posted keeps receiving edits and its retraction after its
             # channel unsubscribes (`holders`): misinformation must not stay up uncorrected.
             subs, holders = await q.subscriptions_and_holders(
@@ -545,9 +557,11 @@ class Dispatcher:
                     if d.action in FOLLOW_UPS and d.update_id is not None
                 },
             )
-            return claimed, subs, holders, updates, posts
+            return claimed, subs, holders, updates, posts, lost
 
-        claimed, subs, holders, updates, posts = await self.store.transact(claim)
+        claimed, subs, holders, updates, posts, lost = await self.store.transact(claim)
+        for platform in lost:
+            self._lose(platform)
         if not claimed:
             return 0
         self.stats.claimed += len(claimed)

@@ -61,6 +61,13 @@ class Leadership(Protocol):
         """Give the lead up (idempotent)."""
         ...
 
+    async def confirm(self, conn: AsyncConnection) -> bool:
+        """True if the lead is still ours, asked on `conn` (the caller's transaction, about
+        to act as the holder). Between two elections the lead can go (the lock connection
+        cut, the server restarted) and another instance take it: work done as the holder
+        checks here first, so a holder that lost its lead acts no more (fencing)."""
+        ...
+
 
 class PostgresLeadership:
     """`pg_try_advisory_lock` on a connection of its own (outside the store's pool, so the
@@ -119,33 +126,24 @@ class PostgresLeadership:
 
     async def _holds(self) -> bool:
         assert self._conn is not None
-        held = await self._conn.scalar(
-            text(
-                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-                "AND pid = pg_backend_pid() AND classid = 0 AND objid = :key "
-                "AND objsubid = 1 AND granted)"
-            ),
-            {"key": self.key},
-        )
-        return bool(held)
+        return await _holds_lock(self._conn, self.key)
 
     async def still_held(self) -> bool:
         if self._conn is None:
             return False
         try:
-            held = await self._conn.scalar(
-                text(
-                    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-                    "AND pid = pg_backend_pid() AND classid = 0 AND objid = :key "
-                    "AND objsubid = 1 AND granted)"
-                ),
-                {"key": self.key},
-            )
+            return await _holds_lock(self._conn, self.key)
         except Exception as exc:  # the connection died: PostgreSQL has released the lock
             log.warning("the lock connection (key %d) failed (%s); the lock is gone", self.key, exc)
             await self._close()
             return False
-        return bool(held)
+
+    async def confirm(self, conn: AsyncConnection) -> bool:
+        # Asked of the lock's own backend, from the caller's transaction: a lock connection
+        # that was cut since the last election holds nothing any more.
+        if self._pid is None:
+            return False
+        return await _holds_lock(conn, self.key, pid=self._pid)
 
     async def release(self) -> None:
         if self._conn is not None:
@@ -187,6 +185,9 @@ class FileLeadership:
     async def still_held(self) -> bool:
         return self._fd is not None
 
+    async def confirm(self, conn: AsyncConnection) -> bool:
+        return self._fd is not None  # the OS holds the lock until this process ends
+
     async def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
@@ -208,8 +209,24 @@ class SoleLeadership:
     async def still_held(self) -> bool:
         return self._held
 
+    async def confirm(self, conn: AsyncConnection) -> bool:
+        return self._held
+
     async def release(self) -> None:
         self._held = False
+
+
+async def _holds_lock(conn: AsyncConnection, key: int, *, pid: int | None = None) -> bool:
+    """Whether backend `pid` (the connection's own when None) holds advisory lock `key`."""
+    held = await conn.scalar(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+            "AND pid = COALESCE(CAST(:pid AS integer), pg_backend_pid()) "
+            "AND classid = 0 AND objid = :key AND objsubid = 1 AND granted)"
+        ),
+        {"key": key, "pid": pid},
+    )
+    return bool(held)
 
 
 def leadership_for(store: Store, key: int = BRIEFING_LOCK_KEY) -> Leadership:

@@ -121,3 +121,43 @@ async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_
         assert {d.attempts for d in rows} == {2}
         assert set(fake.messages_per_channel().values()) == {1}
         assert first.leading == frozenset()
+
+
+async def test_a_holder_whose_lock_went_between_elections_claims_nothing(
+    pg_url: str, clock: FixedClock, fake: FakePlatform, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fencing: the claim asks PostgreSQL whether the lock is still the holder's, so a holder
+    cut off from its lock (before its next election notices) cannot pace beside the new one."""
+    channels = [f"c{i:02}" for i in range(4)]
+    async with (
+        Store.open(pg_url) as one,
+        Store.open(pg_url) as two,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_one,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_two,
+    ):
+        first = dispatcher(one, adapter_one, clock, "first")
+        second = dispatcher(two, adapter_two, clock, "second")
+        assert await first.elect() == {"discord"}
+        await fan_out(Admin(one, CAMPAIGN, ADMINS, clock), channels)
+
+        lead = first._leads["discord"]
+        assert isinstance(lead, PostgresLeadership) and lead.backend_pid
+        async with two.write() as tx:
+            await tx.conn.execute(
+                text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid}
+            )
+        assert await second.elect() == {"discord"}
+
+        try:
+            assert (await first.drain()).claimed == 0
+            assert first.leading == frozenset()
+            assert "lost the discord dispatcher lock" in caplog.text
+            assert fake.requests == []
+
+            assert (await second.drain()).sent == len(channels)
+        finally:
+            await first.resign()
+            await second.resign()
+        assert set(fake.messages_per_channel().values()) == {1}
+        rows = await deliveries(two)
+        assert {(d.state, d.attempts) for d in rows} == {(DeliveryState.SENT, 1)}
