@@ -65,3 +65,20 @@ async def test_a_store_that_cannot_be_written_is_not_ready_and_says_why(
             assert health.status == 503
             assert (await health.json())["database"]["writable"] is False
             assert status.status == 200  # the public page and API still serve from reads
+
+
+async def test_health_does_not_queue_behind_a_run_of_writes(
+    store: Store, clock: FixedClock
+) -> None:
+    """SQLite has one writer: while writes are committing (a page of briefings after another),
+    the one before proves the store takes writes, and /healthz answers without waiting for
+    the writer (its own write probe would wait, and time out after 3 s)."""
+    site = web_context(store, clock)
+    async with client_for(site) as client:
+        async with store.write() as tx:
+            await tx.set_meta("test.before", "1")
+        async with store.write() as tx:
+            await tx.set_meta("test.during", "1")
+            health = await client.get("/healthz")
+            assert health.status == 200
+            assert (await health.json())["database"]["writable"] is True

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
@@ -66,6 +67,7 @@ class Store:
         # each connection spinning on the busy timeout. Other processes still meet
         # BEGIN IMMEDIATE and the busy timeout.
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        self._wrote_at: float | None = None  # time.monotonic() of the last committed write
 
     @classmethod
     @asynccontextmanager
@@ -110,10 +112,24 @@ class Store:
                 async with conn.begin():
                     yield tx
                     bumped = await tx.bump_public_version() if tx.public_touched else None
+        self._wrote_at = time.monotonic()
         if tx.enqueued:
             self.outbox_written.set()
         if bumped is not None:
             self.public.advance(bumped)
+
+    def busy_writing(self, within: float) -> bool:
+        """True while a write transaction of this process holds SQLite's one writer and
+        another committed in the last `within` seconds (a run of writes, like a page of
+        briefings after another): proof that the store takes writes, where one more write
+        would only queue behind them. Always False on PostgreSQL, whose writers do not queue
+        here."""
+        return (
+            self._write_lock is not None
+            and self._write_lock.locked()
+            and self._wrote_at is not None
+            and time.monotonic() - self._wrote_at <= within
+        )
 
     async def transact(self, work: Callable[[Tx], Awaitable[T]], *, write: bool = True) -> T:
         """`await work(tx)` in one transaction, tried once more on a fresh connection when
