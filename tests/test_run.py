@@ -16,16 +16,21 @@ import pytest
 from tests.support import free_port, get, run_env, wait_until_serving
 
 
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
-    proc = subprocess.Popen(
+def start_run(tmp_path: Path, port: int) -> subprocess.Popen[bytes]:
+    """`strikebot run` in `tmp_path` on `port`, its output (both streams) kept."""
+    return subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "run"],
         cwd=tmp_path,
         env=run_env(tmp_path, port),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    proc = start_run(tmp_path, port)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(proc, f"{base}/healthz")
@@ -65,13 +70,7 @@ def test_run_serves_the_seeded_campaign_and_stops_cleanly(
 def test_a_sigterm_as_soon_as_the_page_listens_still_stops_cleanly(tmp_path: Path) -> None:
     """The page listens before the adapters and the scheduler start; a signal then is not fatal."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "run"],
-        cwd=tmp_path,
-        env=run_env(tmp_path, port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    proc = start_run(tmp_path, port)
     try:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
@@ -101,13 +100,7 @@ def test_run_restart_does_not_duplicate_the_seed(
     assert proc.wait(timeout=20) == 0
 
     port = free_port()
-    again = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "run"],
-        cwd=tmp_path,
-        env=run_env(tmp_path, port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    again = start_run(tmp_path, port)
     try:
         wait_until_serving(again, f"http://127.0.0.1:{port}/healthz")
         second = json.loads(get(f"http://127.0.0.1:{port}/api/v1/updates")[1])

@@ -66,6 +66,34 @@ async def fan_out(admin: Admin, channels: list[str]) -> None:
     await admin.post(ADMIN, draft)
 
 
+@contextlib.asynccontextmanager
+async def two_instances(
+    pg_url: str, clock: FixedClock, fake: FakePlatform
+) -> AsyncIterator[tuple[Store, Store, Dispatcher, Dispatcher]]:
+    """Two instances on one database, each its store, its adapter and its dispatcher."""
+    async with (
+        Store.open(pg_url) as one,
+        Store.open(pg_url) as two,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_one,
+        FakePlatformAdapter(fake.url, timeout=60) as adapter_two,
+    ):
+        yield (
+            one,
+            two,
+            dispatcher(one, adapter_one, clock, "first"),
+            dispatcher(two, adapter_two, clock, "second"),
+        )
+
+
+async def cut_lock_connection(holder: Dispatcher, store: Store) -> None:
+    """The holder's lock connection goes, as when its process is killed or cut off: the
+    server ends that backend, and the lock with it."""
+    lead = holder._leads["discord"]
+    assert isinstance(lead, PostgresLeadership) and lead.backend_pid
+    async with store.write() as tx:
+        await tx.conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid})
+
+
 async def deliveries(store: Store) -> list[Delivery]:
     async with store.read() as tx:
         return await tx.list_deliveries(limit=None)
@@ -75,14 +103,7 @@ async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_
     pg_url: str, clock: FixedClock, fake: FakePlatform
 ) -> None:
     channels = [f"c{i:02}" for i in range(6)]
-    async with (
-        Store.open(pg_url) as one,
-        Store.open(pg_url) as two,
-        FakePlatformAdapter(fake.url, timeout=60) as adapter_one,
-        FakePlatformAdapter(fake.url, timeout=60) as adapter_two,
-    ):
-        first = dispatcher(one, adapter_one, clock, "first")
-        second = dispatcher(two, adapter_two, clock, "second")
+    async with two_instances(pg_url, clock, fake) as (one, two, first, second):
         assert await first.elect() == {"discord"}
         assert await second.elect() == frozenset()  # a hot standby: it sends nothing
 
@@ -99,19 +120,16 @@ async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_
             # The holder's connection to PostgreSQL goes (as when its process is killed):
             # the standby takes the lock and the rows it held at once, not after their
             # 60-second lease, and sends each once more with the same idempotency key.
-            lead = first._leads["discord"]
-            assert isinstance(lead, PostgresLeadership) and lead.backend_pid
             assert first._election is not None
             first._election.cancel()  # a dead process stands for nothing again
-            async with one.write() as tx:
-                await tx.conn.execute(
-                    text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid}
-                )
+            await cut_lock_connection(first, one)
             await fake.wait_until(lambda: len(fake.messages_per_channel()) == len(channels))
             await second.stop()
             await second_run
         finally:
-            await adapter_one.stop()  # ends the hung requests
+            hung = first.adapters["discord"]
+            assert isinstance(hung, FakePlatformAdapter)
+            await hung.stop()  # ends the hung requests
             first_run.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await first_run
@@ -129,23 +147,11 @@ async def test_a_holder_whose_lock_went_between_elections_claims_nothing(
     """Fencing: the claim asks PostgreSQL whether the lock is still the holder's, so a holder
     cut off from its lock (before its next election notices) cannot pace beside the new one."""
     channels = [f"c{i:02}" for i in range(4)]
-    async with (
-        Store.open(pg_url) as one,
-        Store.open(pg_url) as two,
-        FakePlatformAdapter(fake.url, timeout=60) as adapter_one,
-        FakePlatformAdapter(fake.url, timeout=60) as adapter_two,
-    ):
-        first = dispatcher(one, adapter_one, clock, "first")
-        second = dispatcher(two, adapter_two, clock, "second")
+    async with two_instances(pg_url, clock, fake) as (one, two, first, second):
         assert await first.elect() == {"discord"}
         await fan_out(Admin(one, CAMPAIGN, ADMINS, clock), channels)
 
-        lead = first._leads["discord"]
-        assert isinstance(lead, PostgresLeadership) and lead.backend_pid
-        async with two.write() as tx:
-            await tx.conn.execute(
-                text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid}
-            )
+        await cut_lock_connection(first, two)
         assert await second.elect() == {"discord"}
 
         try:
