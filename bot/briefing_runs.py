@@ -356,18 +356,24 @@ async def queue_schedule(
                 examples = await addresses(tx, won[:5])
             added: dict[str, int] = {}
             if won and prefix is not None and inputs is not None:
-                for language in {language for _, language in page} - payloads.keys():
+                winners = set(won)
+                spoken = sorted({language for i, language in page if i in winners}) or sorted(
+                    {language for _, language in page}  # won channels all new since the read
+                )
+                for language in set(spoken) - payloads.keys():
                     payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
-                # The first language's stands in for a language changed since the page was read.
-                default = next(iter(payloads))
-                needed = ({language for _, language in page} | {default}) - stored.keys()
+                # Stored once per run, for the languages of the channels this page queues.
                 added = await shared_payloads.add(
-                    tx, {language: payloads[language] for language in sorted(needed)}, now
+                    tx,
+                    {language: payloads[language] for language in spoken if language not in stored},
+                    now,
                 )
                 ids = stored | added
+                # A channel whose language changed since the page was read gets the page's
+                # first language's (a row always names a shared payload that exists).
                 columns, source = briefing_deliveries(
                     slot.local_date, first=first, last=last, id_prefix=prefix,
-                    payloads=ids, default=ids[default], now=now,
+                    payloads=ids, default=ids[spoken[0]], now=now,
                 )  # fmt: skip
                 await tx.enqueue_select(columns, source)
         stored.update(added)  # committed
