@@ -233,7 +233,7 @@ async def test_the_purge_deletes_a_shared_payload_once_no_delivery_names_it(
     rows = {(d.subscription_id, d.created_at): d for d in await deliveries(store)}
     waiting = rows[(es_late.id, NOW)]
     assert waiting.state is DeliveryState.PENDING
-    assert OutboundMessage.from_json(waiting.payload["message"]).title == TITLES["es"]  # type: ignore[index, arg-type]
+    assert OutboundMessage.from_json(waiting.payload["message"]).title == TITLES["es"]
 
     async with store.write() as tx:
         await tx.cancel_pending(subscription_id=es_late.id)
@@ -365,7 +365,7 @@ async def test_a_crash_between_pages_loses_nothing_and_leaves_no_stray_payload(
 
     first = await deliveries(store)
     assert sorted(d.subscription_id for d in first) == [subs[0].id, subs[1].id]
-    assert {d.payload["message"]["title"] for d in first} == {TITLES["en"]}  # type: ignore[index]
+    assert {d.payload["message"]["title"] for d in first} == {TITLES["en"]}
     assert len(await shared_ids(store)) == 1  # English only: the Spanish one rolled back
 
     outcomes = await queue_schedule(store, CAMPAIGN, schedule, SLOT, NOW, grace=timedelta(hours=2),
@@ -379,5 +379,5 @@ async def test_a_crash_between_pages_loses_nothing_and_leaves_no_stray_payload(
     assert sorted(d.subscription_id for d in rows) == [s.id for s in subs]
     for sub in subs:
         [row] = [d for d in rows if d.subscription_id == sub.id]
-        assert row.payload["message"]["title"] == TITLES[sub.language]  # type: ignore[index]
+        assert row.payload["message"]["title"] == TITLES[sub.language]
     assert sorted({d.shared_payload_id for d in rows}) == await shared_ids(store)
