@@ -14,9 +14,9 @@ random per page + the subscription id) and queued with another whose rows name t
 payload of the channel's language (`bot.store.shared_payloads`): composed once per language
 for the whole schedule and stored once per run, in the transaction of the first page that
 queues (a few bytes per outbox row instead of a ~3 KB copy). 100,000 channels are 100 such
-pages; no event-loop step walks them all. `queue_briefings` does the
-same for a list of (channel, slot) pairs decoded in Python: one `queue_briefing`, the
-channels whose schedule changed between two polls.
+pages; no event-loop step walks them all. `queue_briefings` does the same for a list of
+(channel, slot) pairs decoded in Python, each row with its own payload: one
+`queue_briefing`, the channels whose schedule changed between two polls.
 
 Catch-up after downtime: a briefing missed by less than the grace (config
 `[briefings] grace_minutes`, default 120) is sent late, once; an older one is recorded as
