@@ -63,6 +63,17 @@ from bot.store.briefings import (
 log = logging.getLogger("strikebot.briefings")
 
 BATCH_SIZE = 1000  # channels per write transaction (keeps SQLite's write lock short)
+# A schedule's page on PostgreSQL, where writers do not exclude each other: a third of the
+# commits and round trips (queuing 100,000 briefings 3.8-4.0 s instead of 4.3-4.6 s), each
+# page's claims held ~0.1 s.
+POSTGRES_PAGE_SIZE = 3000
+
+
+def page_size_for(store: Store) -> int:
+    """Channels per write transaction when a schedule is queued on this store."""
+    return POSTGRES_PAGE_SIZE if store.dialect == "postgresql" else BATCH_SIZE
+
+
 # A briefing counts as on time this long after its slot, whatever the grace.
 ON_TIME = timedelta(minutes=1)
 
@@ -298,14 +309,15 @@ async def queue_schedule(
     *,
     grace: timedelta,
     metrics: Metrics | None = None,
-    page_size: int = BATCH_SIZE,
+    page_size: int | None = None,
     catching_up: bool = False,
     outcomes: dict[int, Outcome] | None = None,
     counts: Counter[Outcome] | None = None,
     inputs: BriefingInputs | None = None,
 ) -> dict[int, Outcome]:
     """Claim and enqueue `slot` for every channel on `schedule`, a page of `page_size`
-    channels per write transaction, yielding to the event loop between pages.
+    channels (`page_size_for` the store by default) per write transaction, yielding to the
+    event loop between pages.
 
     The work per channel is the database's: each page is read as (id, language) pairs,
     claimed with one INSERT ... SELECT and queued with another; the briefing is composed
@@ -319,6 +331,7 @@ async def queue_schedule(
     reads, if already read for `now`."""
     outcomes = {} if outcomes is None else outcomes
     counts = Counter() if counts is None else counts
+    page_size = page_size or page_size_for(store)
     mine: Counter[Outcome] = Counter()
     too_late = now - slot.at > allowance(grace)
     created_by = slot.at if catching_up else None
@@ -466,7 +479,7 @@ async def catch_up(
     *,
     grace: timedelta,
     metrics: Metrics | None = None,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
 ) -> dict[int, Outcome]:
     """After downtime: each channel's latest briefing of the last day that has no run is
     sent late if it is within the grace, else recorded as skipped. Briefings already run
