@@ -10,11 +10,13 @@ got there first: nothing is sent and the outcome is "duplicate".
 Two paths do this. `queue_schedule` (a schedule's job at 07:00, the catch-up) leaves the
 work per channel to the database: a page of channels is read as (id, language) pairs
 through the schedule index, claimed with one INSERT ... SELECT (delivery id = a prefix
-random per page + the subscription id) and queued with another that copies the payload of
-the channel's language, composed once per language for the whole schedule. 100,000
-channels are 100 such pages; no event-loop step walks them all. `queue_briefings` does the
-same for a list of (channel, slot) pairs decoded in Python: one `queue_briefing`, the
-channels whose schedule changed between two polls.
+random per page + the subscription id) and queued with another whose rows name the shared
+payload of the channel's language (`bot.store.shared_payloads`): composed once per language
+for the whole schedule and stored once per run, in the transaction of the first page that
+queues (a few bytes per outbox row instead of a ~3 KB copy). 100,000 channels are 100 such
+pages; no event-loop step walks them all. `queue_briefings` does the same for a list of
+(channel, slot) pairs decoded in Python, each row with its own payload: one
+`queue_briefing`, the channels whose schedule changed between two polls.
 
 Catch-up after downtime: a briefing missed by less than the grace (config
 `[briefings] grace_minutes`, default 120) is sent late, once; an older one is recorded as
@@ -44,7 +46,7 @@ from bot.briefing_times import (
 from bot.briefings import BriefingInputs, gather_briefing_inputs
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, DeliveryAction, Subscription
-from bot.store import NewDelivery, Store, new_delivery_id
+from bot.store import NewDelivery, Store, new_delivery_id, shared_payloads
 from bot.store.briefings import (
     QUEUED,
     SKIPPED,
@@ -61,6 +63,17 @@ from bot.store.briefings import (
 log = logging.getLogger("strikebot.briefings")
 
 BATCH_SIZE = 1000  # channels per write transaction (keeps SQLite's write lock short)
+# A schedule's page on PostgreSQL, where writers do not exclude each other: a third of the
+# commits and round trips (queuing 100,000 briefings 3.8-4.0 s instead of 4.3-4.6 s), each
+# page's claims held ~0.1 s.
+POSTGRES_PAGE_SIZE = 3000
+
+
+def page_size_for(store: Store) -> int:
+    """Channels per write transaction when a schedule is queued on this store."""
+    return POSTGRES_PAGE_SIZE if store.dialect == "postgresql" else BATCH_SIZE
+
+
 # A briefing counts as on time this long after its slot, whatever the grace.
 ON_TIME = timedelta(minutes=1)
 
@@ -296,29 +309,34 @@ async def queue_schedule(
     *,
     grace: timedelta,
     metrics: Metrics | None = None,
-    page_size: int = BATCH_SIZE,
+    page_size: int | None = None,
     catching_up: bool = False,
     outcomes: dict[int, Outcome] | None = None,
     counts: Counter[Outcome] | None = None,
     inputs: BriefingInputs | None = None,
 ) -> dict[int, Outcome]:
     """Claim and enqueue `slot` for every channel on `schedule`, a page of `page_size`
-    channels per write transaction, yielding to the event loop between pages.
+    channels (`page_size_for` the store by default) per write transaction, yielding to the
+    event loop between pages.
 
     The work per channel is the database's: each page is read as (id, language) pairs,
     claimed with one INSERT ... SELECT and queued with another; the briefing is composed
-    once per language for the whole schedule (one read of the store) and handed to the
-    database as one bound parameter per language and page. `catching_up`: leave alone
+    once per language for the whole schedule (one read of the store) and stored once per
+    language, in the first page's transaction that needs it (so a page rolled back or a
+    crash between pages leaves no payload behind that nothing names, and a later page never
+    names one that was not committed); its rows name it. `catching_up`: leave alone
     channels created after the slot (they did not exist when it was due), and do not count
     duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
     `counts` page by page: no step walks all the channels. `inputs`: what the composer
     reads, if already read for `now`."""
     outcomes = {} if outcomes is None else outcomes
     counts = Counter() if counts is None else counts
+    page_size = page_size or page_size_for(store)
     mine: Counter[Outcome] = Counter()
     too_late = now - slot.at > allowance(grace)
     created_by = slot.at if catching_up else None
     payloads: dict[str, dict[str, object]] = {}
+    stored: dict[str, int] = {}  # language -> shared payload id, once committed
     since = window_start(schedule, slot.at)
     if not too_late:
         # Composed before the pages, out of the write lock, in a worker thread: a first
@@ -349,16 +367,29 @@ async def queue_schedule(
             )  # fmt: skip
             if won and not examples and (too_late or now - slot.at > ON_TIME):
                 examples = await addresses(tx, won[:5])
+            added: dict[str, int] = {}
             if won and prefix is not None and inputs is not None:
-                for language in {language for _, language in page} - payloads.keys():
+                winners = set(won)
+                spoken = sorted({language for i, language in page if i in winners}) or sorted(
+                    {language for _, language in page}  # won channels all new since the read
+                )
+                for language in set(spoken) - payloads.keys():
                     payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
+                # Stored once per run, for the languages of the channels this page queues.
+                added = await shared_payloads.add(
+                    tx,
+                    {language: payloads[language] for language in spoken if language not in stored},
+                    now,
+                )
+                ids = stored | added
+                # A channel whose language changed since the page was read gets the page's
+                # first language's (a row always names a shared payload that exists).
                 columns, source = briefing_deliveries(
                     slot.local_date, first=first, last=last, id_prefix=prefix,
-                    payloads=payloads, now=now,
-                    # A channel whose language changed since its page was read.
-                    default=next(iter(payloads.values())),
+                    payloads=ids, default=ids[spoken[0]], now=now,
                 )  # fmt: skip
                 await tx.enqueue_select(columns, source)
+        stored.update(added)  # committed
         done = Outcome.SKIPPED if too_late else Outcome.QUEUED
         outcomes.update(dict.fromkeys([i for i, _ in page], Outcome.DUPLICATE))
         outcomes.update(dict.fromkeys(won, done))
@@ -448,7 +479,7 @@ async def catch_up(
     *,
     grace: timedelta,
     metrics: Metrics | None = None,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
 ) -> dict[int, Outcome]:
     """After downtime: each channel's latest briefing of the last day that has no run is
     sent late if it is within the grace, else recorded as skipped. Briefings already run

@@ -314,6 +314,8 @@ class Delivery:
     payload: Mapping[str, object] | None = None
     # When an attempt's outcome became unknown (it may be on the platform already).
     in_doubt_since: datetime | None = None
+    # The shared payload (`bot.store.shared_payloads`) `payload` was read from, if any.
+    shared_payload_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

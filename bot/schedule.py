@@ -37,7 +37,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.briefing_runs import BATCH_SIZE, Due, catch_up, queue_briefings, queue_schedule
+from bot.briefing_runs import Due, catch_up, queue_briefings, queue_schedule
 from bot.briefing_times import DAY_NAMES, BriefingSlot, Schedule, latest_briefing
 from bot.clock import Clock, clock_shift
 from bot.leader import Leadership, leadership_for
@@ -124,7 +124,7 @@ class BriefingScheduler:
         poll_seconds: float = 60.0,
         election_seconds: float = 30.0,
         full_refresh_seconds: float = 3600.0,
-        batch_size: int = BATCH_SIZE,
+        batch_size: int | None = None,  # channels per write transaction: the store's own
         leadership: Leadership | None = None,
     ) -> None:
         self.store = store

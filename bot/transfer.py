@@ -8,8 +8,8 @@ export → import → export gives the same bytes.
 
 What goes in: updates with their revisions (retracted ones too, with their reason),
 demands with their dated history, subscriptions (including removed ones), the audit log
-and the store's metadata; deliveries and briefing runs only when asked for. Processed
-platform event ids are transient and never exported.
+and the store's metadata; deliveries, briefing runs and the briefings' shared payloads only
+when asked for. Processed platform event ids are transient and never exported.
 
 The records below mirror the tables column for column (`bot/store/schema.py`). A migration
 that adds a column adds it here too (and bumps VERSION if old files cannot be read);
@@ -47,7 +47,14 @@ FORMAT: Final = "strikebot-export"
 VERSION: Final = 1
 
 # Tables whose integer ids come from a sequence on PostgreSQL (bumped after an import).
-_SERIAL_TABLES = (t.updates, t.demand_events, t.subscriptions, t.audit_log, t.briefing_runs)
+_SERIAL_TABLES = (
+    t.updates,
+    t.demand_events,
+    t.subscriptions,
+    t.audit_log,
+    t.briefing_runs,
+    t.shared_payloads,
+)
 
 
 def _utc(value: datetime) -> datetime:
@@ -186,6 +193,13 @@ class DeliveryRecord(_Record):
     created_at: Moment
     sent_at: Moment | None
     in_doubt_since: Moment | None = None  # absent from exports before schema 0008
+    shared_payload_id: int | None = None  # absent from exports before schema 0013
+
+
+class SharedPayloadRecord(_Record):
+    id: int
+    payload: dict[str, Any]
+    created_at: Moment
 
 
 class BriefingRunRecord(_Record):
@@ -213,6 +227,8 @@ class ExportDocument(_Record):
     # Absent unless exported with deliveries (`strikebot export --deliveries`).
     deliveries: list[DeliveryRecord] | None = None
     briefing_runs: list[BriefingRunRecord] | None = None
+    # The briefings' shared payloads (schema 0013), with the deliveries naming them.
+    shared_payloads: list[SharedPayloadRecord] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +316,7 @@ async def export_document(
         ]
         delivery_records = None
         briefing_records = None
+        shared_records = None
         if deliveries:
             delivery_records = [
                 DeliveryRecord.model_validate(dict(r._mapping))
@@ -308,6 +325,10 @@ async def export_document(
             briefing_records = [
                 BriefingRunRecord.model_validate(dict(r._mapping))
                 for r in await _rows(tx, t.briefing_runs, t.briefing_runs.c.id)
+            ]
+            shared_records = [
+                SharedPayloadRecord.model_validate(dict(r._mapping))
+                for r in await _rows(tx, t.shared_payloads, t.shared_payloads.c.id)
             ]
         schema_revision = await _schema_revision(tx)
     return ExportDocument(
@@ -323,6 +344,7 @@ async def export_document(
         stale_texts=stale,
         deliveries=delivery_records,
         briefing_runs=briefing_records,
+        shared_payloads=shared_records,
     )
 
 
@@ -333,6 +355,8 @@ def dumps(doc: ExportDocument) -> str:
         del data["deliveries"]
     if doc.briefing_runs is None:
         del data["briefing_runs"]
+    if doc.shared_payloads is None:
+        del data["shared_payloads"]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -412,6 +436,14 @@ def _check_consistent(doc: ExportDocument, source: str) -> None:
                 f"{source} is damaged: it lists the same {name} twice; "
                 "export it again from the source database."
             )
+    shared = {p.id for p in doc.shared_payloads or []}
+    for i, d in enumerate(doc.deliveries or []):
+        if d.shared_payload_id is not None and d.shared_payload_id not in shared:
+            raise ImportRefused(
+                f"{source} is damaged at deliveries.{i} (its shared payload "
+                f"{d.shared_payload_id} is not in the file); export it again from the "
+                "source database."
+            )
     for i, sub in enumerate(doc.subscriptions):
         # Stored as text: a bad value would be written, then break every later read.
         try:
@@ -479,6 +511,7 @@ async def _wipe(tx: Tx) -> None:
     # Children before parents, for the foreign keys.
     for table in (
         t.deliveries,
+        t.shared_payloads,
         t.briefing_runs,
         t.update_revisions,
         t.updates,
@@ -515,6 +548,7 @@ async def _insert(tx: Tx, doc: ExportDocument) -> None:
     )
     await put(t.audit_log, [a.model_dump() for a in doc.audit])
     await put(t.stale_texts, [s.model_dump() for s in doc.stale_texts])
+    await put(t.shared_payloads, [p.model_dump() for p in doc.shared_payloads or []])
     await put(t.deliveries, [d.model_dump() for d in doc.deliveries or []])
     await put(t.briefing_runs, [b.model_dump() for b in doc.briefing_runs or []])
     if tx.dialect == "postgresql":

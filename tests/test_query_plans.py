@@ -16,14 +16,14 @@ from contextlib import contextmanager
 from datetime import time, timedelta
 from typing import Any
 
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, update
 
 from bot.briefing_runs import queue_schedule
 from bot.briefing_times import Schedule, latest_briefing
 from bot.briefings import gather_briefing_inputs
 from bot.clock import FixedClock
 from bot.models import UpdateState
-from bot.store import Store, Tx
+from bot.store import Store, Tx, shared_payloads
 from bot.store import outbox_queries as q
 from bot.store import schema as t
 from tests.strike_week import strike_week
@@ -447,3 +447,36 @@ async def test_a_schedule_is_queued_through_the_schedule_index(
         )
     }
     assert failures == {}
+
+
+async def test_the_purge_asks_whether_a_shared_payload_is_used_through_an_index(
+    store: Store,
+) -> None:
+    """100,000 outbox rows naming 40 shared payloads (20 days of two languages): deciding
+    which old shared payloads no delivery names any more probes the deliveries' index on
+    `shared_payload_id`, never reads the outbox whole."""
+    await fill_outbox(store)
+    old = FRIDAY - timedelta(days=200)
+    async with store.write() as tx:
+        payload_ids = [
+            row[0]
+            for row in await tx.conn.execute(
+                insert(t.shared_payloads).returning(t.shared_payloads.c.id),
+                [{"payload": {"message": {"title": str(n)}}, "created_at": old} for n in range(40)],
+            )
+        ]
+        named = payload_ids[0] + t.deliveries.c.subscription_id % 40
+        await tx.conn.execute(update(t.deliveries).values(shared_payload_id=named))
+        await tx.conn.exec_driver_sql("ANALYZE")
+    explained_kinds = ("DELETE",)
+    with recording(store, lambda s: s.lstrip().upper().startswith(explained_kinds)) as recorded:
+        async with store.engine.connect() as conn, conn.begin() as outer:
+            tx = Tx(conn)
+            assert await shared_payloads.purge_unused(tx, before=FRIDAY) == 0
+            await outer.rollback()
+    explained = await plans(store, recorded)
+    assert len(explained) == 1, list(explained)
+    [(statement, plan)] = explained.items()
+    assert "shared_payloads" in statement
+    assert claim_scans(store.dialect, plan) == [], plan
+    assert any("ix_deliveries_shared_payload" in line for line in plan), plan

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     Date,
+    Integer,
     String,
     and_,
     case,
@@ -307,21 +308,20 @@ def briefing_deliveries(
     first: int,
     last: int,
     id_prefix: str,
-    payloads: Mapping[str, Mapping[str, object]],
-    default: Mapping[str, object],
+    payloads: Mapping[str, int],
+    default: int,
     now: datetime,
 ) -> tuple[list[str], Select[Any]]:
     """The outbox rows (columns, SELECT) for the claims `claim_schedule_page` made with
-    `id_prefix`: action BRIEFING, dedupe key `briefing:s{id}:{local date}`, the payload of
-    the channel's language (`default` for a language changed meanwhile), for
-    `Tx.enqueue_select`."""
+    `id_prefix`: action BRIEFING, dedupe key `briefing:s{id}:{local date}`, the shared
+    payload (`bot.store.shared_payloads`, by id) of the channel's language (`default` for a
+    language changed meanwhile) and no payload of its own, for `Tx.enqueue_select`."""
     r = t.briefing_runs.c
     s = t.subscriptions.c
-    payload_type = t.deliveries.c.payload.type
     payload = case(
-        {language: literal(p, payload_type) for language, p in payloads.items()},
+        {language: literal(i, Integer()) for language, i in payloads.items()},
         value=s.language,
-        else_=literal(default, payload_type),
+        else_=literal(default, Integer()),
     )
     dedupe = (
         literal("briefing:s", String())
@@ -353,7 +353,7 @@ def briefing_deliveries(
     )
     columns = [
         "id", "dedupe_key", "subscription_id", "platform", "action", "revision", "state",
-        "attempts", "not_before", "payload", "created_at",
+        "attempts", "not_before", "shared_payload_id", "created_at",
     ]  # fmt: skip
     return columns, source
 

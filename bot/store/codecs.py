@@ -167,4 +167,5 @@ def delivery_from_row(row: Row[Any]) -> Delivery:
         sent_at=row.sent_at,
         payload=row.payload,
         in_doubt_since=row.in_doubt_since,
+        shared_payload_id=row.shared_payload_id,
     )

@@ -49,6 +49,7 @@ from sqlalchemy.sql.selectable import NamedFromClause
 
 from bot.models import Delivery, DeliveryAction, DeliveryState, Subscription
 from bot.store import schema as t
+from bot.store import shared_payloads
 from bot.store.codecs import delivery_from_row, subscription_from_row
 from bot.store.repo import OUTBOX_CHANNEL, Tx
 
@@ -124,7 +125,9 @@ async def claim(
     result = await tx.conn.execute(_claim_statement(tx.dialect), params)
     rows = [delivery_from_row(r) for r in result]
     rows.sort(key=lambda d: (d.not_before, d.created_at, d.id))
-    return rows
+    # A briefing's message is shared by its run's channels of one language: read once per
+    # transaction (a round claiming several platforms reads it once), not per row.
+    return await tx.with_shared_payloads(rows)
 
 
 @functools.cache
@@ -371,7 +374,9 @@ async def find_post(tx: Tx, update_id: int, subscription_id: int) -> Delivery | 
             )
         )
     ).first()
-    return None if row is None else delivery_from_row(row)
+    if row is None:
+        return None
+    return (await tx.with_shared_payloads([delivery_from_row(row)]))[0]
 
 
 async def find_posts(tx: Tx, pairs: Collection[tuple[int, int]]) -> dict[tuple[int, int], Delivery]:
@@ -390,8 +395,7 @@ async def find_posts(tx: Tx, pairs: Collection[tuple[int, int]]) -> dict[tuple[i
                     _d.c.subscription_id.in_(chunk),
                 )
             )
-            for row in rows:
-                post = delivery_from_row(row)
+            for post in await tx.with_shared_payloads([delivery_from_row(r) for r in rows]):
                 found[(update_id, post.subscription_id)] = post
     return found
 
@@ -401,7 +405,7 @@ async def deliveries_by_id(tx: Tx, ids: Collection[str]) -> list[Delivery]:
     for chunk in _chunks(list(ids)):
         rows = await tx.conn.execute(select(_d).where(_d.c.id.in_(chunk)))
         found += [delivery_from_row(r) for r in rows]
-    return found
+    return await tx.with_shared_payloads(found)
 
 
 async def state_of_update(tx: Tx, update_id: int) -> str | None:
@@ -581,7 +585,9 @@ async def requeue_dead(
     query = select(_d).where(_d.c.state == DEAD)
     if ids is not None:
         query = query.where(_d.c.id.in_(list(ids)))
-    before = [delivery_from_row(r) for r in await tx.conn.execute(query)]
+    before = await tx.with_shared_payloads(
+        [delivery_from_row(r) for r in await tx.conn.execute(query)]
+    )
     for chunk in _chunks([d.id for d in before]):
         await tx.conn.execute(
             update(_d)
@@ -612,7 +618,8 @@ async def purge_history(tx: Tx, *, before: datetime, now: datetime, limit: int =
     span of their queueing. Returns how many were deleted (less than `limit`: done).
 
     The rows are read back from the DELETE itself, so two instances purging at once never
-    count a row twice. Pending rows are never touched."""
+    count a row twice. Pending rows are never touched. Shared payloads written before
+    `before` that no delivery names any more go too (`shared_payloads.purge_unused`)."""
     oldest = (
         select(_d.c.id)
         .where(_d.c.created_at < before, _d.c.state.in_(SETTLED))
@@ -633,6 +640,7 @@ async def purge_history(tx: Tx, *, before: datetime, now: datetime, limit: int =
             )
         )
     ).all()
+    await shared_payloads.purge_unused(tx, before=before)
     if not gone:
         return 0
     counts: Counter[tuple[int | None, str, str, str]] = Counter()

@@ -228,6 +228,11 @@ deliveries = Table(
     Column("sent_at", UTCDateTime, nullable=True),
     # Set when the outcome of a send became unknown (see bot.dispatcher, "Exactly once").
     Column("in_doubt_since", UTCDateTime, nullable=True),
+    # A briefing's rendered message, shared with the run's other channels of its language:
+    # a row of `shared_payloads` used when `payload` is NULL. No foreign key (its check is
+    # per-row work for 100,000 briefings); the row is written in the same transaction and
+    # the history purge deletes it only once no delivery names it.
+    Column("shared_payload_id", Integer, nullable=True),
     # What is pending, in the claim's order: a claim, `next_due` and the queue depth read
     # only pending rows, however long the history (the queries say `state = 'pending'` as a
     # literal so that PostgreSQL's generic plans can use it too).
@@ -250,6 +255,23 @@ deliveries = Table(
     Index("ix_deliveries_update", "update_id", "subscription_id"),
     # The retention purge takes the oldest rows first.
     Index("ix_deliveries_created_at", "created_at"),
+    # Is a shared payload still used (the purge's question)?
+    Index(
+        "ix_deliveries_shared_payload",
+        "shared_payload_id",
+        sqlite_where=text("shared_payload_id IS NOT NULL"),
+        postgresql_where=text("shared_payload_id IS NOT NULL"),
+    ),
+)
+
+shared_payloads = Table(
+    "shared_payloads",
+    metadata,
+    # One per (briefing run, language): the payload its deliveries would each have carried
+    # (`deliveries.shared_payload_id`). Never changed once written.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("payload", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
 )
 
 delivery_history = Table(
