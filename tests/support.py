@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from bot.admin import Admin
@@ -245,6 +246,15 @@ async def fresh_postgres_database(*, migrated: bool = False) -> AsyncIterator[st
 
 
 # ---------------------------------------------------------------------------- processes
+
+
+async def end_backend(store: Store, pid: int) -> None:
+    """Cut one PostgreSQL session at the server, as when its process dies or its network
+    goes, and wait (up to 5 s) until it is gone: its advisory locks are free when this
+    returns, not a moment later."""
+    async with store.write() as tx:
+        ended = await tx.conn.scalar(text("SELECT pg_terminate_backend(:pid, 5000)"), {"pid": pid})
+    assert ended, f"PostgreSQL backend {pid} did not end within 5 s"
 
 
 def free_port() -> int:

@@ -15,7 +15,6 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from sqlalchemy import text
 
 from bot.clock import FixedClock
 from bot.leader import PostgresLeadership
@@ -36,7 +35,7 @@ from tests.fakes.discord import (
     load_payload,
     modal_submit_payload,
 )
-from tests.support import FRIDAY, fresh_postgres_database, postgres_url
+from tests.support import FRIDAY, end_backend, fresh_postgres_database, postgres_url
 
 VALUES: dict[str, str | list[str]] = {
     "headline": "Strike continues Tuesday",
@@ -86,8 +85,7 @@ async def lose_lock(bot: DiscordBot, lead: Any) -> None:
     """Cut the lock's connection at the server, as when the holder's process dies or its
     network to PostgreSQL goes: PostgreSQL releases the lock."""
     assert isinstance(lead, PostgresLeadership) and lead.backend_pid
-    async with bot.store.write() as tx:
-        await tx.conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid})
+    await end_backend(bot.store, lead.backend_pid)
 
 
 # ---------------------------------------------------------------------------- the gateway

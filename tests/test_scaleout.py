@@ -9,7 +9,6 @@ import random
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import text
 
 from bot.admin import Admin, Draft
 from bot.clock import FixedClock
@@ -19,7 +18,14 @@ from bot.leader import PostgresLeadership, dispatcher_lock_key, leadership_for
 from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
 from bot.store import Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
-from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database, postgres_url
+from tests.support import (
+    ADMIN,
+    ADMINS,
+    CAMPAIGN,
+    end_backend,
+    fresh_postgres_database,
+    postgres_url,
+)
 
 WS = "g1"
 
@@ -90,8 +96,7 @@ async def cut_lock_connection(holder: Dispatcher, store: Store) -> None:
     server ends that backend, and the lock with it."""
     lead = holder._leads["discord"]
     assert isinstance(lead, PostgresLeadership) and lead.backend_pid
-    async with store.write() as tx:
-        await tx.conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lead.backend_pid})
+    await end_backend(store, lead.backend_pid)
 
 
 async def deliveries(store: Store) -> list[Delivery]:

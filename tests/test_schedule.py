@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from rich.console import Console
-from sqlalchemy import text, update
+from sqlalchemy import update
 
 import bot.briefing_runs
 from adapters.console import ConsoleAdapter
@@ -52,7 +52,7 @@ from bot.schedule import BriefingScheduler, ShiftedTrigger, cron_trigger
 from bot.store import Store
 from bot.store import schema as t
 from bot.store.briefings import list_runs
-from tests.support import ADMIN, ADMINS, CAMPAIGN, fresh_postgres_database
+from tests.support import ADMIN, ADMINS, CAMPAIGN, end_backend, fresh_postgres_database
 
 LA = "America/Los_Angeles"
 LA_ZONE = ZoneInfo(LA)
@@ -758,10 +758,8 @@ async def test_only_the_advisory_lock_holder_runs_jobs_on_postgres() -> None:
             third = scheduler_for(store_a, clock, leadership=PostgresLeadership(store_a.engine.url))
             await third.start()
             assert not third.is_leader
-            async with store_a.read() as tx:
-                await tx.conn.execute(
-                    text("SELECT pg_terminate_backend(:pid)"), {"pid": lock_b.backend_pid}
-                )
+            assert lock_b.backend_pid
+            await end_backend(store_a, lock_b.backend_pid)
             assert await third.elect()
             assert not await second.elect()  # it notices and stands down
             assert not second.is_leader and second.jobs() == {}
