@@ -6,7 +6,7 @@ Two ways to run the bot, beside two naive peers in the same run:
   copy of the shipped campaign file whose `discord_global_per_second` is `--pace` of
   `--rate` (above 50/s, with `discord_global_limit` set to `--rate`, as for a bot Discord
   has granted a higher global limit: `--rate 500` is the high-rate figure). Its CPU is read
-  from /proc and its database work counted by `bench/_probe` (statements, commits,
+  from /proc and its database work counted by `bench/_probe` (statements, BEGINs, commits,
   rollbacks and checkouts per delivery). The update is written by this process; the bot
   hears of it as it hears of a `strikebot post` from a shell.
 - `--mode drain`: the dispatcher in this process (`Dispatcher.drain()`), without the web
@@ -532,11 +532,12 @@ async def run(args: argparse.Namespace) -> None:
                 paced = figures.run
                 report(paced)
                 per = figures.per_delivery
-                trips = per["statements"] + per["commits"] + per["rollbacks"]
+                trips = per["statements"] + per["begins"] + per["commits"] + per["rollbacks"]
                 print(
                     f"    database per delivery  {trips:.2f} round trips ("
-                    f"{per['statements']:.2f} statements, {per['commits']:.2f} commits, "
-                    f"{per['rollbacks']:.2f} rollbacks), {per['checkouts']:.2f} checkouts"
+                    f"{per['statements']:.2f} statements, {per['begins']:.2f} BEGINs, "
+                    f"{per['commits']:.2f} commits, {per['rollbacks']:.2f} rollbacks), "
+                    f"{per['checkouts']:.2f} checkouts"
                 )
                 print(f"    idle before the post   {figures.idle_cpu_ms_per_s:.1f} ms CPU per s")
                 extra = f" round_trips_per_delivery={trips:.2f}"

@@ -1,10 +1,11 @@
 """Counts the database work of a process the benchmarks start (`strikebot run`).
 
 Put on PYTHONPATH with `STRIKEBOT_BENCH_COUNTS=<file>`: every SQLAlchemy engine in the
-process counts the statements it sends, its commits and rollbacks, and its connection
-checkouts; SIGUSR1 writes the counts to the file as JSON. Each statement, commit and
-rollback is one round trip to the database (SQLite's are calls into the library instead).
-Nothing happens without the variable.
+process counts the statements it sends, its transactions begun (a BEGIN, which SQLite's
+engine issues itself rather than as a statement), its commits and rollbacks, and its
+connection checkouts; SIGUSR1 writes the counts to the file as JSON. Each statement, BEGIN,
+commit and rollback is one round trip to the database (SQLite's are calls into the library,
+on aiosqlite's thread, instead). Nothing happens without the variable.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,11 @@ if _PATH:
     from sqlalchemy.engine import Engine
     from sqlalchemy.pool import Pool
 
-    counts = {"statements": 0, "commits": 0, "rollbacks": 0, "checkouts": 0}
+    counts = {"statements": 0, "begins": 0, "commits": 0, "rollbacks": 0, "checkouts": 0}
+
+    @event.listens_for(Engine, "begin")
+    def _begin(*_args: Any) -> None:
+        counts["begins"] += 1
 
     @event.listens_for(Engine, "before_cursor_execute")
     def _statement(*_args: Any) -> None:
@@ -53,7 +59,9 @@ if _PATH:
             import cProfile
 
             if _profiler is None:
-                _profiler = cProfile.Profile()
+                # CPU time of the thread (the event loop's), not wall time: what a
+                # function cost, not how long the process waited on the way.
+                _profiler = cProfile.Profile(time.thread_time)
                 _profiler.enable()
             else:
                 _profiler.disable()
