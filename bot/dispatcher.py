@@ -39,13 +39,15 @@ on requests in flight. Many channels are sent to concurrently within those limit
 Retry-After pauses the channel's bucket, or every bucket of the platform for a global 429.
 
 Failures. `TransientDeliveryError` (429, 5xx, timeouts, resets; also any unexpected
-exception or no answer within `send_timeout`) is retried with exponential backoff and full
-jitter; short waits happen in memory, longer ones put the row back in the queue with a later
-`not_before`. After `settings.max_attempts` the row is DEAD ("gave up after N attempts").
-`PermanentDeliveryError` (403 missing access, 404 unknown channel) parks the row as DEAD with
-its reason at once; when it was a send, the subscription is marked broken, its other pending
-rows are cancelled (nothing more goes there), and a NOTICE is queued to every admin channel
-(`[delivery] admin_channels`). `strikebot deliveries retry` brings dead rows back.
+exception or no answer within `send_timeout`, or within the adapter's own `call_timeout`
+when it bounds its calls, see `bot.outbound.call_timeout`) is retried with exponential
+backoff and full jitter; short waits happen in memory, longer ones put the row back in the
+queue with a later `not_before`. After `settings.max_attempts` the row is DEAD ("gave up
+after N attempts"). `PermanentDeliveryError` (403 missing access, 404 unknown channel) parks
+the row as DEAD with its reason at once; when it was a send, the subscription is marked
+broken, its other pending rows are cancelled (nothing more goes there), and a NOTICE is
+queued to every admin channel (`[delivery] admin_channels`). `strikebot deliveries retry`
+brings dead rows back.
 
 Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
 delivery.id)`. As soon as a send returns, its platform message id is recorded and the row

@@ -46,6 +46,47 @@ if _PATH:
     def _checkout(*_args: Any) -> None:
         counts["checkouts"] += 1
 
+    # With STRIKEBOT_BENCH_LOOP=1 too: what the event loop did, counted by wrapping four
+    # of its methods (a little CPU of its own per event): its turns, the turns that began
+    # by sleeping in epoll (a wake-up: on an otherwise idle machine the costliest part of
+    # an event), tasks made, timers set, and trips to aiosqlite's thread (each wakes that
+    # thread, then the event loop).
+    if os.environ.get("STRIKEBOT_BENCH_LOOP"):
+        import asyncio.base_events as _base
+
+        import aiosqlite.core as _aiosqlite
+
+        counts |= {"loop_turns": 0, "wakeups": 0, "tasks": 0, "timers": 0, "sqlite_trips": 0}
+        loop_class: Any = _base.BaseEventLoop
+        sqlite_connection: Any = _aiosqlite.Connection
+        _run_once = loop_class._run_once
+        _create_task = loop_class.create_task
+        _call_at = loop_class.call_at
+        _execute = sqlite_connection._execute
+
+        def _counted_run_once(self: Any) -> None:
+            counts["loop_turns"] += 1
+            if not self._ready:
+                counts["wakeups"] += 1
+            _run_once(self)
+
+        def _counted_create_task(self: Any, *args: Any, **kwargs: Any) -> Any:
+            counts["tasks"] += 1
+            return _create_task(self, *args, **kwargs)
+
+        def _counted_call_at(self: Any, *args: Any, **kwargs: Any) -> Any:
+            counts["timers"] += 1
+            return _call_at(self, *args, **kwargs)
+
+        async def _counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+            counts["sqlite_trips"] += 1
+            return await _execute(self, *args, **kwargs)
+
+        loop_class._run_once = _counted_run_once
+        loop_class.create_task = _counted_create_task
+        loop_class.call_at = _counted_call_at
+        sqlite_connection._execute = _counted_execute
+
     _TARGET = Path(_PATH)
 
     # With STRIKEBOT_BENCH_PROFILE=<file> too: cProfile runs from the first SIGUSR1 to the

@@ -43,6 +43,7 @@ from sqlalchemy.pool import PoolResetState
 from sqlalchemy.util import await_only
 
 from bot.errors import StoreUnavailable
+from bot.store._one_trip import one_trip_dbapi
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -74,6 +75,7 @@ def create_engine(url: str) -> AsyncEngine:
             parsed,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
             pool_reset_on_return=None,  # `on_reset` below rolls back only what is open
+            module=one_trip_dbapi(),  # a statement in one trip to aiosqlite's thread
         )
         _configure_sqlite(engine)
         return engine
