@@ -6,7 +6,7 @@ Two ways to run the bot, beside two naive peers in the same run:
   copy of the shipped campaign file whose `discord_global_per_second` is `--pace` of
   `--rate` (above 50/s, with `discord_global_limit` set to `--rate`, as for a bot Discord
   has granted a higher global limit: `--rate 500` is the high-rate figure). Its CPU is read
-  from /proc and its database work counted by `bench/_probe` (statements, commits,
+  from /proc and its database work counted by `bench/_probe` (statements, BEGINs, commits,
   rollbacks and checkouts per delivery). The update is written by this process; the bot
   hears of it as it hears of a `strikebot post` from a shell.
 - `--mode drain`: the dispatcher in this process (`Dispatcher.drain()`), without the web
@@ -376,6 +376,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         "DISCORD_GATEWAY_URL": fake.gateway_url,
         "STRIKEBOT_BENCH_COUNTS": str(counts_path),
         "STRIKEBOT_BENCH_PROFILE": os.environ.get("STRIKEBOT_BENCH_PROFILE", ""),
+        "STRIKEBOT_BENCH_LOOP": "1" if args.loop_stats else "",
         "PYTHONPATH": os.pathsep.join(
             [str(ROOT / "bench" / "_probe"), str(ROOT), env.get("PYTHONPATH", "")]
         ),
@@ -532,12 +533,20 @@ async def run(args: argparse.Namespace) -> None:
                 paced = figures.run
                 report(paced)
                 per = figures.per_delivery
-                trips = per["statements"] + per["commits"] + per["rollbacks"]
+                trips = per["statements"] + per["begins"] + per["commits"] + per["rollbacks"]
                 print(
                     f"    database per delivery  {trips:.2f} round trips ("
-                    f"{per['statements']:.2f} statements, {per['commits']:.2f} commits, "
-                    f"{per['rollbacks']:.2f} rollbacks), {per['checkouts']:.2f} checkouts"
+                    f"{per['statements']:.2f} statements, {per['begins']:.2f} BEGINs, "
+                    f"{per['commits']:.2f} commits, {per['rollbacks']:.2f} rollbacks), "
+                    f"{per['checkouts']:.2f} checkouts"
                 )
+                if "wakeups" in per:
+                    print(
+                        f"    event loop per delivery  {per['wakeups']:.2f} wake-ups, "
+                        f"{per['loop_turns']:.1f} turns, {per['tasks']:.2f} tasks, "
+                        f"{per['timers']:.2f} timers, {per['sqlite_trips']:.2f} trips to "
+                        "aiosqlite's thread (--loop-stats)"
+                    )
                 print(f"    idle before the post   {figures.idle_cpu_ms_per_s:.1f} ms CPU per s")
                 extra = f" round_trips_per_delivery={trips:.2f}"
             else:
@@ -568,6 +577,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=20.0, help="added per request")
     parser.add_argument("--in-flight", type=int, default=64, help="requests in flight at most")
     parser.add_argument("--naive-count", type=int, default=1000, help="sends in the naive loop")
+    parser.add_argument(
+        "--loop-stats",
+        action="store_true",
+        help="count strikebot run's event-loop wake-ups, turns, tasks, timers and trips to "
+        "aiosqlite's thread per delivery (bench/_probe; costs a little CPU itself)",
+    )
     parser.add_argument(
         "--no-gc-freeze",
         dest="gc_freeze",

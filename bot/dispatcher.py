@@ -39,13 +39,15 @@ on requests in flight. Many channels are sent to concurrently within those limit
 Retry-After pauses the channel's bucket, or every bucket of the platform for a global 429.
 
 Failures. `TransientDeliveryError` (429, 5xx, timeouts, resets; also any unexpected
-exception or no answer within `send_timeout`) is retried with exponential backoff and full
-jitter; short waits happen in memory, longer ones put the row back in the queue with a later
-`not_before`. After `settings.max_attempts` the row is DEAD ("gave up after N attempts").
-`PermanentDeliveryError` (403 missing access, 404 unknown channel) parks the row as DEAD with
-its reason at once; when it was a send, the subscription is marked broken, its other pending
-rows are cancelled (nothing more goes there), and a NOTICE is queued to every admin channel
-(`[delivery] admin_channels`). `strikebot deliveries retry` brings dead rows back.
+exception or no answer within `send_timeout`, or within the adapter's own `call_timeout`
+when it bounds its calls, see `bot.outbound.call_timeout`) is retried with exponential
+backoff and full jitter; short waits happen in memory, longer ones put the row back in the
+queue with a later `not_before`. After `settings.max_attempts` the row is DEAD ("gave up
+after N attempts"). `PermanentDeliveryError` (403 missing access, 404 unknown channel) parks
+the row as DEAD with its reason at once; when it was a send, the subscription is marked
+broken, its other pending rows are cancelled (nothing more goes there), and a NOTICE is
+queued to every admin channel (`[delivery] admin_channels`). `strikebot deliveries retry`
+brings dead rows back.
 
 Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
 delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
@@ -135,6 +137,7 @@ from bot.outbound import (
     EventSink,
     FindsSent,
     OutboundMessage,
+    call_timeout,
     edits_in_place,
 )
 from bot.outbox import release_time
@@ -286,6 +289,7 @@ class Dispatcher:
         self._update_states: dict[int, tuple[float, asyncio.Future[str | None]]] = {}
         self._rendered: dict[tuple[int, int, bool, str, str | None], OutboundMessage] = {}
         self._marker: _Marker | None = None
+        self._counters: dict[tuple[Platform, str], Any] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._tasks_aside: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
@@ -780,8 +784,14 @@ class Dispatcher:
             self.metrics.queue_depth.labels(platform=platform).set(counts.get(platform, 0))
 
     def _count(self, platform: Platform, outcome: str) -> None:
-        if self.metrics is not None:
-            self.metrics.deliveries.labels(platform=str(platform), outcome=outcome).inc()
+        if self.metrics is None:
+            return
+        # The labelled child is looked up once per (platform, outcome), not once per send.
+        child = self._counters.get((platform, outcome))
+        if child is None:
+            child = self.metrics.deliveries.labels(platform=str(platform), outcome=outcome)
+            self._counters[(platform, outcome)] = child
+        child.inc()
 
     # ------------------------------------------------------------------ one delivery
 
@@ -867,34 +877,30 @@ class Dispatcher:
         A new message whose earlier attempt's outcome is unknown (`in_doubt`) is first
         looked for on the platform when the adapter can (`FindsSent`): found, it is recorded
         as sent instead of posted again."""
+        looks = in_doubt and isinstance(plan, _Send) and isinstance(adapter, FindsSent)
+        bound = call_timeout(adapter)
         try:
-            async with asyncio.timeout(self.send_timeout):
-                found = None
-                if in_doubt and isinstance(plan, _Send) and isinstance(adapter, FindsSent):
-                    found = await adapter.find_sent(
-                        channel, delivery.id, plan.message, since=delivery.created_at
-                    )
-                if found is not None:
-                    log.info(
-                        "delivery %s was already posted (%s); recorded, not sent again",
-                        delivery.id,
-                        found,
-                    )
-                    self.stats.found += 1
-                    message_id = found
-                elif isinstance(plan, _SendEvent):
-                    if not isinstance(adapter, EventSink):
-                        raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
-                    message_id = await adapter.send_event(
-                        channel, plan.event, idempotency_key=delivery.id
-                    )
-                elif isinstance(plan, _Send):
-                    message_id = await adapter.send(
-                        channel, plan.message, idempotency_key=delivery.id
-                    )
-                else:
-                    await adapter.edit(channel, plan.message_id, plan.message)
-                    message_id = plan.message_id
+            if not looks and bound is not None and bound <= self.send_timeout:
+                # The adapter's own timeout bounds the call: no second timer for it.
+                message_id = await self._call(adapter, channel, delivery, plan)
+            else:
+                async with asyncio.timeout(self.send_timeout):
+                    found = None
+                    if looks:
+                        assert isinstance(adapter, FindsSent) and isinstance(plan, _Send)
+                        found = await adapter.find_sent(
+                            channel, delivery.id, plan.message, since=delivery.created_at
+                        )
+                    if found is not None:
+                        log.info(
+                            "delivery %s was already posted (%s); recorded, not sent again",
+                            delivery.id,
+                            found,
+                        )
+                        self.stats.found += 1
+                        message_id = found
+                    else:
+                        message_id = await self._call(adapter, channel, delivery, plan)
         except PermanentDeliveryError as exc:
             # A refused send means the channel is unusable; a refused edit may only mean
             # that one message was deleted, so the channel stays subscribed.
@@ -921,10 +927,28 @@ class Dispatcher:
         log.debug("delivered %s (%s) as %s", delivery.id, delivery.action, message_id)
         return self._marker.mark(q.SentMark(delivery.id, str(message_id), self.clock()))
 
+    @staticmethod
+    async def _call(
+        adapter: Adapter,
+        channel: ChannelRef,
+        delivery: Delivery,
+        plan: _Send | _Edit | _SendEvent,
+    ) -> str:
+        """The adapter call `plan` asks for; returns the platform's message id."""
+        if isinstance(plan, _SendEvent):
+            if not isinstance(adapter, EventSink):
+                raise PermanentDeliveryError(f"{adapter.platform} cannot deliver events")
+            return await adapter.send_event(channel, plan.event, idempotency_key=delivery.id)
+        if isinstance(plan, _Send):
+            return await adapter.send(channel, plan.message, idempotency_key=delivery.id)
+        await adapter.edit(channel, plan.message_id, plan.message)
+        return plan.message_id
+
     async def _recorded(self, delivery: Delivery, marked: asyncio.Future[None]) -> None:
-        """Wait for a sent row's mark to be committed."""
+        """Wait for a sent row's mark to be committed. (The future is this row's alone:
+        no shield needed; a cancelled one is skipped by the marker, the mark still made.)"""
         try:
-            await asyncio.shield(marked)
+            await marked
         except Exception:
             # The message exists but is not recorded: after the lease lapses the row is sent
             # again with the same idempotency key (a no-op on Discord).

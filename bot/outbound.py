@@ -185,6 +185,15 @@ def edits_in_place(adapter: object) -> bool:
     return bool(getattr(adapter, "edits_in_place", True))
 
 
+def call_timeout(adapter: object) -> float | None:
+    """How long at most one `send`, `edit` or `send_event` of `adapter` takes, when the
+    adapter bounds its own calls (declared with an attribute `call_timeout`, in seconds; on
+    running out it raises `TransientDeliveryError` with `in_doubt=True`): the dispatcher
+    then sets no timeout of its own around them, one timer per send fewer. None: unbounded."""
+    seconds = getattr(adapter, "call_timeout", None)
+    return float(seconds) if isinstance(seconds, int | float) else None
+
+
 @runtime_checkable
 class FindsSent(Protocol):
     """What an adapter implements besides `Adapter` when it can look for a copy it may

@@ -198,6 +198,13 @@ class DiscordAdapter:
     def pacing(self) -> Pacing:
         return self._pacing
 
+    @property
+    def call_timeout(self) -> float:
+        """`send` and `edit` give up after this long themselves (`RestSender`'s request
+        timeout, then a `TransientDeliveryError` in doubt): the dispatcher sets no second
+        timer around them (`bot.outbound.call_timeout`)."""
+        return self._rest.request_timeout
+
     def mount(self, app: web.Application) -> None:
         """Add POST /discord/interactions to the bot's web server (with DISCORD_PUBLIC_KEY)."""
         if self.endpoint is None:

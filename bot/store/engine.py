@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,11 @@ from sqlalchemy.exc import (
     ProgrammingError,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import PoolResetState
+from sqlalchemy.util import await_only
 
 from bot.errors import StoreUnavailable
+from bot.store._one_trip import one_trip_dbapi
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -68,7 +72,10 @@ def create_engine(url: str) -> AsyncEngine:
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(
-            parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            parsed,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            pool_reset_on_return=None,  # `on_reset` below rolls back only what is open
+            module=one_trip_dbapi(),  # a statement in one trip to aiosqlite's thread
         )
         _configure_sqlite(engine)
         return engine
@@ -103,10 +110,34 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def on_begin(conn: Connection) -> None:
-        if conn.get_execution_options().get(WRITE_OPTION):
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        else:
-            conn.exec_driver_sql("BEGIN")
+        sql = "BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN"
+        # One trip to aiosqlite's thread, where `exec_driver_sql` takes three (make a cursor,
+        # execute, close it): every trip wakes that thread and then the event loop.
+        driver: Any = conn.connection.driver_connection  # aiosqlite's connection
+        try:
+            await_only(driver.execute(sql))
+        except Exception as exc:
+            error: Any = exc
+            if isinstance(exc, sqlite3.Error) and not conn.dialect.is_disconnect(error, None, None):
+                raise DBAPIError.instance(
+                    sql, None, exc, sqlite3.Error, dialect=conn.dialect
+                ) from exc
+            # A closed connection: SQLAlchemy's own way says so in its terms (and replaces it).
+            conn.exec_driver_sql(sql)
+
+    @event.listens_for(engine.sync_engine, "reset")
+    def on_reset(dbapi_connection: Any, _record: Any, state: PoolResetState) -> None:
+        """A connection back in the pool is rolled back only when a transaction is still
+        open on it (a failed commit): SQLAlchemy's rollback-on-return would take a trip to
+        aiosqlite's thread after every transaction, for nothing after a commit."""
+        if state.terminate_only or not state.asyncio_safe:
+            return
+        try:
+            open_transaction = bool(dbapi_connection.driver_connection.in_transaction)
+        except ValueError:  # aiosqlite: the connection is closed
+            return
+        if open_transaction:
+            dbapi_connection.rollback()
 
 
 def _ping_when_idle(engine: AsyncEngine) -> None:
