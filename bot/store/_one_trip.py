@@ -124,5 +124,14 @@ class OneTripDBAPI(AsyncAdapt_aiosqlite_dbapi):
         return connection  # type: ignore[return-value]
 
 
-def one_trip_dbapi() -> OneTripDBAPI:
+def one_trip_dbapi() -> OneTripDBAPI | None:
+    """The DB-API module for SQLite's engine; None when the installed aiosqlite or
+    SQLAlchemy no longer has the private parts the cursor uses (an upgrade renamed them):
+    SQLAlchemy's own cursors then, a few more trips per statement and nothing else lost."""
+    if not (
+        hasattr(aiosqlite.Connection, "_execute")
+        and hasattr(AsyncAdapt_aiosqlite_connection, "_execute_mutex")
+        and hasattr(AsyncAdapt_aiosqlite_connection, "_handle_exception")
+    ):
+        return None
     return OneTripDBAPI(aiosqlite, sqlite3)

@@ -75,7 +75,7 @@ def create_engine(url: str) -> AsyncEngine:
             parsed,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
             pool_reset_on_return=None,  # `on_reset` below rolls back only what is open
-            module=one_trip_dbapi(),  # a statement in one trip to aiosqlite's thread
+            module=one_trip_dbapi(),  # a statement in one trip to aiosqlite's thread (or None)
         )
         _configure_sqlite(engine)
         return engine
