@@ -88,7 +88,9 @@ place into `retraction_message`, CORRECTION → a new short `correction_message`
 platform whose messages cannot change (`edits_in_place = False`: e-mail, SMS) a RETRACT is a
 new message and an EDIT sends nothing, and both reach only channels still subscribed.
 BRIEFING, NOTICE and CONFIRM (a sign-up's confirmation, which reaches a person not yet
-subscribed) rows carry their rendered message in `payload["message"]`. Rows for channels
+subscribed) rows carry their rendered message in `payload["message"]` (a schedule's
+briefings name one shared payload per run and language instead, attached to them by the
+claim's read: `bot.store.shared_payloads`). Rows for channels
 that take events (webhook endpoints) carry a document in `payload["event"]`, sent with the
 adapter's `send_event` instead of a message (EVENT rows, and POST / follow-ups planned for
 such channels, which wait for their POST like any follow-up). A follow-up waits until
