@@ -113,9 +113,9 @@ async def serve(
     """Run until `stop` is set (or SIGINT/SIGTERM): web, plugins, dispatcher, scheduler."""
     plugins = installed_plugins() if plugins is None else plugins
     stop = stop or asyncio.Event()
-    # Before anything listens: a SIGTERM while start-up runs (the page already answers,
-    # the adapters are still connecting) stops cleanly once start-up ends, not mid-way.
     async with AsyncExitStack() as stack:
+        # Before anything listens: a SIGTERM while start-up runs (the page already answers,
+        # the adapters are still connecting) stops cleanly once start-up ends, not mid-way.
         stack.enter_context(_signals_set(stop))
         # Once, clearly: members would get dead links, or nobody could post.
         for warning in startup_warnings(settings, config, plugins):
