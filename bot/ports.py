@@ -130,7 +130,7 @@ from bot.signups import (
     choice_text,
     short_union,
 )
-from bot.store import Store, Tx
+from bot.store import STORE_FAILURES, Store, Tx
 from bot.store.content import SharedCheck, watch_public_version
 from bot.store.public import RevisionNote
 from bot.translations import stale_note
@@ -147,6 +147,7 @@ __all__ = [
     "OFFER_MAX",
     "REASON_MAX",
     "SOURCE_MAX",
+    "STORE_FAILURES",
     "VISIBLE_TEXT_PATTERN",
     "Actor",
     "Adapter",

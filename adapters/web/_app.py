@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 import jinja2
 from aiohttp import hdrs, web
 from pydantic import BaseModel, Field, SecretStr
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.ports import (
+    STORE_FAILURES,
     Conflict,
     InvalidInput,
     NotAllowed,
@@ -285,7 +285,7 @@ async def cached(
                 pinned=pinned,
             )
     except Exception as exc:
-        if isinstance(exc, SQLAlchemyError | OSError | TimeoutError):
+        if isinstance(exc, (*STORE_FAILURES, OSError, TimeoutError)):
             state.store_failed(exc)
         else:
             log.exception("rendering %s failed; serving the last good one", request.path)

@@ -33,9 +33,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.errors import StoreUnavailable
 from bot.store.commits import CommitWatch
 from bot.store.content import PublicVersion
 from bot.store.engine import (
@@ -49,7 +50,19 @@ from bot.store.engine import (
 )
 from bot.store.repo import NewDelivery, Tx, new_delivery_id
 
-__all__ = ["DEFAULT_DATABASE_URL", "NewDelivery", "Store", "Tx", "new_delivery_id"]
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "STORE_FAILURES",
+    "NewDelivery",
+    "Store",
+    "Tx",
+    "new_delivery_id",
+]
+
+# What a failing store raises (a statement refused, a connection lost, or the store's own
+# sentence): a caller that degrades rather than fails, as the public page serving its last
+# good render, catches these without knowing which library the store is built on.
+STORE_FAILURES: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
 
 T = TypeVar("T")
 log = logging.getLogger("strikebot.store")
