@@ -122,7 +122,8 @@ class WebState:
     timer: EmbargoTimer | None = None
     down_until: float = 0.0  # loop time before which the store is not asked again
     static: bool = False  # rendering for static files: no relative countdowns
-    counters: dict[tuple[Hashable, int], Any] = field(default_factory=dict)  # (route, status)
+    # (route, status) -> the labels it is counted under in strikebot_http_requests_total
+    counters: dict[tuple[Hashable, int], tuple[str, str]] = field(default_factory=dict)
     _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
     _hot: HotKeys | None = None
 
@@ -451,14 +452,13 @@ def count(request: web.Request, status: int) -> None:
     state = state_of(request)
     info = request.match_info
     route = info.route if info.http_exception is None else None
-    counter = state.counters.get((route, status))
-    if counter is None:
+    labels = state.counters.get((route, status))
+    if labels is None:
         name = "unmatched"
         if route is not None and route.resource is not None:
             name = route.resource.canonical
-        counter = state.ctx.metrics.http_requests.labels(route=name, status=str(status))
-        state.counters[route, status] = counter
-    counter.inc()
+        labels = state.counters[route, status] = (name, str(status))
+    state.ctx.metrics.http_requests.inc(*labels)
 
 
 _ERROR_STATUS: list[tuple[type[StrikebotError], int, str]] = [
