@@ -8,6 +8,12 @@ all four in one trip, in the thread, and keeps the rows, the description, the ro
 the last row id for the engine to read. Server-side cursors (streaming results) stay
 SQLAlchemy's own.
 
+A transaction's BEGIN goes in the trip of its first statement (`begin_with_next`), and a
+transaction that ran no statement commits or rolls back without a trip at all: nothing
+reaches the database between the two, so it starts at the same point of the transaction's
+work (a `BEGIN IMMEDIATE` that has to wait for another process's writer waits there, as
+long, and fails the same way).
+
 `create_engine` passes `module=one_trip_dbapi()` for SQLite: the dialect is SQLAlchemy's,
 only its connections' cursors are these.
 """
@@ -29,8 +35,13 @@ from sqlalchemy.util import await_only
 Trip = tuple[Any, list[Any], int, int | None]
 
 
-def _run(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> Trip:
-    """In aiosqlite's thread: the statement, its rows, and what the engine reads after."""
+def _run(
+    conn: sqlite3.Connection, begin: str | None, operation: str, parameters: Any, many: bool
+) -> Trip:
+    """In aiosqlite's thread: the transaction's BEGIN when this is its first statement, the
+    statement, its rows, and what the engine reads after."""
+    if begin is not None:
+        conn.execute(begin)
     cursor = conn.cursor()
     try:
         if many:
@@ -75,9 +86,13 @@ class OneTripCursor:
 
     async def _locked(self, operation: str, parameters: Any, many: bool) -> Trip:
         # aiosqlite's own way into its thread (`_execute`, as its public methods use it).
-        driver: Any = self._adapted._connection
-        async with self._adapted._execute_mutex:
-            result: Trip = await driver._execute(_run, driver._conn, operation, parameters, many)
+        adapted = self._adapted
+        driver: Any = adapted._connection
+        async with adapted._execute_mutex:
+            begin, adapted._begin = adapted._begin, None
+            result: Trip = await driver._execute(
+                _run, driver._conn, begin, operation, parameters, many
+            )
             return result
 
     async def _async_soft_close(self) -> None:
@@ -107,21 +122,50 @@ class OneTripCursor:
 
 
 class OneTripConnection(AsyncAdapt_aiosqlite_connection):
-    """SQLAlchemy's adapted aiosqlite connection, handing out `OneTripCursor`s."""
+    """SQLAlchemy's adapted aiosqlite connection, handing out `OneTripCursor`s, with the
+    transaction's BEGIN held until its first statement."""
 
-    __slots__ = ()
+    __slots__ = ("_begin",)
+
+    def __init__(self, dbapi: Any, connection: Any) -> None:
+        super().__init__(dbapi, connection)
+        self._begin: str | None = None
+
+    def begin_with_next(self, sql: str) -> None:
+        """Start the transaction with `sql` (BEGIN, BEGIN IMMEDIATE) in the trip of the next
+        statement."""
+        if self._begin is not None:
+            raise sqlite3.OperationalError("cannot start a transaction within a transaction")
+        self._begin = sql
+
+    def forget_begin(self) -> bool:
+        """Drop a BEGIN no statement followed; True if there was one (then no transaction is
+        open in the database, and there is nothing to commit or roll back)."""
+        begun, self._begin = self._begin, None
+        return begun is not None
 
     def cursor(self, server_side: bool = False) -> Any:
         if server_side:
+            # SQLAlchemy's own cursor, which knows nothing of a BEGIN held here: sent first.
+            if (begin := self._begin) is not None:
+                self._begin = None
+                await_only(self._connection.execute(begin))
             return super().cursor(server_side=True)
         return OneTripCursor(self)
+
+    def commit(self) -> None:
+        if not self.forget_begin():
+            super().commit()
+
+    def rollback(self) -> None:
+        if not self.forget_begin():
+            super().rollback()
 
 
 class OneTripDBAPI(AsyncAdapt_aiosqlite_dbapi):
     def connect(self, *args: Any, **kwargs: Any) -> OneTripConnection:
         connection = super().connect(*args, **kwargs)
-        connection.__class__ = OneTripConnection
-        return connection  # type: ignore[return-value]
+        return OneTripConnection(self, connection._connection)
 
 
 def one_trip_dbapi() -> OneTripDBAPI | None:

@@ -43,7 +43,7 @@ from sqlalchemy.pool import PoolResetState
 from sqlalchemy.util import await_only
 
 from bot.errors import StoreUnavailable
-from bot.store._one_trip import one_trip_dbapi
+from bot.store._one_trip import OneTripConnection, one_trip_dbapi
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -111,6 +111,10 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def on_begin(conn: Connection) -> None:
         sql = "BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN"
+        adapted = conn.connection.dbapi_connection
+        if isinstance(adapted, OneTripConnection):
+            adapted.begin_with_next(sql)  # in the trip of the transaction's first statement
+            return
         # One trip to aiosqlite's thread, where `exec_driver_sql` takes three (make a cursor,
         # execute, close it): every trip wakes that thread and then the event loop.
         driver: Any = conn.connection.driver_connection  # aiosqlite's connection
@@ -132,6 +136,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         aiosqlite's thread after every transaction, for nothing after a commit."""
         if state.terminate_only or not state.asyncio_safe:
             return
+        if isinstance(dbapi_connection, OneTripConnection) and dbapi_connection.forget_begin():
+            return  # a transaction that never reached the database
         try:
             open_transaction = bool(dbapi_connection.driver_connection.in_transaction)
         except ValueError:  # aiosqlite: the connection is closed
