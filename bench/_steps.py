@@ -8,7 +8,9 @@ appends every step over a threshold to a file: `<unix time> <cpu ms> <wall ms> <
     STRIKEBOT_BENCH_STEPS=/tmp/steps.txt STRIKEBOT_BENCH_STEPS_MS=20 \\
         python -c "import bench._steps as s; s.main()" run      # = python -m bot.cli run
 
-`read_steps` reads the file back for a time window.
+`read_steps` reads the file back for a time window. SIGUSR2 stops the timing (the loop's
+own `Handle._run` back in place): timing every step costs a few microseconds a step, which
+a throughput measurement taken afterwards must not pay.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio.events
 import gc
 import os
 import runpy
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,12 @@ def install(path: Path, threshold_ms: float) -> None:
                 )
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+    def stop(*_args: Any) -> None:
+        # The file stays open: a step being timed when the signal came still writes.
+        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+
+    signal.signal(signal.SIGUSR2, stop)
 
 
 def describe(handle: Any) -> str:

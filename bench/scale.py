@@ -8,7 +8,9 @@ HTTP mode against a fake Slack API served by this process, and measured from out
   `--probe-seconds` (start-up, catch-up, the scheduler's first polls); the longest answer;
   and, from inside, the server's event-loop steps over `--step-ms` of CPU (`bench._steps`),
   before its first answer and from then to the probe's end, with the task and where it
-  stopped (on a loaded machine the probe's wall clock also counts waits for a core);
+  stopped (on a loaded machine the probe's wall clock also counts waits for a core); the
+  timing stops at the probe's end (it costs microseconds a step), so the rates below are
+  the server's own;
 - RSS of the process once idle (`/proc/<pid>/status`);
 - `/` and `/api/v1/status` requests per second and median latency, with `wrk` (Debian's
   package, the same threads and connections for every target) for `--seconds` each, beside a
@@ -236,6 +238,8 @@ async def measure(size: int, args: argparse.Namespace, bare: str, tmp: Path) -> 
                 session, f"{base}{args.probe_path}", args.probe_seconds
             )
             probed_at = time.time()
+            # The steps were timed for the probe; the rates below are the server's alone.
+            proc.send_signal(signal.SIGUSR2)
             rss = rss_mb(proc.pid)
             (page, page_ratio), (status, status_ratio) = await beside_bare(
                 bare, [f"{base}/", f"{base}/api/v1/status"], args.seconds
