@@ -262,12 +262,10 @@ async def cached(
     `pinned`: one of the few hot slots that must never be evicted (see ResponseCache).
     `tick`: how often the view changes with the clock alone. When the store fails, the last
     good render is served, marked as possibly out of date; never a 500."""
+    answer = from_memory(request, slot, max_age=max_age, tick=tick)
+    if answer is not None:
+        return answer
     state = state_of(request)
-    hot = state.hot_key(tick)
-    if hot is not None:  # nothing changed and nothing due: answer without waiting
-        entry = state.cache.fresh(slot, *hot)
-        if entry is not None:
-            return ready(request, entry, max_age)
     try:
         async with asyncio.timeout(STORE_TIMEOUT):
             moment = await state.moment()
@@ -292,6 +290,20 @@ async def cached(
             log.exception("rendering %s failed; serving the last good one", request.path)
         return stale_response(request, slot)
     return ready(request, entry, max_age)
+
+
+def from_memory(
+    request: web.Request, slot: Hashable, *, max_age: int = PAGE_MAX_AGE, tick: Tick = Tick.NEVER
+) -> Ready | None:
+    """`cached`'s answer when memory holds it (nothing changed and nothing due), without
+    waiting; else None. A hot route asks this first, so that its hits skip making the
+    render closure and `cached`'s coroutine."""
+    state = state_of(request)
+    hot = state.hot_key(tick)
+    if hot is None:
+        return None
+    entry = state.cache.fresh(slot, *hot)
+    return None if entry is None else ready(request, entry, max_age)
 
 
 def cache_control(max_age: int, status: int = 200) -> str:

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from bot.ports import Campaign, family_answers, i18n
 
-from ._app import HTML, Handler, WebState, cached, state_of
+from ._app import HTML, Handler, WebState, cached, from_memory, state_of
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
 from ._present import (
@@ -137,11 +137,16 @@ def not_found_page(request: web.Request) -> web.Response:
 
 
 def _status_handler(lang: str) -> Handler:
+    slot = ("page", lang)
+
     async def handle(request: web.Request) -> web.StreamResponse:
+        answer = from_memory(request, slot, tick=Tick.MINUTE)  # the busiest page's hits
+        if answer is not None:
+            return answer
         state = state_of(request)
         return await cached(
             request,
-            ("page", lang),
+            slot,
             lambda now: render_status(state, lang, now),
             pinned=True,
             tick=Tick.MINUTE,
