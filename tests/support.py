@@ -14,14 +14,14 @@ import subprocess
 import time
 import tomllib
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 
 from bot.admin import Admin
@@ -246,6 +246,26 @@ async def fresh_postgres_database(*, migrated: bool = False) -> AsyncIterator[st
 
 
 # ---------------------------------------------------------------------------- processes
+
+
+Recorded = list[tuple[str, Any]]  # statements with their parameters
+
+
+@contextmanager
+def recording(store: Store, keep: Callable[[str], bool] = lambda _: True) -> Iterator[Recorded]:
+    """The statements (those `keep` accepts) `store` runs meanwhile, with their parameters."""
+    recorded: Recorded = []
+
+    def record(*args: Any) -> None:
+        if keep(str(args[2])):
+            recorded.append((str(args[2]), args[3]))
+
+    engine = store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield recorded
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
 
 
 async def end_backend(store: Store, pid: int) -> None:

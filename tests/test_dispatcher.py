@@ -11,7 +11,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from bot.addresses import Address, find_address
 from bot.admin import Admin, Changes, Draft
@@ -35,7 +34,7 @@ from bot.pacing import Bucket, Pacer, backoff_delay
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import NewDelivery, Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
-from tests.support import ADMIN, CAMPAIGN, FRIDAY
+from tests.support import ADMIN, CAMPAIGN, FRIDAY, recording
 from tests.support import ADMINS as ADMIN_LIST
 from tests.virtual_time import VirtualTime
 
@@ -370,16 +369,9 @@ async def test_a_fan_out_of_follow_ups_reads_the_update_and_its_posts_once_per_r
         ADMIN, update.id, Changes(texts={"en": UpdateText("Strike continues Tuesday")}),
         reason="wrong day", correction=True,
     )  # fmt: skip
-    statements: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(sqlite_store.engine.sync_engine, "before_cursor_execute", seen)
-    try:
+    with recording(sqlite_store) as recorded:
         stats = await dispatcher_for(sqlite_store, adapter, clock).drain()
-    finally:
-        event.remove(sqlite_store.engine.sync_engine, "before_cursor_execute", seen)
+    statements = [statement for statement, _ in recorded]
 
     assert stats.sent == 240  # an edit and a correction note for each channel
     assert all(titles(fake, c)[0] == "Strike continues Tuesday" for c in channels)
@@ -640,19 +632,14 @@ async def test_idle_rounds_read_two_index_entries_and_write_nothing(
         store, adapter, clock, metrics=metrics, idle_recheck=0.01, depth_every=3600.0
     )
     await dispatcher.drain()
-    statements: list[str] = []
-
-    def record(*args: Any) -> None:
-        statements.append(" ".join(str(args[2]).split()).upper())
-
-    event.listen(store.engine.sync_engine, "before_cursor_execute", record)
-    running = asyncio.create_task(dispatcher.run())
-    try:
-        await asyncio.sleep(0.5)  # dozens of idle rounds
-    finally:
-        await dispatcher.stop()
-        await running
-        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
+    with recording(store) as recorded:
+        running = asyncio.create_task(dispatcher.run())
+        try:
+            await asyncio.sleep(0.5)  # dozens of idle rounds
+        finally:
+            await dispatcher.stop()
+            await running
+    statements = [" ".join(statement.split()).upper() for statement, _ in recorded]
     # One statement a round: the first due row and the first lease to lapse, both read as
     # scalar subqueries.
     rounds = [s for s in statements if s.startswith("SELECT (SELECT DELIVERIES.NOT_BEFORE")]
@@ -670,18 +657,10 @@ async def test_sent_marks_returning_together_share_one_commit(
 ) -> None:
     await subscribe(admin, *[f"c{i}" for i in range(40)])
     await post(admin)
-    statements: list[str] = []
-
-    def record(*args: Any) -> None:
-        if str(args[2]).lstrip().upper().startswith("UPDATE DELIVERIES SET STATE"):
-            statements.append(str(args[2]))
-
     dispatcher = dispatcher_for(store, adapter, clock, mark_window=0.2)
-    event.listen(store.engine.sync_engine, "before_cursor_execute", record)
-    try:
+    marks = "UPDATE DELIVERIES SET STATE"
+    with recording(store, lambda s: s.lstrip().upper().startswith(marks)) as statements:
         stats = await dispatcher.drain()
-    finally:
-        event.remove(store.engine.sync_engine, "before_cursor_execute", record)
     assert stats.sent == 40
     assert 1 <= len(statements) <= 5
     assert {d.state for d in await deliveries(store)} == {DeliveryState.SENT}

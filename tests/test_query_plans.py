@@ -11,12 +11,10 @@ sort every row of `updates` to find the newest few.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import time, timedelta
 from typing import Any
 
-from sqlalchemy import event, insert, update
+from sqlalchemy import insert, update
 
 from bot.briefing_runs import queue_schedule
 from bot.briefing_times import Schedule, latest_briefing
@@ -27,7 +25,7 @@ from bot.store import Store, Tx, shared_payloads
 from bot.store import outbox_queries as q
 from bot.store import schema as t
 from tests.strike_week import strike_week
-from tests.support import CAMPAIGN, FRIDAY
+from tests.support import CAMPAIGN, FRIDAY, Recorded, recording
 from tests.web_support import client_for, web_context
 
 UPDATES = 20_000
@@ -119,28 +117,8 @@ def full_scans(dialect: str, statement: str, plan: list[str]) -> list[str]:
     return bad
 
 
-Recorded = list[tuple[str, Any]]
-
-
 def _selects(statement: str) -> bool:
     return statement.lstrip().upper().startswith("SELECT")
-
-
-@contextmanager
-def recording(store: Store, keep: Callable[[str], bool] = _selects) -> Iterator[Recorded]:
-    """The statements (those `keep` accepts) run meanwhile, with their parameters."""
-    recorded: Recorded = []
-
-    def record(*args: Any) -> None:
-        if keep(str(args[2])):
-            recorded.append((str(args[2]), args[3]))
-
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield recorded
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
 
 
 async def plans(store: Store, recorded: Recorded, *, seqscan: bool = True) -> dict[str, list[str]]:
@@ -170,7 +148,7 @@ async def test_every_public_query_uses_an_index(store: Store, clock: FixedClock)
         f"/api/v1/updates?after={timeline.friday.id}", f"/api/v1/updates/{timeline.friday.id}",
         "/api/v1/demands", "/api/v1/demands/pay",
     ]  # fmt: skip
-    with recording(store) as recorded:
+    with recording(store, _selects) as recorded:
         async with client_for(ctx) as client:
             for path in paths:
                 response = await client.get(path)

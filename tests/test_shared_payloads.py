@@ -31,7 +31,7 @@ from bot.store import schema as t
 from bot.store.engine import WRITE_OPTION, alembic_config
 from bot.transfer import dumps, export_document, import_document, parse_document
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
-from tests.support import ADMIN, CAMPAIGN
+from tests.support import ADMIN, CAMPAIGN, recording
 
 WS = "g1"
 SLOT = BriefingSlot(datetime(2019, 1, 19, 7, 0, tzinfo=UTC), date(2019, 1, 19))
@@ -131,16 +131,9 @@ async def test_briefings_reach_each_channel_in_its_language_from_one_shared_payl
     assert sorted(by_language.values()) == sorted(p.id for p in shared)
     assert all(r.shared_payload_id == by_language[language_of[r.subscription_id]] for r in rows)
 
-    statements: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(store.engine.sync_engine, "before_cursor_execute", seen)
-    try:
+    with recording(store) as recorded:
         stats = await dispatcher_for(store, adapter, clock).drain()
-    finally:
-        event.remove(store.engine.sync_engine, "before_cursor_execute", seen)
+    statements = [statement for statement, _ in recorded]
 
     assert stats.sent == 5
     for sub in subs:
