@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
-from sqlalchemy import event
 
 from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
@@ -28,7 +27,7 @@ from bot.models import DemandStatus, Status, Subscription, UpdateText
 from bot.ports import watch_public_version
 from bot.store import Store
 from tests.strike_week import Week, la, strike_week
-from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, SECOND_ADMIN
+from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, SECOND_ADMIN, recording
 from tests.web_support import client_for, parse_html, web_context
 
 Client = TestClient[Any, Any]
@@ -80,20 +79,13 @@ async def validators(client: Client, paths: list[str]) -> dict[str, tuple[str, s
 
 @contextmanager
 def counting_queries(store: Store) -> Iterator[list[str]]:
-    """Every SQL statement the store runs inside the block (transaction control aside)."""
-    seen: list[str] = []
-
-    def before(*args: Any) -> None:
-        statement = str(args[2])
-        if statement.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
-            seen.append(statement)
-
-    engine = store.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
+    """Every SQL statement the store runs inside the block (transaction control aside), in
+    the list once the block ends."""
+    queries: list[str] = []
+    control = ("BEGIN", "COMMIT", "ROLLBACK")
+    with recording(store, lambda statement: statement.split()[0].upper() not in control) as seen:
+        yield queries
+    queries.extend(statement for statement, _ in seen)
 
 
 @asynccontextmanager
