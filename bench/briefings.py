@@ -32,13 +32,13 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, insert, select
 
 from bench._steps import install, read_steps
-from bot.briefing_runs import Outcome, queue_briefing
+from bot.briefings.runs import Outcome, queue_briefing
+from bot.briefings.schedule import BriefingScheduler
 from bot.clock import FixedClock
 from bot.config import load_config
-from bot.leader import SoleLeadership
+from bot.delivery.leadership import SoleLeadership
 from bot.models import DeliveryAction
-from bot.schedule import BriefingScheduler
-from bot.seed import apply_seed
+from bot.runtime.seed import apply_seed
 from bot.store import Store
 from bot.store import schema as t
 

@@ -4,7 +4,7 @@ up, and how fast an urgent update reaches them through the real adapters.
 `--people` confirmed subscribers (half e-mail, half texts; half English, half Spanish) are
 bulk-inserted into a temporary SQLite file. Then:
 
-1. the preview: `bot.reach.reach` for an urgent update (what Discord's and Slack's forms,
+1. the preview: `bot.editorial.reach.reach` for an urgent update (what Discord's and Slack's forms,
    `/strike post` and `strikebot post --dry-run` show), timed over a few runs;
 2. delivery: `--deliver` of them (e-mail to a real SMTP server, aiosmtpd on 127.0.0.1;
    texts to the fake Twilio), drained by the dispatcher with the providers' pace raised to
@@ -26,10 +26,10 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from bot.admin import Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Draft
+from bot.editorial.reach import reach
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
-from bot.reach import reach
 from bot.store import Store
 from bot.store import schema as t
 from tests.fakes.smtp import FakeSmtp

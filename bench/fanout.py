@@ -66,16 +66,16 @@ if str(ROOT) not in sys.path:  # `python bench/fanout.py` works too
 from adapters.discord import DiscordAdapter, render_embeds  # noqa: E402
 from adapters.discord import plugin as discord_plugin  # noqa: E402
 from adapters.discord._settings import DiscordDelivery  # noqa: E402
-from bot.admin import Admin, Draft  # noqa: E402
-from bot.auth import CLI_ACTOR  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.context import plugin_context  # noqa: E402
-from bot.dispatcher import Dispatcher  # noqa: E402
-from bot.messages import update_message  # noqa: E402
+from bot.delivery.dispatcher import Dispatcher  # noqa: E402
+from bot.editorial.admin import Admin, Draft  # noqa: E402
+from bot.messages.compose import update_message  # noqa: E402
 from bot.models import DeliveryState, Status, Subscription, UpdateText, Urgency  # noqa: E402
+from bot.plugins.admins import CLI_ACTOR  # noqa: E402
 from bot.ports import Pacing  # noqa: E402
-from bot.seed import apply_seed  # noqa: E402
+from bot.runtime.context import plugin_context  # noqa: E402
+from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store import schema as t  # noqa: E402
 from bot.store.codecs import subscription_to_values  # noqa: E402

@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bot.config import load_config  # noqa: E402
-from bot.seed import apply_seed  # noqa: E402
+from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store import outbox_queries as q  # noqa: E402
 from bot.store import schema as t  # noqa: E402

@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 from bench._latency import fill, percentile  # noqa: E402
 from bench._steps import PATH_VARIABLE, THRESHOLD_VARIABLE, read_steps  # noqa: E402
 from bot.config import load_config  # noqa: E402
-from bot.seed import apply_seed  # noqa: E402
+from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store import schema as t  # noqa: E402
 from tests.fakes.slack import FakeSlack, form_body, sign, slash_command  # noqa: E402

@@ -64,11 +64,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/scaleout.py` works too
     sys.path.insert(0, str(ROOT))
 
-from bot.admin import Admin, Draft  # noqa: E402
-from bot.auth import CLI_ACTOR  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
+from bot.editorial.admin import Admin, Draft  # noqa: E402
 from bot.models import Status, Subscription, UpdateText, Urgency  # noqa: E402
-from bot.seed import apply_seed  # noqa: E402
+from bot.plugins.admins import CLI_ACTOR  # noqa: E402
+from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store import schema as t  # noqa: E402
 from bot.store.codecs import subscription_to_values  # noqa: E402

@@ -78,7 +78,7 @@ async def fill_store(database_url: str, config: str, updates: int) -> float:
     from bench._latency import fill
     from bot.clock import utcnow
     from bot.config import load_config
-    from bot.seed import apply_seed
+    from bot.runtime.seed import apply_seed
     from bot.store import Store
 
     async with Store.open(database_url) as store:

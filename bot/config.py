@@ -28,7 +28,6 @@ from pydantic import (
 )
 
 from bot import i18n
-from bot.auth import AdminList
 from bot.errors import ConfigError
 from bot.models import (
     Campaign,
@@ -39,6 +38,7 @@ from bot.models import (
     Urgency,
 )
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section, installed_plugins
+from bot.plugins.admins import AdminList
 
 DEFAULT_CONFIG_PATH = Path("config/strike.toml")
 
@@ -157,7 +157,7 @@ class BriefingsSection(_Model):
 
 
 class SignupsSection(_Model):
-    """`[signups]`: how many people may sign up for e-mail and text (bot/signups.py)."""
+    """`[signups]`: how many people may sign up for e-mail and text (bot/people/signups.py)."""
 
     # Sign-ups from one connection (an IP address) per hour. A parents' meeting on one
     # school Wi-Fi needs more: raise it for the evening.

@@ -13,6 +13,13 @@ from enum import StrEnum
 from typing import TypeAlias
 
 
+class Contact(StrEnum):
+    """The kinds of personal address a delivering plugin may reach (`Plugin.contact`)."""
+
+    EMAIL = "email"
+    PHONE = "phone"
+
+
 class Status(StrEnum):
     """Where the dispute stands. Ordered roughly as a strike unfolds."""
 
@@ -74,7 +81,7 @@ class DeliveryAction(StrEnum):
     BRIEFING = "briefing"
     NOTICE = "notice"
     CONFIRM = "confirm"  # asks a person who signed up to confirm; reaches them unsubscribed
-    EVENT = "event"  # a document for machines (`bot.events`), not tied to one update
+    EVENT = "event"  # a document for machines (`bot.delivery.events`), not tied to one update
 
 
 class DeliveryState(StrEnum):
@@ -265,7 +272,7 @@ class Subscription:
 
 @dataclass(frozen=True, slots=True)
 class Subscriber:
-    """A person who signed up by e-mail or text (`bot.signups`). `key` is opaque and random:
+    """A person who signed up by e-mail or text (`bot.people.signups`). `key` is opaque and random:
     it is their subscription's channel and the only way anything else names them. The
     address is personal data: it is left out of `repr` so no log line can carry it."""
 
@@ -347,8 +354,8 @@ class Actor:
 
 @dataclass(frozen=True, slots=True)
 class WebhookEndpoint:
-    """A receiver of events (`bot.events`): a subscription on the webhook platform, with its
-    URL and the secret that signs what it is sent. `id` is the subscription's id."""
+    """A receiver of events (`bot.delivery.events`): a subscription on the webhook platform,
+    with its URL and the secret that signs what it is sent. `id` is the subscription's id."""
 
     id: int
     url: str

@@ -10,10 +10,9 @@ plugin's own CLI commands use. `docs/adapters.md` walks through writing a plugin
 
 from __future__ import annotations
 
-from bot import events, i18n
-from bot.addresses import Address, example_address, parse_address
-from bot.admin import Admin, Changes, DemandResult, Draft
-from bot.auth import AdminList
+from bot import i18n
+from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
+from bot.channels.webhooks import summary as webhook_summary
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
@@ -25,10 +24,28 @@ from bot.commands import (
     command_named,
     is_command_prefix,
 )
-from bot.contacts import Contact, mask
-from bot.context import PluginContext, plugin_context
-from bot.demands import DemandWording
-from bot.dispatcher import Dispatcher
+from bot.delivery import events
+from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
+from bot.delivery.planning import wants
+from bot.editorial.admin import Admin, Changes, DemandResult, Draft
+from bot.editorial.demands import DemandWording
+from bot.editorial.parsing import parse_quiet_hours
+from bot.editorial.reach import Reach, reach
+from bot.editorial.rules import (
+    BODY_MAX,
+    HEADLINE_MAX,
+    LABEL_MAX,
+    NEXT_STEP_MAX,
+    NOTE_MAX,
+    OFFER_MAX,
+    REASON_MAX,
+    SOURCE_MAX,
+    VISIBLE_TEXT_PATTERN,
+    check_update_text,
+    clean_text,
+)
+from bot.editorial.translations import stale_note
 from bot.errors import (
     ConfigError,
     Conflict,
@@ -40,11 +57,8 @@ from bot.errors import (
     StrikebotError,
     TransientDeliveryError,
 )
-from bot.families import family_answers
-from bot.leader import Leadership, leadership_for, shard_lock_key
-from bot.locales import not_found, say
-from bot.logging import configure_logging
-from bot.messages import (
+from bot.i18n.sentences import not_found, say
+from bot.messages.compose import (
     fit,
     fit_message,
     local_zone,
@@ -53,10 +67,12 @@ from bot.messages import (
     split,
     update_message,
 )
+from bot.messages.families import family_answers
 from bot.metrics import Metrics
 from bot.models import (
     Actor,
     Campaign,
+    Contact,
     DeliveryState,
     Demand,
     DemandChange,
@@ -72,23 +88,19 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
-from bot.outbound import (
-    Adapter,
-    ChannelRef,
-    EventSink,
-    Field,
-    FindsSent,
-    HealthBoard,
-    Limits,
-    Link,
-    MessageKind,
-    OutboundMessage,
-    Pacing,
-    Reporting,
-    Service,
+from bot.people.contacts import mask
+from bot.people.signups import (
+    Choice,
+    Contactable,
+    Offer,
+    Outcome,
+    Pending,
+    QuietHoursSetting,
+    SignUps,
+    TooManySignups,
+    choice_text,
+    short_union,
 )
-from bot.outbox import wants
-from bot.parsing import parse_quiet_hours
 from bot.plugins import (
     AdminRule,
     Check,
@@ -104,38 +116,28 @@ from bot.plugins import (
     installed_plugins,
     lazy_exports,
 )
-from bot.reach import Reach, reach
-from bot.rules import (
-    BODY_MAX,
-    HEADLINE_MAX,
-    LABEL_MAX,
-    NEXT_STEP_MAX,
-    NOTE_MAX,
-    OFFER_MAX,
-    REASON_MAX,
-    SOURCE_MAX,
-    VISIBLE_TEXT_PATTERN,
-    check_update_text,
-    clean_text,
+from bot.plugins.addresses import Address, example_address, parse_address
+from bot.plugins.admins import AdminList
+from bot.plugins.outbound import (
+    Adapter,
+    ChannelRef,
+    EventSink,
+    Field,
+    FindsSent,
+    HealthBoard,
+    Limits,
+    Link,
+    MessageKind,
+    OutboundMessage,
+    Pacing,
+    Reporting,
+    Service,
 )
-from bot.signups import (
-    Choice,
-    Contactable,
-    Offer,
-    Outcome,
-    Pending,
-    QuietHoursSetting,
-    SignUps,
-    TooManySignups,
-    choice_text,
-    short_union,
-)
+from bot.runtime.context import PluginContext, plugin_context
+from bot.runtime.logging import configure_logging
 from bot.store import STORE_FAILURES, Store, Tx
 from bot.store.content import SharedCheck, watch_public_version
 from bot.store.public import RevisionNote
-from bot.translations import stale_note
-from bot.webhooks import AddressPolicy, Created, Webhooks, check_url
-from bot.webhooks import summary as webhook_summary
 
 __all__ = [
     "BODY_MAX",

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from bot.admin import Admin
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin
 from bot.store import Store
 from tests.support import (
     ADMINS,

@@ -22,13 +22,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.email import EmailAdapter
 from adapters.sms import SmsAdapter
 from adapters.web import WebSurface
-from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig
-from bot.context import PluginContext, plugin_context
-from bot.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.editorial.admin import Admin
+from bot.people.signups import SignUps, signups_for
 from bot.plugins import installed_plugins
-from bot.signups import SignUps, signups_for
+from bot.runtime.context import PluginContext, plugin_context
 from bot.store import Store
 from tests.fakes.smtp import FakeSmtp
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM, FakeTwilio, signed_request

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.admin import Admin
-from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
+from bot.delivery.pacing import Monotonic
+from bot.editorial.admin import Admin
 from bot.models import Subscription
-from bot.outbound import Adapter
-from bot.pacing import Monotonic
+from bot.plugins.admins import CLI_ACTOR
+from bot.plugins.outbound import Adapter
 from bot.store import Store
 from tests.faults import Shape
 

@@ -20,12 +20,12 @@ from adapters.email import EmailAdapter
 from adapters.slack import SlackAdapter
 from adapters.sms import SmsAdapter
 from adapters.telegram import TelegramAdapter
-from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.config import Settings
-from bot.context import PluginContext, plugin_context
+from bot.editorial.admin import Admin
+from bot.people.signups import signups_for
 from bot.plugins import installed_plugins
-from bot.signups import signups_for
+from bot.runtime.context import PluginContext, plugin_context
 from bot.store import Store
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import SIGNING_SECRET, FakeSlack, bot_config, sign

@@ -5,13 +5,13 @@
 
 What the store then holds (times in Los Angeles):
 
-  config/strike.toml, seeded by `bot.seed.apply_seed` when the bot starts, Fri Jan 18 09:05:
+  config/strike.toml, seeded by `bot.runtime.seed.apply_seed` when the bot starts, Fri Jan 18 09:05:
     demands   pay, class-size, nurses, librarians, support-staff, testing, charter-schools
               (the first five with the district's offer of Fri Jan 11 12:00)
     #1 began    Mon Jan 14 05:30  strike_on        urgent     next step Mon Jan 14 07:00
     #2 talks    Thu Jan 17 17:00  talks_scheduled  important  next step Fri Jan 18 07:00
     #3 friday   Fri Jan 18 09:00  strike_on        urgent     next step Mon Jan 21 06:00
-  then, through `bot.admin.Admin` as an admin on Discord would:
+  then, through `bot.editorial.admin.Admin` as an admin on Discord would:
     #4 retracted  posted Fri 09:15 (tentative_agreement, by mistake; next step a vote
                   Sat Jan 19 10:00), retracted Fri 09:20
     #3 corrected  Fri 09:30: the talks are at City Hall (a correction, revision 2)
@@ -27,11 +27,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import StrikeConfig
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.models import Campaign, Status, Update, UpdateText, Urgency
-from bot.seed import apply_seed
+from bot.runtime.seed import apply_seed
 from bot.store import Store
 from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, shipped_config
 

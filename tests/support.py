@@ -24,13 +24,13 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 
-from bot.admin import Admin
-from bot.auth import AdminList
 from bot.clock import Clock
 from bot.config import Settings, StrikeConfig, admin_list, parse_config
-from bot.context import PluginContext, plugin_context
+from bot.editorial.admin import Admin
 from bot.models import Actor, Campaign
 from bot.plugins import installed_plugins
+from bot.plugins.admins import AdminList
+from bot.runtime.context import PluginContext, plugin_context
 from bot.store import Store
 
 IN_CI = os.environ.get("CI", "").lower() == "true"

@@ -11,8 +11,8 @@ from adapters.telegram import TelegramAdapter
 from adapters.webhooks import WebhookAdapter
 from bot.clock import FixedClock
 from bot.config import StrikeConfig
-from bot.dispatcher import Dispatcher, DrainStats
-from bot.outbound import Adapter
+from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.plugins.outbound import Adapter
 from bot.store import Store
 from tests.fakes.telegram import FakeTelegram
 from tests.support import campaign_config, plugin_ctx

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
+from bot.delivery.planning import plan_followups, plan_posts
+from bot.editorial.admin import Admin, Changes, Draft
+from bot.editorial.rules import HEADLINE_MAX, OFFER_MAX
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
 from bot.models import (
     DeliveryAction,
@@ -26,8 +28,6 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.outbox import plan_followups, plan_posts
-from bot.rules import HEADLINE_MAX, OFFER_MAX
 from bot.store import Store, Tx
 from bot.store import schema as t
 from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, SECOND_ADMIN

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.addresses import parse_address
 from bot.config import parse_config
 from bot.errors import ConfigError, InvalidInput
 from bot.plugins import Plugin, installed_plugins
+from bot.plugins.addresses import parse_address
 from tests.support import ROOT, campaign_config
 
 

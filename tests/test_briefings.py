@@ -15,13 +15,13 @@ import pytest
 
 from adapters.discord import LIMITS as DISCORD_LIMITS
 from adapters.slack import LIMITS as SLACK_LIMITS
-from bot import briefings
-from bot.admin import Admin, Changes, Draft
-from bot.briefing_times import window_start
-from bot.briefings import compose_briefing, gather_briefing_inputs
+from bot.briefings import compose as briefings
+from bot.briefings.compose import compose_briefing, gather_briefing_inputs
+from bot.briefings.times import window_start
 from bot.cli import main
 from bot.clock import FixedClock
-from bot.messages import fit_message, update_url
+from bot.editorial.admin import Admin, Changes, Draft
+from bot.messages.compose import fit_message, update_url
 from bot.models import (
     Delivery,
     DeliveryAction,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import FixedClock
-from bot.contacts import Contact
-from bot.signups import Offer
+from bot.models import Contact
+from bot.people.signups import Offer
 from bot.store import Store
 from tests.axe import axe_source, chromium_page, violations
 from tests.strike_week import DEMAND_KEYS, strike_week

@@ -7,12 +7,13 @@ from datetime import UTC, datetime, time
 
 import pytest
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
 from bot.commands._questions import _match_demand
 from bot.config import parse_config
-from bot.locales import say
+from bot.editorial.admin import Admin, Draft
+from bot.editorial.parsing import parse_days
+from bot.i18n.sentences import say
 from bot.metrics import Metrics
 from bot.models import (
     Actor,
@@ -27,8 +28,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.parsing import parse_days
-from bot.seed import apply_seed
+from bot.runtime.seed import apply_seed
 from bot.store import Store
 from tests.strike_week import strike_week
 from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, MEMBER, ROOT, SECOND_ADMIN

@@ -14,11 +14,11 @@ import pytest
 from rich.console import Console
 
 from adapters.console import ConsoleAdapter, render_message, render_reply
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands, Reply
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin, Draft
 from bot.models import Actor, Status, Subscription, UpdateText, Urgency
 from bot.ports import Adapter, ChannelRef, Field, MessageKind, OutboundMessage
 from bot.store import Store

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bot.admin import Admin, Draft
 from bot.cli import CliContext, build_parser
 from bot.cli.progress import wait_for_deliveries
 from bot.clock import utcnow
 from bot.config import DeliverySection, Settings, load_config
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin, Draft
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import DeliveryState, Status, Subscription, Update, UpdateText, Urgency
 from bot.store import Store

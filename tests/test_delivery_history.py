@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
-from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin
 from bot.models import Subscription
 from bot.store import Store
 from bot.store import outbox_queries as q

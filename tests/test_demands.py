@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import bot.cli
-from bot.admin import Admin
 from bot.clock import FixedClock
 from bot.commands import Commands
-from bot.demands import DemandWording
+from bot.editorial.admin import Admin
+from bot.editorial.demands import DemandWording
 from bot.errors import Conflict, InvalidInput, NotAllowed
 from bot.metrics import Metrics
 from bot.models import DeliveryAction, DemandChange, DemandStatus, Subscription

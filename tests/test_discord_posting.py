@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.admin import Draft
-from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Draft
 from bot.models import (
     DeliveryState,
     Status,
@@ -21,6 +20,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.plugins.admins import CLI_ACTOR
 from tests.fakes.discord import (
     AUTOCOMPLETE_RESULT,
     CHANNEL_MESSAGE,

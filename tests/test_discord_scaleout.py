@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from bot.clock import FixedClock
-from bot.leader import PostgresLeadership
+from bot.delivery.leadership import PostgresLeadership
 from tests.fakes._server import serve
 from tests.fakes.discord import (
     CHANNEL_MESSAGE,

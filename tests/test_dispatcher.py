@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from bot.addresses import Address, find_address
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.notices import dead_delivery_notices
+from bot.delivery.pacing import Bucket, Pacer, backoff_delay
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.metrics import Metrics
 from bot.models import (
     Delivery,
@@ -29,8 +30,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.notices import dead_delivery_notices
-from bot.pacing import Bucket, Pacer, backoff_delay
+from bot.plugins.addresses import Address, find_address
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import NewDelivery, Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault

@@ -17,10 +17,10 @@ import signal
 import sys
 from pathlib import Path
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock, utcnow
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin, Draft
 from bot.models import DeliveryState, Status, Subscription, UpdateText, Urgency
 from bot.ports import Pacing
 from bot.store import Store

@@ -8,9 +8,9 @@ import pytest
 
 from adapters.email import parse_smtp_url
 from adapters.email._settings import EmailSettings
-from bot.admin import Draft
 from bot.clock import FixedClock
 from bot.config import Settings
+from bot.editorial.admin import Draft
 from bot.errors import ConfigError
 from bot.models import DeliveryState, Status, UpdateText, Urgency
 from bot.store import Store

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.admin import Changes, Draft
-from bot.briefing_runs import queue_briefing
+from bot.briefings.runs import queue_briefing
 from bot.clock import FixedClock
+from bot.editorial.admin import Changes, Draft
 from bot.models import Status, UpdateText, Urgency
 from bot.store import Store
 from tests.fakes.smtp import FakeSmtp

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.admin import Draft
-from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Draft
 from bot.models import DeliveryAction, DeliveryState, Status, UpdateText, Urgency
 from bot.plugins import installed_plugins
+from bot.plugins.admins import CLI_ACTOR
 from bot.store import Store
 from tests.fault_rigs import HANG_TIMEOUT, HEADLINE, PATIENT, RIGS, Rig
 from tests.faults import EXPECTED, NOT_APPLICABLE, NOT_THERE, Cell, How, Shape, render

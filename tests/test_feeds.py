@@ -10,10 +10,10 @@ import pytest
 
 from adapters.web._feeds import calendar_events
 from adapters.web._feeds import icalendar as render_calendar
-from bot.admin import Draft
 from bot.clock import FixedClock
-from bot.context import PluginContext
+from bot.editorial.admin import Draft
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
+from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import (
     CORRECTION_REASON,

@@ -10,10 +10,10 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.briefings import compose_briefing
+from bot.briefings.compose import compose_briefing
 from bot.clock import FixedClock
 from bot.commands import CommandContext
-from bot.families import family_answers
+from bot.messages.families import family_answers
 from bot.models import Families, Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from tests.strike_week import strike_week

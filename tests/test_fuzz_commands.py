@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot.clock import FixedClock
 from bot.commands import COMMAND_NAMES, CommandContext, Commands, Reply
-from bot.locales import say
+from bot.i18n.sentences import say
 from bot.models import Actor, Platform
 from bot.store import Store
 from tests.strike_week import strike_week

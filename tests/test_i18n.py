@@ -14,7 +14,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
 from bot import i18n
-from bot.parsing import parse_language
+from bot.editorial.parsing import parse_language
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("en", "es")
@@ -28,7 +28,7 @@ def test_the_shipped_languages_are_the_template_and_one_file_each() -> None:
     found = i18n.catalogues()
     assert found.source == "en"
     assert set(found.languages) >= set(SHIPPED)
-    assert found.paths["es"] == ROOT / "bot/locales/es/LC_MESSAGES/strikebot.po"
+    assert found.paths["es"] == ROOT / "bot/i18n/locales/es/LC_MESSAGES/strikebot.po"
 
 
 @pytest.mark.parametrize("language", [lang for lang in SHIPPED if lang != "en"])

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from bot.config import Settings, load_config
-from bot.doctor import campaign_checks, is_loopback, startup_warnings
 from bot.plugins import Verdict, installed_plugins
+from bot.runtime.doctor import campaign_checks, is_loopback, startup_warnings
 from tests.fakes.discord import ROOT, FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.support import free_port
@@ -399,10 +399,10 @@ async def test_discord_checks_the_servers_in_guild_ids_and_public_bot() -> None:
 async def test_doctor_names_channels_on_platforms_that_are_off_or_cannot_check_themselves(
     sqlite_store: Any,
 ) -> None:
-    from bot.admin import Admin
     from bot.clock import FixedClock
-    from bot.doctor import run_doctor
+    from bot.editorial.admin import Admin
     from bot.models import Subscription
+    from bot.runtime.doctor import run_doctor
     from tests.support import ADMIN, ADMINS, FRIDAY
 
     config = load_config(ROOT / "config" / "strike.toml")

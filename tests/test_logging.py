@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.config import Settings
-from bot.logging import configure_logging
+from bot.runtime.logging import configure_logging
 
 SETTINGS = Settings.from_env(
     {

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from adapters.discord import LIMITS as DISCORD_LIMITS
 from adapters.slack import LIMITS as SLACK_LIMITS
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
-from bot.messages import (
+from bot.editorial.admin import Admin, Draft
+from bot.messages.compose import (
     correction_message,
     fit,
     fit_message,

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
-from bot.messages import update_message
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin, Draft
+from bot.messages.compose import update_message
 from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
 from bot.ports import ChannelRef
 from bot.store import outbox_queries as q

@@ -20,7 +20,7 @@ from schemathesis import GenerationMode
 
 from adapters.web import build_app
 from bot.clock import FixedClock
-from bot.context import PluginContext
+from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import Week, strike_week
 from tests.web_support import TOKEN, client_for, web_context
@@ -158,7 +158,7 @@ async def test_document_describes_every_webhook_event_and_real_events_match_it(
 ) -> None:
     from jsonschema import Draft202012Validator, ValidationError
 
-    from bot.events import CATALOGUE, EventType, ping_event, update_event
+    from bot.delivery.events import CATALOGUE, EventType, ping_event, update_event
     from tests.support import CAMPAIGN
 
     runtime = web_context(sqlite_store, clock)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.models import (
     Delivery,
     DeliveryAction,

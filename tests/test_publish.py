@@ -24,9 +24,9 @@ import pytest
 
 from adapters.web import WebSurface
 from adapters.web._publish import publish_site
-from bot.admin import Draft
 from bot.cli import main
 from bot.clock import FixedClock
+from bot.editorial.admin import Draft
 from bot.models import Status, UpdateText
 from bot.ports import StrikebotError
 from bot.store import Store

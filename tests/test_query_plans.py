@@ -16,9 +16,9 @@ from typing import Any
 
 from sqlalchemy import insert, update
 
-from bot.briefing_runs import queue_schedule
-from bot.briefing_times import Schedule, latest_briefing
-from bot.briefings import gather_briefing_inputs
+from bot.briefings.compose import gather_briefing_inputs
+from bot.briefings.runs import queue_schedule
+from bot.briefings.times import Schedule, latest_briefing
 from bot.clock import FixedClock
 from bot.models import UpdateState
 from bot.store import Store, Tx, shared_payloads

@@ -1,17 +1,16 @@
-"""The preview's count (`bot.reach`) agrees with who the outbox will actually queue."""
+"""The preview's count (`bot.editorial.reach`) agrees with who the outbox will actually queue."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.commands import CommandContext, Commands
-from bot.contacts import Contact
-from bot.models import Status, Subscription, Update, UpdateState, UpdateText, Urgency
-from bot.outbox import wants
-from bot.reach import reach
-from bot.signups import Offer, SignUps
+from bot.delivery.planning import wants
+from bot.editorial.admin import Admin, Draft
+from bot.editorial.reach import reach
+from bot.models import Contact, Status, Subscription, Update, UpdateState, UpdateText, Urgency
+from bot.people.signups import Offer, SignUps
 from bot.store import Store
 from tests.support import ADMIN, ADMINS, CAMPAIGN
 

@@ -10,11 +10,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
-from bot.leader import PostgresLeadership, dispatcher_lock_key, leadership_for
+from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.leadership import PostgresLeadership, dispatcher_lock_key, leadership_for
+from bot.editorial.admin import Admin, Draft
 from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
 from bot.store import Store
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault

@@ -17,10 +17,11 @@ import pytest
 from rich.console import Console
 from sqlalchemy import update
 
-import bot.briefing_runs
+import bot.briefings.runs
 from adapters.console import ConsoleAdapter
-from bot.admin import Admin
-from bot.briefing_runs import (
+from bot.briefings.compose import gather_briefing_inputs
+from bot.briefings.queries import list_runs
+from bot.briefings.runs import (
     Due,
     Outcome,
     catch_up,
@@ -29,7 +30,8 @@ from bot.briefing_runs import (
     queue_schedule,
     send_now,
 )
-from bot.briefing_times import (
+from bot.briefings.schedule import BriefingScheduler, ShiftedTrigger, cron_trigger
+from bot.briefings.times import (
     BriefingSlot,
     Schedule,
     format_days,
@@ -40,18 +42,16 @@ from bot.briefing_times import (
     slot_on,
     window_start,
 )
-from bot.briefings import gather_briefing_inputs
 from bot.clock import FixedClock, ShiftedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
-from bot.leader import FileLeadership, PostgresLeadership, SoleLeadership
+from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.leadership import FileLeadership, PostgresLeadership, SoleLeadership
+from bot.editorial.admin import Admin
 from bot.metrics import Metrics
 from bot.models import DeliveryAction, DeliveryState, Subscription
 from bot.ports import MessageKind
-from bot.schedule import BriefingScheduler, ShiftedTrigger, cron_trigger
 from bot.store import Store
 from bot.store import schema as t
-from bot.store.briefings import list_runs
 from tests.support import ADMIN, ADMINS, CAMPAIGN, end_backend, fresh_postgres_database
 
 LA = "America/Los_Angeles"
@@ -482,14 +482,14 @@ async def test_a_briefing_due_while_the_leader_catches_up_is_queued(
 ) -> None:
     clock.now = la(2019, 1, 17, 12, 0)
     sub = await subscribe(admin, channel(time(7, 0)))
-    real_catch_up = bot.briefing_runs.catch_up
+    real_catch_up = bot.briefings.runs.catch_up
 
     async def slow_catch_up(*args: Any, **kwargs: Any) -> dict[int, Outcome]:
         outcomes = await real_catch_up(*args, **kwargs)
         clock.now = la(2019, 1, 18, 7, 0, 3)  # 07:00 passed while it ran
         return outcomes
 
-    monkeypatch.setattr("bot.schedule.catch_up", slow_catch_up)
+    monkeypatch.setattr("bot.briefings.schedule.catch_up", slow_catch_up)
     clock.now = la(2019, 1, 18, 6, 59, 59)  # taking over the lead one second before 07:00
     scheduler = scheduler_for(store, clock, leadership=SoleLeadership())
     scheduler_factory.append(scheduler)

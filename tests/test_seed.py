@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from bot.admin import Admin, Changes
-from bot.auth import CLI_ACTOR
 from bot.clock import FixedClock
 from bot.config import StrikeConfig, load_config, parse_config
+from bot.editorial.admin import Admin, Changes
 from bot.errors import ConfigError
 from bot.models import DemandStatus, UpdateState, UpdateText
-from bot.seed import apply_seed
+from bot.plugins.admins import CLI_ACTOR
+from bot.runtime.seed import apply_seed
 from bot.store import Store
 from bot.store import schema as t
 

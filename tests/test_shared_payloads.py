@@ -15,21 +15,21 @@ import pytest
 from alembic import command
 from sqlalchemy import event, func, inspect, select, text, update
 
-from bot.admin import Admin
-from bot.briefing_runs import Outcome, queue_schedule
-from bot.briefing_times import BriefingSlot, Schedule, window_start
-from bot.briefings import gather_briefing_inputs
+from bot.briefings.compose import gather_briefing_inputs
+from bot.briefings.runs import Outcome, queue_schedule
+from bot.briefings.times import BriefingSlot, Schedule, window_start
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Admin
 from bot.errors import ImportRefused
 from bot.models import DeliveryState, Subscription
 from bot.ports import OutboundMessage
+from bot.runtime.transfer import dumps, export_document, import_document, parse_document
 from bot.store import Store
 from bot.store import outbox_queries as q
 from bot.store import schema as t
 from bot.store.engine import WRITE_OPTION, alembic_config
-from bot.transfer import dumps, export_document, import_document, parse_document
 from tests.fakes.platform import FakePlatform, FakePlatformAdapter, Fault
 from tests.support import ADMIN, CAMPAIGN, recording
 

@@ -1,4 +1,4 @@
-"""The sign-up use case (bot/signups.py) and address reading (bot/contacts.py): double
+"""The sign-up use case (bot/people/signups.py) and address reading (bot/people/contacts.py): double
 opt-in, limits per address, per client and overall, the same answer for every address,
 the consent record, and what is stored (only in `subscribers`, never in logs or audits)."""
 
@@ -12,11 +12,11 @@ from datetime import timedelta
 import pytest
 
 from bot.clock import FixedClock
-from bot.contacts import Contact, mask, read_email, read_phone
 from bot.errors import InvalidInput, NotFound
-from bot.logging import configure_logging
-from bot.models import DeliveryAction, Urgency
-from bot.signups import Choice, Offer, Outcome, SignupLimits, SignUps, TooManySignups
+from bot.models import Contact, DeliveryAction, Urgency
+from bot.people.contacts import mask, read_email, read_phone
+from bot.people.signups import Choice, Offer, Outcome, SignupLimits, SignUps, TooManySignups
+from bot.runtime.logging import configure_logging
 from bot.store import Store
 from tests.support import CAMPAIGN
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from adapters.slack import SlackSettings, api_base, connection_mode, escape, render
 from adapters.slack import _modals as modals
 from bot.errors import ConfigError
-from bot.messages import update_message
+from bot.messages.compose import update_message
 from bot.models import Status, Update, UpdateState, UpdateText, Urgency
 from bot.ports import Field, Link, MessageKind, OutboundMessage
 from tests.fakes.slack import live_mentions, message_error, view_errors

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from bot.admin import Changes, Draft
 from bot.clock import FixedClock
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
+from bot.editorial.admin import Changes, Draft
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
-from bot.messages import update_message
+from bot.messages.compose import update_message
 from bot.models import (
     DeliveryState,
     Status,

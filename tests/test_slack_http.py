@@ -13,8 +13,8 @@ from aiohttp import ClientSession, web
 from sqlalchemy import func, select
 
 from bot import i18n
-from bot.admin import Changes, Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Changes, Draft
 from bot.models import Status, Subscription, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from bot.store.schema import processed_events

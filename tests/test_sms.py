@@ -11,13 +11,12 @@ import pytest
 
 from adapters.sms import count, keyword, render_text
 from adapters.sms._settings import SmsSection
-from bot.admin import Draft
 from bot.clock import FixedClock
-from bot.contacts import Contact
-from bot.models import DeliveryState, Status, UpdateText, Urgency
-from bot.outbound import Field, MessageKind, OutboundMessage
-from bot.reach import Spend, reach
-from bot.signups import Choice
+from bot.editorial.admin import Draft
+from bot.editorial.reach import Spend, reach
+from bot.models import Contact, DeliveryState, Status, UpdateText, Urgency
+from bot.people.signups import Choice
+from bot.plugins.outbound import Field, MessageKind, OutboundMessage
 from bot.store import Store
 from tests.fakes.twilio import AUTH_TOKEN, FakeTwilio, Fault, inbound, signed_request
 from tests.family_support import Families, families

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from bot.admin import Admin, Draft
 from bot.cli import main
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin, Draft
 from bot.errors import StoreUnavailable
 from bot.models import Status, UpdateText, Urgency
 from bot.store import Store

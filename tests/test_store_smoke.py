@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin, Draft
 from bot.models import Status, Subscription, UpdateText, Urgency
 from bot.store import Store
 from tests.support import ADMIN

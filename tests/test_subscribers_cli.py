@@ -12,8 +12,8 @@ import pytest
 from bot.cli import main
 from bot.clock import utcnow
 from bot.config import load_config
-from bot.contacts import Contact
-from bot.signups import Choice, Offer, signups_for
+from bot.models import Contact
+from bot.people.signups import Choice, Offer, signups_for
 from bot.store import Store
 from tests.support import ROOT
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from adapters.telegram import inert, render, visible_length
-from bot.admin import Changes, Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Changes, Draft
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
 from bot.models import (
     Actor,
@@ -28,7 +28,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.outbound import ChannelRef, Field, MessageKind, OutboundMessage
+from bot.plugins.outbound import ChannelRef, Field, MessageKind, OutboundMessage
 from bot.store import Store
 from tests.fakes.receiver import Receiver
 from tests.fakes.telegram import BOT_ID, FakeTelegram

@@ -13,15 +13,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
 from bot.config import load_config
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.errors import ImportRefused
 from bot.models import DemandStatus, Status, Subscription, UpdateText, Urgency
-from bot.seed import apply_seed
-from bot.store import Store
-from bot.store import schema as t
-from bot.transfer import (
+from bot.runtime.seed import apply_seed
+from bot.runtime.transfer import (
     ExportDocument,
     TransferSummary,
     dumps,
@@ -29,6 +27,8 @@ from bot.transfer import (
     import_document,
     parse_document,
 )
+from bot.store import Store
+from bot.store import schema as t
 from tests.support import ADMIN, ADMINS, CAMPAIGN, SECOND_ADMIN
 
 STRIKE = Path(__file__).resolve().parent.parent / "config" / "strike.toml"

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from bot.admin import Admin, Changes, Draft
-from bot.catalogue_files import content_messages
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin, Changes, Draft
+from bot.editorial.translations import content_gaps
+from bot.editorial.translator_files import content_messages
 from bot.errors import InvalidInput, NotAllowed
 from bot.models import Families, Status, UpdateText
 from bot.store import Store
-from bot.translations import content_gaps
 from tests.support import ADMIN, CAMPAIGN, MEMBER
 from tests.test_admin import seed_demand
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.admin import Admin, Draft
 from bot.clock import FixedClock
+from bot.editorial.admin import Admin, Draft
 from bot.models import Status, Subscription, UpdateText
 from bot.store import Store, commits, content, wakeups
 from bot.store.content import watch_public_version

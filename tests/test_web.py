@@ -18,11 +18,11 @@ from aiohttp.test_utils import TestClient
 from adapters.web._cache import Rendered, ResponseCache, SharedCheck
 from adapters.web._present import DEMAND_COLOURS, contrast, readable, span
 from bot import i18n
-from bot.admin import Draft
 from bot.clock import FixedClock
-from bot.context import PluginContext
+from bot.editorial.admin import Draft
 from bot.models import Status, Subscription, Update, UpdateText, Urgency
 from bot.ports import ChannelRef, OutboundMessage, Pacing
+from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import (
     CORRECTION_REASON,

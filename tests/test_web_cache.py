@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.admin import Admin, Changes, Draft
 from bot.clock import FixedClock
-from bot.context import PluginContext
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.models import DemandStatus, Status, Subscription, UpdateText
 from bot.ports import watch_public_version
+from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import Week, la, strike_week
 from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, SECOND_ADMIN, recording

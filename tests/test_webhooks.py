@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from adapters.webhooks import WebhookAdapter, next_try, sign
-from bot.admin import Admin, Changes, Draft
+from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url, parse_networks
 from bot.clock import FixedClock
 from bot.config import StrikeConfig
-from bot.context import PluginContext
-from bot.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.editorial.admin import Admin, Changes, Draft
 from bot.errors import Conflict, InvalidInput
 from bot.models import (
     DeliveryAction,
@@ -36,8 +36,8 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.runtime.context import PluginContext
 from bot.store import Store
-from bot.webhooks import AddressPolicy, Created, Webhooks, check_url, parse_networks
 from tests.fakes.receiver import Answer, Receiver
 from tests.support import ADMIN, MEMBER, campaign_config, plugin_ctx
 
@@ -468,7 +468,7 @@ async def test_a_receiver_added_with_a_briefing_time_gets_the_briefing_as_an_eve
 ) -> None:
     from datetime import time as clock_time
 
-    from bot.briefing_runs import send_now
+    from bot.briefings.runs import send_now
 
     created = await add(rig, receiver, language="es", briefing_time=clock_time(7, 0))
     await rig.admin.post(ADMIN, draft())

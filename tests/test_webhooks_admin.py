@@ -14,7 +14,7 @@ import pytest
 from adapters.webhooks import WebhookAdapter
 from bot.cli import main
 from bot.clock import FixedClock
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
 from bot.store import Store
 from tests.fakes.receiver import Receiver
 from tests.support import ROOT, campaign_config, plugin_ctx

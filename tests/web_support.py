@@ -14,8 +14,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.web import build_app
 from bot.clock import FixedClock
-from bot.context import PluginContext
 from bot.models import Campaign
+from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.support import CAMPAIGN, plugin_ctx
 

@@ -30,7 +30,7 @@ PROMPT = "strike› "
 
 
 class Deliverer(Protocol):
-    """What the session needs of `bot.dispatcher.Dispatcher`."""
+    """What the session needs of `bot.delivery.dispatcher.Dispatcher`."""
 
     async def run(self) -> None: ...
 

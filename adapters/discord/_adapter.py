@@ -202,7 +202,7 @@ class DiscordAdapter:
     def call_timeout(self) -> float:
         """`send` and `edit` give up after this long themselves (`RestSender`'s request
         timeout, then a `TransientDeliveryError` in doubt): the dispatcher sets no second
-        timer around them (`bot.outbound.call_timeout`)."""
+        timer around them (`bot.plugins.outbound.call_timeout`)."""
         return self._rest.request_timeout
 
     def mount(self, app: web.Application) -> None:

@@ -3,7 +3,7 @@
 Limits (Discord's): title 256, description 4096, 25 fields of name 256 / value 1024, footer
 2048, author 256, and 6000 characters across all of a message's embeds. Text is plain, so
 markdown is escaped; when something must be cut, it is cut at a word boundary and points at
-the full text (`bot.messages.fit`). A retracted update's withdrawn text is struck through.
+the full text (`bot.messages.compose.fit`). A retracted update's withdrawn text is struck through.
 """
 
 from __future__ import annotations

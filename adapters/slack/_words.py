@@ -1,6 +1,6 @@
 """The Slack adapter's own sentences (modal labels, progress notes), in English and Spanish.
 
-Everything a command answers comes from `bot.commands` / `bot.locales`; these are only the
+Everything a command answers comes from `bot.commands` / `bot.i18n.sentences`; these are only the
 words of Slack's forms. Modal titles and buttons are at most 24 characters (Slack's limit).
 """
 

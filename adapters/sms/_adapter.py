@@ -3,7 +3,7 @@
 Sending. The subscription's channel is a person's opaque key; the number is read from the
 store at send time and goes nowhere else (not a log line, not an error). Each text is cut to
 `[sms] max_segments` with the link to the page (`_render.py`); the campaign's quiet hours
-are in the subscription (urgent updates skip them; see `bot.outbox.release_time`). Twilio
+are in the subscription (urgent updates skip them; see `bot.delivery.planning.release_time`). Twilio
 calls back `/sms/status/{delivery id}` with what became of each text: recorded as a
 receipt; a number that cannot receive (30003, 30005, 30006) is marked broken.
 

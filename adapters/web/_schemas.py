@@ -36,7 +36,7 @@ from ._data import RevisionNote
 from ._present import hex_colour
 
 # No NUL anywhere (PostgreSQL cannot store it in text); with at least one character that
-# shows, by the core's own rule (`bot.rules`), or not.
+# shows, by the core's own rule (`bot.editorial.rules`), or not.
 NON_BLANK = VISIBLE_TEXT_PATTERN
 NO_NUL = r"^[^\x00]*$"
 OfferText = Annotated[str, Field(min_length=1, max_length=OFFER_MAX, pattern=NON_BLANK)]

@@ -1,4 +1,4 @@
-"""`WebhookAdapter`: delivers events (`bot.events`) to webhook endpoints, signed.
+"""`WebhookAdapter`: delivers events (`bot.delivery.events`) to webhook endpoints, signed.
 
 The dispatcher hands it an event document (`send_event`) for every update published,
 edited, corrected or retracted and every demand change, and a composed message (`send`) for

@@ -23,10 +23,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bot.admin import Admin
 from bot.cli._shared import moment_type
 from bot.clock import Clock, shifted_clock
 from bot.config import Settings, StrikeConfig, load_config
+from bot.editorial.admin import Admin
 from bot.errors import StrikebotError
 from bot.plugins import installed_plugins
 from bot.store import Store
@@ -55,7 +55,7 @@ async def open_context(
 ) -> AsyncIterator[CliContext]:
     """Load settings and config, open (and migrate) the store, seed the campaign. The clock
     is real time, or the replayed time of `strikebot --now TIME COMMAND`."""
-    from bot.seed import apply_seed
+    from bot.runtime.seed import apply_seed
 
     if clock is None:
         clock = shifted_clock(getattr(args, "clock_now", None))

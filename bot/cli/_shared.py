@@ -12,10 +12,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.auth import CLI_ACTOR
 from bot.clock import parse_moment as parse_offset_moment
+from bot.editorial.parsing import parse_timezone
 from bot.errors import InvalidInput
-from bot.messages import update_url
+from bot.messages.compose import update_url
 from bot.models import (
     Actor,
     AuditEntry,
@@ -27,7 +27,7 @@ from bot.models import (
     Update,
     UpdateState,
 )
-from bot.parsing import parse_timezone
+from bot.plugins.admins import CLI_ACTOR
 from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 # ---------------------------------------------------------------------------- options

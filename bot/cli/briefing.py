@@ -23,10 +23,10 @@ from zoneinfo import ZoneInfo
 
 from rich.markup import escape
 
-from bot.addresses import example_address, parse_address
-from bot.briefing_runs import send_now
-from bot.briefing_times import format_days, next_briefing, window_start
-from bot.briefings import gather_briefing_inputs
+from bot.briefings.compose import gather_briefing_inputs
+from bot.briefings.queries import BriefingRun, list_runs
+from bot.briefings.runs import send_now
+from bot.briefings.times import format_days, next_briefing, window_start
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     MAX_ID,
@@ -38,12 +38,12 @@ from bot.cli._shared import (
     parse_clock,
     parse_moment,
 )
+from bot.editorial.parsing import parse_days
 from bot.errors import InvalidInput, NotFound
 from bot.models import Subscription
-from bot.outbound import OutboundMessage
-from bot.parsing import parse_days
+from bot.plugins.addresses import example_address, parse_address
+from bot.plugins.outbound import OutboundMessage
 from bot.store import Tx
-from bot.store.briefings import BriefingRun, list_runs
 
 CHANNEL_HELP = "subscription id or address platform:workspace/channel (e.g. console:local/main)"
 

@@ -14,9 +14,9 @@ from sqlalchemy.engine import make_url
 from bot.cli import add_json_flag, out, print_json
 from bot.config import Settings
 from bot.errors import Conflict
+from bot.runtime.transfer import known_schema_revisions
 from bot.store import Store
 from bot.store.engine import upgrade
-from bot.transfer import known_schema_revisions
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -26,7 +26,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot import i18n
-from bot.admin import DemandResult
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     actor_from,
@@ -38,10 +37,11 @@ from bot.cli._shared import (
     parse_moment,
     shorten,
 )
-from bot.demands import DemandWording
+from bot.editorial.admin import DemandResult
+from bot.editorial.demands import DemandWording
+from bot.editorial.parsing import parse_demand_status, parse_language
 from bot.errors import InvalidInput, NotFound
 from bot.models import Demand, DemandChange, DemandEvent, DemandStatus
-from bot.parsing import parse_demand_status, parse_language
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.cli import add_json_flag, open_context, out, print_json
-from bot.doctor import run_doctor
 from bot.plugins import Verdict, installed_plugins
+from bot.runtime.doctor import run_doctor
 
 MARKS = {
     Verdict.OK: "[green]ok[/]",

@@ -31,8 +31,8 @@ from bot import i18n
 from bot.cli import out
 from bot.clock import shifted_clock
 from bot.config import load_config
+from bot.editorial.parsing import parse_timezone
 from bot.errors import ConfigError, Conflict, InvalidInput
-from bot.parsing import parse_timezone
 from bot.plugins import Plugin, installed_plugins
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
@@ -97,7 +97,7 @@ class Answers:
 
 
 async def handle(args: argparse.Namespace) -> int:
-    from bot.seed import apply_seed
+    from bot.runtime.seed import apply_seed
     from bot.store import Store
 
     plugins = installed_plugins()

@@ -36,8 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def handle(args: argparse.Namespace) -> int:
-    from bot.app import serve
-    from bot.logging import configure_logging
+    from bot.runtime.app import serve
+    from bot.runtime.logging import configure_logging
 
     settings = Settings.from_env()
     if args.database_url:

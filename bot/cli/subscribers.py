@@ -18,8 +18,8 @@ from rich.table import Table
 
 from bot.cli import add_json_flag, open_context, out, print_json
 from bot.errors import InvalidInput, NotFound
+from bot.people.signups import SignUps, signups_for
 from bot.plugins import installed_plugins
-from bot.signups import SignUps, signups_for
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

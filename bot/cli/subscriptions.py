@@ -1,7 +1,7 @@
 """Which channels get what, and when: `subscriptions list|add|remove`.
 
 A channel is written as its address, `platform:workspace/channel` (each platform plugin
-gives an example: `console:local/main`; see `bot.addresses`).
+gives an example: `console:local/main`; see `bot.plugins.addresses`).
 
     strikebot subscriptions list
     strikebot subscriptions add console:local/main \\
@@ -20,7 +20,6 @@ from typing import Literal
 from rich.markup import escape
 from rich.table import Table
 
-from bot.addresses import example_address, parse_address
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     MAX_ID,
@@ -29,10 +28,11 @@ from bot.cli._shared import (
     parse_clock,
     subscription_json,
 )
+from bot.editorial.parsing import parse_timezone, parse_urgency
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import ALL_URGENCIES, QuietHours, Subscription, Urgency
-from bot.parsing import parse_timezone, parse_urgency
 from bot.plugins import installed_plugins
+from bot.plugins.addresses import example_address, parse_address
 
 _DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 

@@ -17,7 +17,13 @@ from pathlib import Path
 
 from bot.cli import add_json_flag, err, open_context, out, print_json
 from bot.errors import InvalidInput
-from bot.transfer import TransferSummary, dumps, export_document, import_document, parse_document
+from bot.runtime.transfer import (
+    TransferSummary,
+    dumps,
+    export_document,
+    import_document,
+    parse_document,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

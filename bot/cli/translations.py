@@ -19,8 +19,10 @@ from babel.messages.pofile import write_po
 from rich.markup import escape
 
 from bot import i18n
-from bot.auth import CLI_ACTOR
-from bot.catalogue_files import (
+from bot.cli import add_json_flag, open_context, out, print_json
+from bot.editorial.parsing import parse_language
+from bot.editorial.translations import content_gaps
+from bot.editorial.translator_files import (
     apply_content,
     catalogue_status,
     export_catalog,
@@ -29,10 +31,8 @@ from bot.catalogue_files import (
     read_translation_file,
     write_catalog,
 )
-from bot.cli import add_json_flag, open_context, out, print_json
 from bot.errors import InvalidInput
-from bot.parsing import parse_language
-from bot.translations import content_gaps
+from bot.plugins.admins import CLI_ACTOR
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -21,7 +21,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot import i18n
-from bot.admin import Changes, Draft
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     STATE_STYLES,
@@ -35,12 +34,13 @@ from bot.cli._shared import (
     update_number,
 )
 from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
+from bot.editorial.admin import Changes, Draft
+from bot.editorial.parsing import parse_language, parse_status, parse_timezone, parse_urgency
+from bot.editorial.reach import cost_sections, reach
+from bot.editorial.translations import StaleText, update_target
 from bot.errors import InvalidInput, NotFound
-from bot.messages import update_message, update_url
+from bot.messages.compose import update_message, update_url
 from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
-from bot.parsing import parse_language, parse_status, parse_timezone, parse_urgency
-from bot.reach import cost_sections, reach
-from bot.translations import StaleText, update_target
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,7 @@ campaign's. Sentences live in the gettext catalogues in `bot/locales/` (`bot.i18
 
 The parts: `_context` (who asks, the reply, the one path every command runs), `_questions`
 (what members ask), `_admin` (what admins order), `_text` (the typed form). Reading what
-people type is `bot.parsing`; the rules their text must meet, `bot.rules`.
+people type is `bot.editorial.parsing`; the rules their text must meet, `bot.editorial.rules`.
 """
 
 from __future__ import annotations

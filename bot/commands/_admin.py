@@ -1,4 +1,4 @@
-"""What admins order, through `bot.admin.Admin`: subscribe and unsubscribe a channel,
+"""What admins order, through `bot.editorial.admin.Admin`: subscribe and unsubscribe a channel,
 post, edit, retract and approve updates. Each answers with a confirmation only the admin
 sees, and a preview of the update as members will see it."""
 
@@ -11,22 +11,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.admin import Changes, Draft
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.errors import InvalidInput
-from bot.locales import in_every_language, invalid, not_found, say
-from bot.messages import update_message
-from bot.models import (
-    QuietHours,
-    Status,
-    Subscription,
-    Update,
-    UpdateState,
-    UpdateText,
-    Urgency,
-)
-from bot.outbound import Field, OutboundMessage
-from bot.parsing import (
+from bot.editorial.admin import Changes, Draft
+from bot.editorial.parsing import (
     is_off,
     parse_briefing_time,
     parse_days,
@@ -41,8 +28,21 @@ from bot.parsing import (
     parse_when,
     valid_timezone,
 )
-from bot.reach import reach
-from bot.rules import check_reason, check_update_text, clean_text
+from bot.editorial.reach import reach
+from bot.editorial.rules import check_reason, check_update_text, clean_text
+from bot.errors import InvalidInput
+from bot.i18n.sentences import in_every_language, invalid, not_found, say
+from bot.messages.compose import update_message
+from bot.models import (
+    QuietHours,
+    Status,
+    Subscription,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
+from bot.plugins.outbound import Field, OutboundMessage
 
 # Another language's wording: an UpdateText, or {"headline": ..., "body": ..., "next_step": ...}.
 OtherText = UpdateText | Mapping[str, str]

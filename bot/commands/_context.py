@@ -18,16 +18,16 @@ from datetime import time
 from zoneinfo import ZoneInfo
 
 from bot import i18n
-from bot.admin import Admin
 from bot.clock import Clock, utcnow
+from bot.editorial.admin import Admin
+from bot.editorial.parsing import valid_timezone
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
-from bot.locales import say
-from bot.messages import local_zone, neutralize_mentions
+from bot.i18n.sentences import say
+from bot.messages.compose import local_zone, neutralize_mentions
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
-from bot.outbound import Field, OutboundMessage
-from bot.parsing import valid_timezone
 from bot.plugins import Section
+from bot.plugins.outbound import Field, OutboundMessage
 from bot.store import Store
 
 # The package's one logger, named for the public module that operators (and tests) filter on.
@@ -95,7 +95,7 @@ class CommandsBase:
         self.metrics = metrics
         # `briefing=on` means this time ([briefings] default_time in the campaign file).
         self.default_briefing_time = default_briefing_time
-        # What the preview of a post measures texts with (`bot.reach.cost_sections`).
+        # What the preview of a post measures texts with (`bot.editorial.reach.cost_sections`).
         self.cost_sections = dict(cost_sections or {})
 
     async def _run(

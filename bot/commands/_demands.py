@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.admin import DemandResult
 from bot.commands._context import Asker, Reply
 from bot.commands._questions import Questions
-from bot.demands import FIELD_ALIASES, DemandWording, split_facts
-from bot.locales import invalid, say
-from bot.outbound import OutboundMessage
-from bot.parsing import parse_demand_status, parse_flag, parse_language, parse_when
+from bot.editorial.admin import DemandResult
+from bot.editorial.demands import FIELD_ALIASES, DemandWording, split_facts
+from bot.editorial.parsing import parse_demand_status, parse_flag, parse_language, parse_when
+from bot.i18n.sentences import invalid, say
+from bot.plugins.outbound import OutboundMessage
 
 # The words that name an action instead of a demand, when more follows them.
 DEMAND_ACTIONS = {"add": "add", "agregar": "add", "añadir": "add",

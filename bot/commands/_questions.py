@@ -13,13 +13,13 @@ from sqlalchemy import select
 
 from bot import i18n
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.families import family_answers
-from bot.locales import invalid, not_found, say, short
-from bot.messages import fit, page_url, update_message, update_url
+from bot.editorial.parsing import parse_count
+from bot.editorial.rules import clean_text
+from bot.i18n.sentences import invalid, not_found, say, short
+from bot.messages.compose import fit, page_url, update_message, update_url
+from bot.messages.families import family_answers
 from bot.models import Demand, DemandChange, Status, Update, UpdateState
-from bot.outbound import Field, Link, MessageKind, OutboundMessage
-from bot.parsing import parse_count
-from bot.rules import clean_text
+from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store import schema as t
 

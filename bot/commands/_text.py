@@ -12,9 +12,9 @@ from bot import i18n
 from bot.commands._admin import EXAMPLES, AdminOrders
 from bot.commands._context import Asker, CommandContext, Reply
 from bot.commands._demands import DEMAND_FLAGS, DEMAND_OPTIONS, DemandOrders, wants_change
+from bot.editorial.parsing import tokenize
 from bot.errors import StrikebotError
-from bot.locales import invalid, short
-from bot.parsing import tokenize
+from bot.i18n.sentences import invalid, short
 
 COMMAND_NAMES = ("status", "demands", "demand", "timeline", "next", "help", "subscribe",
                  "unsubscribe", "post", "edit", "retract", "approve")  # fmt: skip

@@ -16,7 +16,7 @@ A POST "in doubt" may already be on the platform: it was attempted (`attempts` >
 held by a claim (`claimed_by` set). Taking over a lapsed lease counts one attempt, because
 the worker that let it lapse (killed, frozen) may have sent it without recording that. A
 retraction cancels only POSTs not in doubt (`withdraw_posts`); the dispatcher resolves the
-others (see `bot.dispatcher`, "Exactly once").
+others (see `bot.delivery.dispatcher`, "Exactly once").
 """
 
 from __future__ import annotations
@@ -170,8 +170,9 @@ def _claim_statement(dialect: str) -> Any:
 
 async def take_over(tx: Tx, *, worker: str, platform: str, now: datetime) -> int:
     """Make the rows of `platform` held by other workers claimable now: `worker` has just
-    become the one dispatcher for `platform` (`bot.leader.dispatcher_lock_key`), so their
-    holder is gone. Their claim counts an attempt of unknown outcome, as for a lapsed lease."""
+    become the one dispatcher for `platform` (`bot.delivery.leadership.dispatcher_lock_key`),
+    so their holder is gone. Their claim counts an attempt of unknown outcome, as for a
+    lapsed lease."""
     result = await tx.conn.execute(
         update(_d)
         .where(

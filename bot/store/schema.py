@@ -346,7 +346,7 @@ processed_events = Table(
 subscribers = Table(
     "subscribers",
     metadata,
-    # People who signed up by e-mail or text (bot/signups.py). The only table holding an
+    # People who signed up by e-mail or text (bot/people/signups.py). The only table holding an
     # address or number: everything else names a person by `key`, an opaque random id that
     # is also their subscription's channel. A row is deleted when its person unsubscribes.
     Column("id", Integer, primary_key=True, autoincrement=True),

@@ -1,7 +1,7 @@
 """People who signed up by e-mail or text, and what providers said about their messages.
 
 The `subscribers` table is the one place an address or number is kept (see
-docs/privacy.md); `bot.signups` is its only writer. Adapters read a person's address here
+docs/privacy.md); `bot.people.signups` is its only writer. Adapters read a person's address here
 at send time, by the opaque key that is their subscription's channel. A mixin of `Tx`.
 """
 

@@ -1,5 +1,6 @@
 """Stale translations: which language's wording of a text was written before another
-language's was edited. A mixin of `Tx`; `bot.translations` decides when to mark and clear."""
+language's was edited. A mixin of `Tx`; `bot.editorial.translations` decides when to mark
+and clear."""
 
 from __future__ import annotations
 

@@ -1667,10 +1667,10 @@ async def discord_bot(
 ) -> Any:
     """Store (migrated, seeded) + Commands + DiscordAdapter started against `fake`."""
     from adapters.discord import DiscordAdapter, plugin
-    from bot.admin import Admin
     from bot.config import Settings
-    from bot.context import plugin_context
-    from bot.seed import apply_seed
+    from bot.editorial.admin import Admin
+    from bot.runtime.context import plugin_context
+    from bot.runtime.seed import apply_seed
     from bot.store import Store
 
     config = bot_config(fake.guild_ids)

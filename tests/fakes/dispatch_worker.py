@@ -15,7 +15,7 @@ import signal
 
 from bot.clock import utcnow
 from bot.config import DeliverySection
-from bot.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher
 from bot.ports import Pacing
 from bot.store import Store
 from tests.fakes.platform import FakePlatformAdapter

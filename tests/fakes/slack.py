@@ -1077,9 +1077,9 @@ class SlackBot:
         import aiohttp
 
         from adapters.slack import SlackAdapter, plugin
-        from bot.admin import Admin
         from bot.config import Settings
-        from bot.context import plugin_context
+        from bot.editorial.admin import Admin
+        from bot.runtime.context import plugin_context
 
         env = {
             "SLACK_BOT_TOKEN": self.slack.bot_token,

@@ -1,0 +1,177 @@
+"""Staying under a platform's rate limits: token buckets per platform, workspace and channel.
+
+A `Bucket` is a virtual-scheduling token bucket (GCRA): each caller reserves the next free
+slot at once and sleeps until it, so concurrent senders are spaced evenly without a lock and
+without polling. A 429 pauses a bucket until the platform's `Retry-After` has passed; callers
+who reserved a slot before the pause notice it when they wake and queue again.
+
+A `Pacer` holds one platform's buckets (global, per workspace, per channel) and its cap on
+requests in flight. Time is injectable (`monotonic`, `sleep`) so the maths is tested without
+waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from bot.plugins.outbound import ChannelRef, Pacing
+
+Monotonic = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+# Idle channel buckets are forgotten once this many exist (10,000 channels is a big campaign).
+_PRUNE_ABOVE = 4096
+
+
+class Bucket:
+    """`rate` requests per second, `burst` of which may start back to back."""
+
+    def __init__(self, rate: float, burst: int = 1) -> None:
+        if rate <= 0:
+            raise ValueError("a bucket's rate must be positive")
+        self.interval = 1.0 / rate
+        self.tolerance = (max(burst, 1) - 1) * self.interval
+        self._tat = -math.inf  # theoretical arrival time of the next request
+        self.paused_until = -math.inf
+
+    def reserve(self, now: float) -> float:
+        """Take the next free slot; returns how long to wait for it (0 = go now)."""
+        at = max(now, self._tat - self.tolerance, self.paused_until)
+        self._tat = max(self._tat, at) + self.interval
+        return at - now
+
+    def pause(self, until: float) -> None:
+        """Nothing goes before `until` (a 429's Retry-After)."""
+        self.paused_until = max(self.paused_until, until)
+
+    def paused(self, now: float) -> bool:
+        return now < self.paused_until
+
+    def idle(self, now: float) -> bool:
+        return self._tat <= now and self.paused_until <= now
+
+
+class Paused(Exception):
+    """The channel (or the whole platform) is paused for longer than the caller will wait:
+    the caller should put its request back in the queue for `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"paused for {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class Pacer:
+    """One platform's limits: every send awaits `acquire(channel)` first."""
+
+    def __init__(
+        self,
+        pacing: Pacing,
+        *,
+        monotonic: Monotonic = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.pacing = pacing
+        self._now = monotonic
+        self._sleep = sleep
+        self.global_bucket = Bucket(pacing.global_per_second, pacing.burst)
+        self._channels: dict[tuple[str, str], Bucket] = {}
+        self._workspaces: dict[str, Bucket] = {}
+        self.in_flight = asyncio.Semaphore(max(pacing.max_in_flight, 1))
+
+    def channel_bucket(self, channel: ChannelRef) -> Bucket:
+        key = (channel.workspace, channel.channel)
+        bucket = self._channels.get(key)
+        if bucket is None:
+            if len(self._channels) >= _PRUNE_ABOVE:
+                self._prune()
+            bucket = Bucket(self.pacing.per_channel_per_second)
+            self._channels[key] = bucket
+        return bucket
+
+    def channel_buckets(self) -> list[Bucket]:
+        """Every channel's bucket made so far (idle ones may have been forgotten)."""
+        return list(self._channels.values())
+
+    def workspace_bucket(self, channel: ChannelRef) -> Bucket | None:
+        rate = self.pacing.per_workspace_per_second
+        if rate is None:
+            return None
+        bucket = self._workspaces.get(channel.workspace)
+        if bucket is None:
+            bucket = Bucket(rate, self.pacing.burst)
+            self._workspaces[channel.workspace] = bucket
+        return bucket
+
+    async def acquire(self, channel: ChannelRef) -> None:
+        """Wait until a request to `channel` keeps every limit (channel, workspace, global)."""
+        # The global slot is taken last, so time spent waiting on a busy channel never
+        # wastes the platform-wide rate that other channels could use.
+        await self._take([*self._local_buckets(channel), self.global_bucket])
+
+    @contextlib.asynccontextmanager
+    async def slot(
+        self, channel: ChannelRef, *, max_pause: float = math.inf
+    ) -> AsyncIterator[None]:
+        """`acquire(channel)` and a place among the requests in flight, for one request.
+
+        The global slot is taken once a place is free: taken before, the requests queued
+        for a place while the platform answered slowly would all start together the moment
+        it caught up, in a burst over the platform-wide rate. A pause (a 429's Retry-After)
+        longer than `max_pause` raises `Paused` instead of holding the caller that long."""
+        local = self._local_buckets(channel)
+        await self._take(local, max_pause=max_pause)
+        async with self.in_flight:
+            await self._take([self.global_bucket], also=local, max_pause=max_pause)
+            yield
+
+    def _local_buckets(self, channel: ChannelRef) -> list[Bucket]:
+        workspace = self.workspace_bucket(channel)
+        channel_bucket = self.channel_bucket(channel)
+        return [channel_bucket] if workspace is None else [channel_bucket, workspace]
+
+    async def _take(
+        self, buckets: list[Bucket], also: Sequence[Bucket] = (), *, max_pause: float = math.inf
+    ) -> None:
+        """A slot in each of `buckets`, once none of them nor `also` is paused."""
+        while True:
+            now = self._now()
+            longest = max((b.paused_until - now for b in [*buckets, *also]), default=0.0)
+            if longest > max_pause:
+                raise Paused(longest)
+            for bucket in buckets:
+                delay = bucket.reserve(self._now())
+                if delay > 0:
+                    await self._sleep(delay)
+            now = self._now()
+            if any(bucket.paused(now) for bucket in buckets):
+                continue  # reserving again waits for the pause
+            until = max((b.paused_until for b in also if b.paused(now)), default=None)
+            if until is None:
+                return
+            await self._sleep(until - now)
+
+    def pause_channel(self, channel: ChannelRef, seconds: float) -> None:
+        self.channel_bucket(channel).pause(self._now() + max(seconds, 0.0))
+
+    def pause_global(self, seconds: float) -> None:
+        self.global_bucket.pause(self._now() + max(seconds, 0.0))
+
+    def _prune(self) -> None:
+        now = self._now()
+        for key in [k for k, b in self._channels.items() if b.idle(now)]:
+            del self._channels[key]
+
+
+def backoff_delay(attempt: int, rng: random.Random, *, base: float, cap: float) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2^(attempt-1))].
+
+    Full jitter spreads the retries of many failed sends instead of having them return
+    together (see AWS's "Exponential Backoff And Jitter").
+    """
+    ceiling = min(cap, base * 2.0 ** max(attempt - 1, 0))
+    return rng.uniform(0.0, ceiling)

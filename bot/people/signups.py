@@ -1,0 +1,861 @@
+"""Sign-ups: families and members who get updates by e-mail or text, on their own say-so.
+
+    signups = SignUps(store, campaign, clock)
+    signups.offer(Offer(Contact.EMAIL, platform="email"))        # a plugin, when built
+    await signups.request(Contact.EMAIL, "maria@example.com",    # the web form
+                          language="es", choice="urgent", client=ip, via="web /es/subscribe")
+    await signups.confirm(token)                                 # the button behind the link
+
+Every surface (the web form, a text to the number, the command line) goes through this one
+use case, so the rules hold everywhere:
+
+- Double opt-in. A sign-up is a `subscribers` row and a subscription that receives nothing
+  (inactive) until the person confirms: by the button behind the e-mailed link (a GET shows
+  the page; only its POST confirms, so mail scanners that open links confirm nothing), by
+  replying YES to the text, or by texting JOIN from the phone itself. Only the confirmation
+  (`DeliveryAction.CONFIRM`) reaches an unconfirmed address.
+- No enumeration, no bombing. `request` answers the same whether the address is new,
+  pending, confirmed or rate-limited. One confirmation per address per 10 minutes and five a
+  day; a cap per client (an IP address, a phone) and across everyone per hour.
+- Personal data in one place. The address lives only in its `subscribers` row. Everything
+  else (subscriptions, deliveries, audit entries, logs) names the person by `key`, an opaque
+  random id that is also their subscription's channel. Unsubscribing deletes the row;
+  unconfirmed sign-ups are deleted when their link expires (docs/privacy.md).
+- Once confirmed, a person is an ordinary `Subscription`: the dispatcher, pacing, quiet
+  hours, urgency filters, briefings and retractions treat them like any channel. Adapters
+  find the address at send time with `contactable(key)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+from bot import i18n
+from bot.clock import Clock, utcnow
+from bot.config import StrikeConfig
+from bot.editorial.parsing import parse_quiet_hours
+from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
+from bot.i18n.sentences import in_every_language
+from bot.messages.compose import page_url
+from bot.models import (
+    ALL_URGENCIES,
+    Campaign,
+    Contact,
+    DeliveryAction,
+    QuietHours,
+    Subscriber,
+    Subscription,
+    Urgency,
+)
+from bot.people.contacts import read_contact, read_email, read_phone
+from bot.plugins.outbound import Link, MessageKind, OutboundMessage
+from bot.store import NewDelivery, Store, Tx
+
+log = logging.getLogger("strikebot.signups")
+
+ACTOR = "strikebot:signups"
+WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
+TOKEN_BYTES = 24  # 32 URL-safe characters
+VIA_MAX = 64
+SCHOOL_DAYS = frozenset(range(5))
+
+
+class Choice(StrEnum):
+    """What a person asked to receive."""
+
+    URGENT = "urgent"  # urgent updates only
+    ALL = "all"  # every update
+    BRIEFING = "briefing"  # the morning briefing on school days, plus urgent updates
+
+
+class Outcome(StrEnum):
+    """What a text to the number did; the SMS plugin words the reply."""
+
+    JOINED = "joined"
+    ALREADY = "already"
+    CONFIRMED = "confirmed"
+    NOTHING_PENDING = "nothing_pending"
+    UNSUBSCRIBED = "unsubscribed"
+    NOT_SUBSCRIBED = "not_subscribed"
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A way to reach people that an installed, switched-on plugin offers: registered by the
+    plugin when it is built. `quiet_hours` (campaign time) apply to everyone it reaches
+    except for urgent updates and the briefing they chose; `countries` limit phone numbers
+    (the first is assumed)."""
+
+    contact: Contact
+    platform: str
+    quiet_hours: QuietHours | None = None
+    countries: tuple[str, ...] = ("US",)
+    sender_name: str = ""  # how its messages say who sends them ("UTLA")
+
+
+@dataclass(frozen=True, slots=True)
+class SignupLimits:
+    address_every: timedelta = timedelta(minutes=10)
+    address_per_day: int = 5
+    client_per_hour: int = 20
+    total_per_hour: int = 1000
+    confirm_within: timedelta = timedelta(hours=48)
+    broken_kept: timedelta = timedelta(days=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Contactable:
+    """What an adapter needs at send time to reach one person."""
+
+    key: str
+    kind: Contact
+    address: str = field(repr=False)
+    language: str
+    manage_token: str = field(repr=False)
+    confirmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What a confirmation link confirms (shown on the page behind the link)."""
+
+    contact: Contact
+    language: str
+    choice: Choice
+
+
+class TooManySignups(StrikebotError):
+    """The per-client or overall cap on sign-ups was reached: try again later."""
+
+    exit_code = 5
+
+
+_WORDS = i18n.Words("signups")
+
+
+def words(language: str, key: str, **values: object) -> str:
+    return _WORDS[i18n.pick(language)][key].format(**values)
+
+
+def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
+    source = i18n.source_language()
+    others = {lang: words(lang, key, **values) for lang in i18n.languages() if lang != source}
+    return words(source, key, **values), others
+
+
+def choice_text(choice: Choice | str, language: str) -> str:
+    """ "urgent news", "todas las actualizaciones"..."""
+    return words(language, str(Choice(choice)))
+
+
+def parse_choice(value: object) -> Choice:
+    text = str(value or "").strip().lower()
+    try:
+        return Choice(text or Choice.URGENT)
+    except ValueError:
+        options = ", ".join(c.value for c in Choice)
+        raise in_every_language(
+            InvalidInput, lambda lang: words(lang, "choose", options=options)
+        ) from None
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class _Window:
+    """How many events fell in the last `span` (sliding), per key, in memory."""
+
+    def __init__(self, span: timedelta) -> None:
+        self.span = span
+        self._events: dict[str, deque[datetime]] = {}
+
+    def count(self, key: str, now: datetime) -> int:
+        events = self._events.get(key)
+        if events is None:
+            return 0
+        while events and events[0] <= now - self.span:
+            events.popleft()
+        if not events:
+            del self._events[key]
+            return 0
+        return len(events)
+
+    def add(self, key: str, now: datetime) -> None:
+        self._events.setdefault(key, deque()).append(now)
+        if len(self._events) > 50_000:  # a flood of distinct clients: forget the oldest
+            for stale in list(self._events)[:10_000]:
+                del self._events[stale]
+
+
+class SignUps:
+    """The sign-up use cases. One instance per process, shared by every plugin (through
+    `PluginContext.signups`); plugins that reach people register their `Offer`."""
+
+    def __init__(
+        self,
+        store: Store,
+        campaign: Campaign,
+        clock: Clock = utcnow,
+        *,
+        briefing_time: time = time(7, 0),
+        limits: SignupLimits | None = None,
+    ) -> None:
+        self.store = store
+        self.campaign = campaign
+        self.clock = clock
+        self.briefing_time = briefing_time
+        self.limits = limits or SignupLimits()
+        self.offers: dict[Contact, Offer] = {}
+        self._clients = _Window(timedelta(hours=1))
+        self._everyone = _Window(timedelta(hours=1))
+        self._lookups: dict[str, asyncio.Future[Subscriber | None]] = {}
+        self._lookup_task: asyncio.Task[None] | None = None
+
+    # -- what is on offer --------------------------------------------------------
+
+    def offer(self, offer: Offer) -> None:
+        self.offers[offer.contact] = offer
+
+    @property
+    def offered(self) -> list[Contact]:
+        return [c for c in Contact if c in self.offers]
+
+    def _offer(self, contact: Contact | str) -> Offer:
+        try:
+            return self.offers[Contact(contact)]
+        except (ValueError, KeyError):
+            what = str(contact) if str(contact) in ("email", "phone") else "email"
+            raise in_every_language(
+                InvalidInput, lambda lang: words(lang, "not_offered", what=words(lang, what))
+            ) from None
+
+    def read(self, contact: Contact | str, address: object) -> str:
+        """The normalised address, or `InvalidInput` in en and es."""
+        offer = self._offer(contact)
+        return read_contact(offer.contact, address, offer.countries)
+
+    # -- signing up ----------------------------------------------------------------
+
+    async def request(
+        self,
+        contact: Contact | str,
+        address: object,
+        *,
+        language: object = None,
+        choice: object = None,
+        client: str,
+        via: str,
+    ) -> None:
+        """Ask `address` to confirm. Returns nothing either way: the caller answers the same
+        "check your inbox / phone" whether the address was new, known or rate-limited.
+        Raises `InvalidInput` (a malformed address or choice) or `TooManySignups`."""
+        offer = self._offer(contact)
+        normalized = read_contact(offer.contact, address, offer.countries)
+        lang = self._language(language)
+        wanted = parse_choice(choice)
+        now = self.clock()
+        self._count_client(client, now)
+        async with self.store.write() as tx:
+            await self._purge(tx, now)
+            person = await tx.find_subscriber(offer.contact, normalized)
+            if person is None:
+                person = await self._create(tx, offer, normalized, lang, wanted, via, now)
+            elif not self._may_confirm(person, now):
+                return  # the same answer: nothing is sent, nothing is said
+            await self._send_confirmation(tx, offer, person, lang, wanted, via, now)
+
+    def _count_client(self, client: str, now: datetime) -> None:
+        key = digest(client)[:24]
+        if self._clients.count(key, now) >= self.limits.client_per_hour:
+            message, translations = _both("too_many_client")
+            raise TooManySignups(message, translations=translations)
+        if self._everyone.count("*", now) >= self.limits.total_per_hour:
+            message, translations = _both("too_many_total")
+            raise TooManySignups(message, translations=translations)
+        self._clients.add(key, now)
+        self._everyone.add("*", now)
+
+    def _may_confirm(self, person: Subscriber, now: datetime) -> bool:
+        """At most one confirmation per address per 10 minutes, and five a day."""
+        last = person.last_confirmation_at
+        if last is not None and now - last < self.limits.address_every:
+            return False
+        since = person.confirmations_since
+        fresh_day = since is None or now - since >= timedelta(days=1)
+        return fresh_day or person.confirmations_today < self.limits.address_per_day
+
+    async def _create(
+        self,
+        tx: Tx,
+        offer: Offer,
+        address: str,
+        language: str,
+        choice: Choice,
+        via: str,
+        now: datetime,
+    ) -> Subscriber:
+        key = "p" + secrets.token_hex(8)
+        sub_id = await tx.insert_quiet_subscription(
+            Subscription(
+                id=0,
+                platform=offer.platform,
+                workspace=WORKSPACE,
+                channel=key,
+                language=language,
+                urgencies=frozenset(),
+                timezone=self.campaign.timezone,
+            ),
+            now,
+        )
+        subscriber_id = await tx.insert_subscriber(
+            {
+                "key": key,
+                "kind": str(offer.contact),
+                "address": address,
+                "language": language,
+                "choice": str(choice),
+                "state": "pending",
+                "subscription_id": sub_id,
+                "manage_token": secrets.token_urlsafe(TOKEN_BYTES),
+                "signed_up_at": now,
+                "signed_up_via": via[:VIA_MAX],
+                "confirmations_today": 0,
+            }
+        )
+        await tx.audit(
+            now,
+            ACTOR,
+            "subscriber.signup",
+            f"subscriber:{key}",
+            None,
+            {"kind": str(offer.contact), "language": language, "choice": str(choice), "via": via},
+        )
+        person = await tx.subscriber_by_key(key)
+        assert person is not None and person.id == subscriber_id
+        return person
+
+    async def _send_confirmation(
+        self,
+        tx: Tx,
+        offer: Offer,
+        person: Subscriber,
+        language: str,
+        choice: Choice,
+        via: str,
+        now: datetime,
+    ) -> None:
+        """A fresh token, the choices it confirms, and the confirmation in the outbox."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        fresh_day = (
+            person.confirmations_since is None
+            or now - person.confirmations_since >= timedelta(days=1)
+        )
+        values: dict[str, Any] = {
+            "confirm_digest": digest(token),
+            "confirm_expires": now + self.limits.confirm_within,
+            "requested": {"language": language, "choice": str(choice), "via": via[:VIA_MAX]},
+            "last_confirmation_at": now,
+            "confirmations_today": 1 if fresh_day else person.confirmations_today + 1,
+            "confirmations_since": now if fresh_day else person.confirmations_since,
+            # A new sign-up is a new try: an address that bounced before may work now.
+            "broken_reason": None,
+            "broken_at": None,
+        }
+        if not person.confirmed:
+            values |= {"language": language, "choice": str(choice)}
+        await tx.set_subscriber(person.id, values)
+        if person.subscription_id is not None and person.broken_reason is not None:
+            await tx.mark_subscription_broken(person.subscription_id, None)
+        message = self.confirmation_message(offer.contact, token, language, choice)
+        assert person.subscription_id is not None
+        await tx.enqueue(
+            [
+                NewDelivery(
+                    dedupe_key=f"confirm:{person.key}:{digest(token)[:16]}",
+                    subscription_id=person.subscription_id,
+                    platform=offer.platform,
+                    action=DeliveryAction.CONFIRM,
+                    not_before=now,
+                    payload={"message": message.to_json()},
+                )
+            ],
+            now,
+        )
+
+    def confirm_url(self, token: str, language: str) -> str:
+        return page_url(self.campaign, language, f"/subscribe/confirm/{token}")
+
+    def confirmation_message(
+        self, contact: Contact, token: str, language: str, choice: Choice
+    ) -> OutboundMessage:
+        lang = i18n.pick(language)
+        union = self.campaign.union
+        what = choice_text(choice, lang)
+        if contact is Contact.PHONE:
+            offer = self.offers.get(contact)
+            who = offer.sender_name if offer and offer.sender_name else short_union(union)
+            return OutboundMessage(
+                title="",
+                body=words(lang, "sms_body", union=who, choice=what),
+                kind=MessageKind.CONFIRM,
+                language=lang,
+            )
+        url = self.confirm_url(token, lang)
+        hours = int(self.limits.confirm_within.total_seconds() // 3600)
+        return OutboundMessage(
+            title=words(lang, "email_title", union=union),
+            body=words(lang, "email_body", union=union, choice=what, hours=hours),
+            kind=MessageKind.CONFIRM,
+            language=lang,
+            links=(Link(words(lang, "email_link"), url),),
+            url=url,
+            footer=union,
+        )
+
+    # -- confirming ----------------------------------------------------------------
+
+    async def pending(self, token: str) -> Pending | None:
+        """What the link's token would confirm, or None (unknown, used or expired)."""
+        now = self.clock()
+        async with self.store.read() as tx:
+            person = await self._by_token(tx, token, now)
+        if person is None:
+            return None
+        wanted = person.requested or {}
+        return Pending(
+            Contact(person.kind),
+            str(wanted.get("language", person.language)),
+            Choice(wanted.get("choice", person.choice)),
+        )
+
+    async def confirm(self, token: str, *, via: str = "link") -> Pending:
+        """Confirm the sign-up behind a link (the button's POST). Raises `NotFound` with a
+        sentence saying what to do when the link is unknown, used or expired."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await self._by_token(tx, token, now)
+            if person is None:
+                campaign = self.campaign
+                raise in_every_language(
+                    NotFound,
+                    lambda lang: words(lang, "expired", url=page_url(campaign, lang, "/subscribe")),
+                )
+            return await self._confirm(tx, person, via, now)
+
+    async def _by_token(self, tx: Tx, token: str, now: datetime) -> Subscriber | None:
+        if not token or len(token) > 64 or not token.isascii():
+            return None
+        person = await tx.subscriber_by_digest(digest(token))
+        if person is None or person.confirm_expires is None or person.confirm_expires <= now:
+            return None
+        return person
+
+    async def _confirm(self, tx: Tx, person: Subscriber, via: str, now: datetime) -> Pending:
+        wanted = person.requested or {}
+        language = self._language(wanted.get("language", person.language))
+        choice = Choice(wanted.get("choice", person.choice))
+        offer = self.offers.get(Contact(person.kind))
+        await self._activate(tx, person, offer, language, choice, now)
+        await tx.set_subscriber(
+            person.id,
+            {
+                "state": "confirmed",
+                "language": language,
+                "choice": str(choice),
+                "confirmed_at": now,
+                "confirmed_via": via[:VIA_MAX],
+                "signed_up_via": str(wanted.get("via", person.signed_up_via))[:VIA_MAX],
+                "signed_up_at": person.signed_up_at if not person.confirmed else now,
+                "confirm_digest": None,
+                "confirm_expires": None,
+                "requested": None,
+                "broken_reason": None,
+                "broken_at": None,
+            },
+        )
+        await tx.audit(
+            now,
+            ACTOR,
+            "subscriber.confirm",
+            f"subscriber:{person.key}",
+            None,
+            {"language": language, "choice": str(choice), "via": via},
+        )
+        return Pending(Contact(person.kind), language, choice)
+
+    async def _activate(
+        self,
+        tx: Tx,
+        person: Subscriber,
+        offer: Offer | None,
+        language: str,
+        choice: Choice,
+        now: datetime,
+    ) -> None:
+        sub_id = person.subscription_id
+        existing = await tx.get_subscription(sub_id) if sub_id is not None else None
+        platform = offer.platform if offer else (existing.platform if existing else "")
+        sub = Subscription(
+            id=0,
+            platform=platform,
+            workspace=WORKSPACE,
+            channel=person.key,
+            language=language,
+            urgencies=ALL_URGENCIES if choice is Choice.ALL else frozenset({Urgency.URGENT}),
+            briefing_time=self.briefing_time if choice is Choice.BRIEFING else None,
+            briefing_days=SCHOOL_DAYS,
+            timezone=self.campaign.timezone,
+            quiet_hours=offer.quiet_hours if offer else None,
+        )
+        sub_id = await tx.save_subscription(sub, now)
+        if sub_id != person.subscription_id:
+            await tx.set_subscriber(person.id, {"subscription_id": sub_id})
+
+    # -- texts to the number ---------------------------------------------------------
+
+    async def confirm_by_reply(self, contact: Contact, address: str, *, via: str) -> Outcome:
+        """A YES reply from the number a confirmation went to."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(contact, address)
+            if person is None or person.confirm_expires is None or person.confirm_expires <= now:
+                if person is not None and person.confirmed:
+                    return Outcome.ALREADY
+                return Outcome.NOTHING_PENDING
+            await self._confirm(tx, person, via, now)
+            return Outcome.CONFIRMED
+
+    async def join(
+        self,
+        contact: Contact,
+        address: str,
+        *,
+        language: str,
+        via: str,
+        choice: Choice = Choice.URGENT,
+    ) -> Outcome:
+        """A keyword (JOIN, UNIRSE, START) texted from the phone itself: the sender has shown
+        the number is theirs, so this signs up and confirms at once."""
+        offer = self._offer(contact)
+        normalized = read_contact(offer.contact, address, offer.countries)
+        lang = self._language(language)
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(offer.contact, normalized)
+            if person is not None and person.confirmed and person.broken_reason is None:
+                if person.language != lang:
+                    await self._confirm_choice(tx, person, offer, lang, now, via)
+                return Outcome.ALREADY
+            if person is None:
+                person = await self._create(tx, offer, normalized, lang, choice, via, now)
+            else:
+                await tx.set_subscriber(
+                    person.id, {"requested": {"language": lang, "choice": str(choice)}}
+                )
+                person = await tx.subscriber_by_key(person.key)
+                assert person is not None
+            await self._confirm(tx, person, via, now)
+            return Outcome.JOINED
+
+    async def _confirm_choice(
+        self, tx: Tx, person: Subscriber, offer: Offer, language: str, now: datetime, via: str
+    ) -> None:
+        """A subscribed person texted the other language's keyword: switch language."""
+        await tx.set_subscriber(
+            person.id, {"requested": {"language": language, "choice": person.choice}}
+        )
+        fresh = await tx.subscriber_by_key(person.key)
+        assert fresh is not None
+        await self._confirm(tx, fresh, via, now)
+
+    # -- leaving -----------------------------------------------------------------------
+
+    async def unsubscribe(self, manage_token: str, *, via: str) -> bool:
+        """One-click unsubscribe (and the visible link's button). Idempotent: an unknown or
+        already-used token changes nothing and returns False."""
+        if not manage_token or len(manage_token) > 64:
+            return False
+        async with self.store.write() as tx:
+            person = await tx.subscriber_by_token(manage_token)
+            if person is None:
+                return False
+            await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
+            return True
+
+    async def unsubscribe_address(self, contact: Contact, address: str, *, via: str) -> Outcome:
+        """STOP (and the other opt-out words) from a number."""
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(contact, address)
+            if person is None:
+                return Outcome.NOT_SUBSCRIBED
+            await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
+            return Outcome.UNSUBSCRIBED
+
+    async def _forget(
+        self, tx: Tx, person: Subscriber, action: str, via: str, now: datetime
+    ) -> None:
+        """Stop everything to `person` and delete their address and consent record: only
+        the audit entry (no address) remains."""
+        if person.subscription_id is not None:
+            await tx.deactivate_subscription(person.subscription_id)
+        await tx.delete_subscriber(person.id)
+        await tx.audit(
+            now,
+            ACTOR,
+            action,
+            f"subscriber:{person.key}",
+            {"kind": person.kind, "state": person.state},
+            {"via": via},
+        )
+
+    # -- what providers report -----------------------------------------------------------
+
+    async def contactable(self, key: str) -> Contactable | None:
+        """The address behind a subscription's channel, for an adapter about to send.
+        Lookups made while one is on its way share the next read (one query for a batch of
+        sends, not one per message)."""
+        waiting = self._lookups.get(key)
+        if waiting is None:
+            waiting = asyncio.get_running_loop().create_future()
+            self._lookups[key] = waiting
+            if len(self._lookups) == 1:
+                self._lookup_task = asyncio.create_task(self._look_up())
+        person = await asyncio.shield(waiting)
+        if person is None:
+            return None
+        return Contactable(
+            key=person.key,
+            kind=Contact(person.kind),
+            address=person.address,
+            language=person.language,
+            manage_token=person.manage_token,
+            confirmed=person.confirmed,
+        )
+
+    async def recipient(self, key: str, message: OutboundMessage) -> Contactable:
+        """Who `message` goes to, for an adapter about to send it to the channel `key`.
+        Raises `PermanentDeliveryError` (one person's: no notice to admins) when they
+        unsubscribed meanwhile, or when an unconfirmed sign-up would get anything but its
+        confirmation."""
+        person = await self.contactable(key)
+        if person is None:
+            raise PermanentDeliveryError(
+                "the person unsubscribed before it went", tell_admins=False
+            )
+        if not person.confirmed and message.kind is not MessageKind.CONFIRM:
+            raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
+        return person
+
+    async def _look_up(self) -> None:
+        await asyncio.sleep(0)  # let the sends started in this turn add their keys
+        batch, self._lookups = self._lookups, {}
+        try:
+            async with self.store.read() as tx:
+                found = await tx.subscribers_by_keys(list(batch))
+        except Exception as exc:
+            for waiting in batch.values():
+                waiting.set_exception(exc)
+            return
+        for key, waiting in batch.items():
+            waiting.set_result(found.get(key))
+
+    async def mark_broken(self, key: str, reason: str) -> None:
+        """The address cannot receive (a permanent bounce, a landline): nothing more goes
+        to it until the person signs up again. Admins see counts, not a notice each."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await tx.subscriber_by_key(key)
+            if person is None or person.broken_reason is not None:
+                return
+            await tx.set_subscriber(person.id, {"broken_reason": reason[:500], "broken_at": now})
+            if person.subscription_id is not None:
+                await tx.mark_subscription_broken(person.subscription_id, reason[:500])
+                await tx.cancel_pending(subscription_id=person.subscription_id)
+            await tx.audit(
+                now,
+                ACTOR,
+                "subscriber.broken",
+                f"subscriber:{key}",
+                None,
+                {"reason": reason[:500]},
+            )
+
+    async def record_receipt(
+        self, delivery_id: str, platform: str, status: str, error: str | None = None
+    ) -> bool:
+        async with self.store.write() as tx:
+            return await tx.record_receipt(delivery_id, platform, status, error, self.clock())
+
+    # -- a person's own data (the command line) ---------------------------------------------
+
+    async def find(self, address: str) -> Subscriber | None:
+        """The record for `address` (an e-mail address or a phone number, any common form)."""
+        kind, normalized = self._guess(address)
+        async with self.store.read() as tx:
+            return await tx.find_subscriber(kind, normalized)
+
+    async def export(self, address: str) -> dict[str, Any] | None:
+        """Everything kept about the person at `address`, and what was sent to them."""
+        kind, normalized = self._guess(address)
+        async with self.store.read() as tx:
+            person = await tx.find_subscriber(kind, normalized)
+            if person is None:
+                return None
+            sent = []
+            if person.subscription_id is not None:
+                for d in await tx.list_deliveries(
+                    subscription_id=person.subscription_id, limit=None
+                ):
+                    sent.append(
+                        {
+                            "action": str(d.action),
+                            "update": d.update_id,
+                            "state": str(d.state),
+                            "queued_at": d.created_at,
+                            "sent_at": d.sent_at,
+                        }
+                    )
+        return {
+            "address": person.address,
+            "kind": person.kind,
+            "language": person.language,
+            "receives": person.choice,
+            "state": person.state,
+            "consent": {
+                "signed_up_at": person.signed_up_at,
+                "signed_up_via": person.signed_up_via,
+                "confirmed_at": person.confirmed_at,
+                "confirmed_via": person.confirmed_via,
+            },
+            "broken_reason": person.broken_reason,
+            "messages": sent,
+        }
+
+    async def delete(self, address: str, *, via: str = "cli") -> bool:
+        """Forget the person at `address` at once (a deletion request)."""
+        kind, normalized = self._guess(address)
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(kind, normalized)
+            if person is None:
+                return False
+            await self._forget(tx, person, "subscriber.delete", via, self.clock())
+            return True
+
+    async def delete_all(self, *, via: str = "cli") -> int:
+        """Forget everyone (the campaign is over). Returns how many."""
+        count = 0
+        while True:
+            async with self.store.write() as tx:
+                batch = await tx.all_subscribers(limit=500)
+                for person in batch:
+                    await self._forget(tx, person, "subscriber.delete", via, self.clock())
+            count += len(batch)
+            if len(batch) < 500:
+                return count
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts only: by kind, state, language and choice; broken; provider receipts."""
+        async with self.store.write() as tx:
+            await self._purge(tx, self.clock())
+            counts = await tx.subscriber_counts()
+            receipts = await tx.receipt_counts()
+        by_kind: dict[str, dict[str, Any]] = {}
+        for (kind, state, language, choice, broken), n in counts.items():
+            entry = by_kind.setdefault(
+                kind,
+                {"confirmed": 0, "pending": 0, "broken": 0, "languages": {}, "receives": {}},
+            )
+            entry[state] = entry.get(state, 0) + n
+            if broken:
+                entry["broken"] += n
+            if state == "confirmed":
+                entry["languages"][language] = entry["languages"].get(language, 0) + n
+                entry["receives"][choice] = entry["receives"].get(choice, 0) + n
+        return {
+            "people": by_kind,
+            "receipts": {f"{p}:{s}": n for (p, s), n in sorted(receipts.items())},
+        }
+
+    def _guess(self, address: str) -> tuple[Contact, str]:
+        text = str(address).strip()
+        if "@" in text:
+            return Contact.EMAIL, read_email(text)
+        offer = self.offers.get(Contact.PHONE)
+        countries = offer.countries if offer else ("US",)
+        return Contact.PHONE, read_phone(text, countries, anywhere=True)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _language(self, value: object) -> str:
+        text = str(value or "").strip().lower()[:8]
+        return text if text in self.campaign.languages else self.campaign.default_language
+
+    async def _purge(self, tx: Tx, now: datetime) -> int:
+        """Delete unconfirmed sign-ups whose link expired, and addresses broken for long."""
+        stale = await tx.expired_subscribers(
+            pending_before=now, broken_before=now - self.limits.broken_kept
+        )
+        for person in stale:
+            await self._forget(tx, person, "subscriber.expire", "retention", now)
+        if stale:
+            log.info("forgot %d expired sign-ups and broken addresses", len(stale))
+        return len(stale)
+
+
+def _check_quiet_hours(value: str) -> str:
+    try:
+        parse_quiet_hours(value)
+    except StrikebotError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+# A plugin section's quiet hours, "21:00-08:00" or "off", checked when the file is read.
+QuietHoursSetting = Annotated[str, AfterValidator(_check_quiet_hours)]
+
+
+def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:
+    """The sign-up use cases for a campaign file (`[signups]`, `[briefings] default_time`)."""
+    section = config.signups
+    return SignUps(
+        store,
+        config.to_campaign(),
+        clock,
+        briefing_time=time.fromisoformat(config.briefings.default_time),
+        limits=SignupLimits(
+            client_per_hour=section.per_client_per_hour,
+            total_per_hour=section.per_hour,
+            confirm_within=timedelta(hours=section.confirm_hours),
+        ),
+    )
+
+
+def short_union(union: str) -> str:
+    """ "United Teachers Los Angeles (UTLA)" -> "UTLA": a text starts with who is sending."""
+    if union.endswith(")") and "(" in union:
+        return union[union.rindex("(") + 1 : -1].strip() or union
+    return union
+
+
+def subscriber_json(person: Subscriber) -> Mapping[str, object]:
+    """A person's record without their address (for logs and admin screens)."""
+    return {
+        "key": person.key,
+        "kind": person.kind,
+        "language": person.language,
+        "receives": person.choice,
+        "state": person.state,
+        "broken_reason": person.broken_reason,
+    }

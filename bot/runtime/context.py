@@ -1,0 +1,153 @@
+"""What a plugin's factory receives: a narrow, frozen view of the running core.
+
+    def create(ctx: PluginContext) -> MyAdapter:
+        settings = ctx.settings_as(MySettings)       # its own environment settings
+        return MyAdapter(ctx.commands, ctx.store, settings)
+
+Everything is handed in; nothing is global. The same context type serves `strikebot run`
+and a plugin's own CLI commands (`plugin_context`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import time
+from typing import TypeVar
+
+from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
+from bot.clock import Clock
+from bot.commands import Commands
+from bot.config import Settings, StrikeConfig
+from bot.editorial.admin import Admin
+from bot.editorial.reach import Reach, cost_sections, reach
+from bot.metrics import Metrics
+from bot.models import Campaign, Update
+from bot.people.signups import SignUps, signups_for
+from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
+from bot.plugins.admins import AdminList
+from bot.plugins.outbound import HealthBoard
+from bot.store import Store
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PluginContext:
+    """One plugin's settings and sections, and the core parts it may use."""
+
+    plugin: Plugin
+    settings: PluginSettings
+    section: Section | None
+    delivery: Section | None
+    admin_rule: AdminRule
+    store: Store
+    commands: Commands
+    admin: Admin
+    campaign: Campaign
+    clock: Clock
+    metrics: Metrics = field(default_factory=Metrics)
+    health: HealthBoard = field(default_factory=HealthBoard)
+    signups: SignUps | None = None  # people signing up for e-mail and text (bot.signups)
+
+    async def reach(self, update: Update) -> Reach:
+        """How far `update` would go if posted now: chat channels, e-mails, text segments
+        (for a preview; see `bot.editorial.reach`)."""
+        return await reach(self.store, self.campaign, update, sections=self.commands.cost_sections)
+
+    @property
+    def people(self) -> SignUps:
+        """The sign-up use cases shared by every plugin (one instance per process)."""
+        if self.signups is None:
+            raise RuntimeError("this plugin context was built without sign-ups")
+        return self.signups
+
+    webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
+
+    @property
+    def admins(self) -> AdminList:
+        """Who is an admin, on every platform (an actor from this one is checked here)."""
+        return self.admin.admins
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """The webhook endpoint use cases (`[webhooks]` in the campaign file applied)."""
+        return Webhooks(self.store, self.campaign, self.admins, self.clock, self.webhook_policy)
+
+    def settings_as(self, kind: type[T]) -> T:
+        return _as(self.settings, kind, "settings")
+
+    def section_as(self, kind: type[T]) -> T:
+        return _as(self.section, kind, "section")
+
+    def delivery_as(self, kind: type[T]) -> T:
+        return _as(self.delivery, kind, "delivery section")
+
+    def admin_rule_as(self, kind: type[T]) -> T:
+        return _as(self.admin_rule, kind, "admin rule")
+
+
+def _as(value: object, kind: type[T], what: str) -> T:
+    if not isinstance(value, kind):
+        raise TypeError(f"the plugin's {what} is a {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def commands_for(
+    config: StrikeConfig,
+    store: Store,
+    admin: Admin,
+    clock: Clock,
+    metrics: Metrics,
+    plugins: Plugins | None = None,
+) -> Commands:
+    """The commands as every surface answers them, for this campaign file."""
+    return Commands(
+        store,
+        admin.campaign,
+        admin,
+        clock,
+        metrics=metrics,
+        default_briefing_time=time.fromisoformat(config.briefings.default_time),
+        cost_sections=cost_sections(config, plugins),
+    )
+
+
+def plugin_context(
+    plugin: Plugin,
+    settings: Settings,
+    config: StrikeConfig,
+    *,
+    store: Store,
+    admin: Admin,
+    clock: Clock,
+    metrics: Metrics | None = None,
+    health: HealthBoard | None = None,
+    commands: Commands | None = None,
+    signups: SignUps | None = None,
+) -> PluginContext:
+    """The context for `plugin` from the loaded settings and campaign file."""
+    parts = config.plugin_config(plugin.name)
+    campaign = admin.campaign
+    metrics = metrics or Metrics()
+    if commands is None:
+        commands = commands_for(config, store, admin, clock, metrics)
+    return PluginContext(
+        plugin=plugin,
+        settings=settings.plugin(plugin),
+        section=parts.section,
+        delivery=parts.delivery,
+        admin_rule=parts.admins,
+        store=store,
+        commands=commands,
+        admin=admin,
+        campaign=campaign,
+        clock=clock,
+        metrics=metrics,
+        health=health or HealthBoard(),
+        signups=signups or signups_for(store, config, clock),
+        webhook_policy=AddressPolicy(
+            allow_private=config.webhooks.allow_private,
+            allowed_networks=parse_networks(config.webhooks.allowed_networks),
+            disable_after_hours=config.webhooks.disable_after_hours,
+        ),
+    )
