@@ -30,6 +30,7 @@ from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
 from bot.delivery.planning import wants
 from bot.editorial.admin import Admin, Changes, DemandResult, Draft
 from bot.editorial.demands import DemandWording
+from bot.editorial.desk import Action, Desk, Preview, Problems, Proposal, TextPatch
 from bot.editorial.parsing import parse_quiet_hours
 from bot.editorial.reach import Reach, reach
 from bot.editorial.rules import (
@@ -151,6 +152,7 @@ __all__ = [
     "SOURCE_MAX",
     "STORE_FAILURES",
     "VISIBLE_TEXT_PATTERN",
+    "Action",
     "Actor",
     "Adapter",
     "Address",
@@ -180,6 +182,7 @@ __all__ = [
     "DemandResult",
     "DemandStatus",
     "DemandWording",
+    "Desk",
     "Dispatcher",
     "DoctorRequest",
     "Draft",
@@ -208,6 +211,9 @@ __all__ = [
     "PluginContext",
     "PluginSettings",
     "Plugins",
+    "Preview",
+    "Problems",
+    "Proposal",
     "QuietHours",
     "QuietHoursSetting",
     "Reach",
@@ -224,6 +230,7 @@ __all__ = [
     "StrikebotError",
     "SubParsers",
     "Subscription",
+    "TextPatch",
     "TooManySignups",
     "TransientDeliveryError",
     "Tx",
@@ -235,6 +242,7 @@ __all__ = [
     "WebhookEndpoint",
     "Webhooks",
     "add_json_flag",
+    "annotations",
     "check_update_text",
     "check_url",
     "choice_text",

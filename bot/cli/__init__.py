@@ -27,6 +27,8 @@ from bot.cli._shared import moment_type
 from bot.clock import Clock, shifted_clock
 from bot.config import Settings, StrikeConfig, load_config
 from bot.editorial.admin import Admin
+from bot.editorial.desk import Desk
+from bot.editorial.reach import cost_sections
 from bot.errors import StrikebotError
 from bot.plugins import installed_plugins
 from bot.store import Store
@@ -47,6 +49,18 @@ class CliContext:
     store: Store
     admin: Admin
     clock: Clock
+
+    @property
+    def desk(self) -> Desk:
+        """The editorial desk the admin commands go through (`bot.editorial.desk`)."""
+        plugins = installed_plugins()
+        return Desk(
+            self.store,
+            self.admin,
+            plugins=plugins,
+            cost_sections=cost_sections(self.config, plugins),
+            clock=self.clock,
+        )
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot import i18n
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.editorial.desk import Action, Outcome, Proposal
+from bot.editorial.desk import Action, Done, Proposal
 from bot.editorial.parsing import (
     parse_briefing_time,
     parse_days,
@@ -258,13 +258,13 @@ class AdminOrders(CommandsBase):
         main = self.campaign.default_language
         if language is not None and str(language).strip():
             main = parse_language(language, self.campaign.languages)
-        texts: dict[object, Mapping[str, object]] = {
+        texts: dict[str, Mapping[str, object]] = {
             main: {"headline": headline, "body": body or "", "next_step": next_step or ""}
         }
         for code, value in (others if isinstance(others, Mapping) else {}).items():
             if parse_language(code, self.campaign.languages) == main:
                 raise invalid("text_twice", language=main)
-            texts[code] = _wording(value)
+            texts[str(code)] = _wording(value)
         proposal = self.desk.read(
             Action.POST,
             texts=texts,
@@ -290,14 +290,14 @@ class AdminOrders(CommandsBase):
         urgency: object = None,
         next_step_at: object = None,
         language: object = None,
-        texts: Mapping[object, Mapping[str, object]] | None = None,
+        texts: Mapping[str, Mapping[str, object]] | None = None,
     ) -> Reply:
         self.admin.admins.require(a.ctx.actor, "edit updates")
         given = {"headline": headline, "body": body, "next_step": next_step}
-        wording: dict[object, Mapping[str, object]] = dict(texts or {})
+        wording: dict[str, Mapping[str, object]] = dict(texts or {})
         if any(v is not None for v in given.values()):
             code = language if language is not None and str(language).strip() else None
-            wording[code or self.campaign.default_language] = given
+            wording[str(code or self.campaign.default_language)] = given
         if not wording and all(v is None for v in (status, urgency, next_step_at)):
             raise invalid("nothing_to_edit", example=EXAMPLES["edit"])
         why = _reason(reason, EXAMPLES["edit"])
@@ -339,7 +339,7 @@ class AdminOrders(CommandsBase):
 
     # -- helpers -------------------------------------------------------------------
 
-    def outcome_reply(self, a: Asker, outcome: Outcome) -> Reply:
+    def outcome_reply(self, a: Asker, outcome: Done) -> Reply:
         """An admin's confirmation of what the desk did, with the update as members see it."""
         lang, update, action = a.language, outcome.update, outcome.action
         announcing = action in (Action.POST, Action.APPROVE)

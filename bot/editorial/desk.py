@@ -182,7 +182,7 @@ class Preview:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Done:
     """What confirming did: the update after it, and how many copies are queued (a post,
     an approval) or were already out (an edit, a correction, a retraction)."""
 
@@ -218,7 +218,7 @@ class Desk:
         action: Action | str,
         *,
         update_id: object = None,
-        texts: Mapping[object, Mapping[str, object]] | None = None,
+        texts: Mapping[str, Mapping[str, object]] | None = None,
         status: object = None,
         urgency: object = None,
         next_step_at: object = None,
@@ -310,7 +310,7 @@ class Desk:
                 await tx.keep_draft(DRAFT_KIND, token, payload, _from_iso(payload["saved_at"]))
         return self._owned(actor, payload)
 
-    async def confirm(self, actor: Actor, token: str) -> Outcome:
+    async def confirm(self, actor: Actor, token: str) -> Done:
         """Carry out the draft behind `token`, once: it is taken from the store in the same
         step, so a double click or a second instance cannot do it twice."""
         async with self.store.write() as tx:
@@ -328,7 +328,7 @@ class Desk:
                 raise localized_error(NotAllowed, "desk.not_yours")
         return payload is not None
 
-    async def commit(self, actor: Actor, proposal: Proposal) -> Outcome:
+    async def commit(self, actor: Actor, proposal: Proposal) -> Done:
         """Check and carry out `proposal` at once; `Problems` says what to fix."""
         preview = await self.preview(actor, proposal, keep=False)
         for problem in preview.problems.values():
@@ -363,7 +363,7 @@ class Desk:
         async with self.store.read() as tx:
             update = await tx.get_update(proposal.update_id, now)
         if update is None:
-            raise localized_error(NotFound, "no_update", id=proposal.update_id)
+            raise localized_error(NotFound, "desk.no_update", id=proposal.update_id)
         return update
 
     def _after(
@@ -460,6 +460,14 @@ class Desk:
         borrowed from another language."""
         texts: dict[str, UpdateText] = {}
         for lang, patch in proposal.texts.items():
+            if lang not in self.campaign.languages:
+                problems[f"texts.{lang}"] = localized_error(
+                    InvalidInput,
+                    "bad_language",
+                    value=lang[:20],
+                    languages=", ".join(self.campaign.languages),
+                )
+                continue
             base = None if before is None else before.texts.get(lang)
             if base is None and patch.headline is None:
                 key = "desk.needs_headline" if before is None else "desk.new_language_headline"
@@ -509,7 +517,7 @@ class Desk:
             raise localized_error(NotAllowed, "desk.not_yours")
         return Proposal.from_json(payload)
 
-    async def _carry_out(self, actor: Actor, preview: Preview) -> Outcome:
+    async def _carry_out(self, actor: Actor, preview: Preview) -> Done:
         proposal, admin = preview.proposal, self.admin
         action = proposal.action
         if action is Action.POST:
@@ -523,15 +531,15 @@ class Desk:
                 ),
                 publish_at=proposal.publish_at,
             )
-            return Outcome(action, update, await self._queued(update.id), preview.reach)
+            return Done(action, update, await self._queued(update.id), preview.reach)
         assert proposal.update_id is not None
         uid = proposal.update_id
         if action is Action.APPROVE:
             update = await admin.approve(actor, uid)
-            return Outcome(action, update, await self._queued(uid), preview.reach)
+            return Done(action, update, await self._queued(uid), preview.reach)
         if action is Action.RETRACT:
             update = await admin.retract(actor, uid, reason=proposal.reason)
-            return Outcome(action, update, await self._holders(uid))
+            return Done(action, update, await self._holders(uid))
         changed = {lang: preview.update.texts[lang] for lang in proposal.texts}
         update = await admin.edit(
             actor,
@@ -546,7 +554,7 @@ class Desk:
             reason=proposal.reason,
             correction=action is Action.CORRECT,
         )
-        return Outcome(action, update, await self._holders(uid))
+        return Done(action, update, await self._holders(uid))
 
     async def _current_status(
         self, now: datetime, problems: dict[str, StrikebotError]

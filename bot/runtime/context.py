@@ -19,6 +19,7 @@ from bot.clock import Clock
 from bot.commands import Commands
 from bot.config import Settings, StrikeConfig
 from bot.editorial.admin import Admin
+from bot.editorial.desk import Desk
 from bot.editorial.reach import Reach, cost_sections, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
@@ -48,6 +49,11 @@ class PluginContext:
     metrics: Metrics = field(default_factory=Metrics)
     health: HealthBoard = field(default_factory=HealthBoard)
     signups: SignUps | None = None  # people signing up for e-mail and text (bot.signups)
+
+    @property
+    def desk(self) -> Desk:
+        """The editorial desk every admin surface goes through (`bot.editorial.desk`)."""
+        return self.commands.desk
 
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments
