@@ -22,9 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import discord
 from aiohttp import web
@@ -58,8 +57,6 @@ log = logging.getLogger("strikebot.discord")
 
 RETRY_CAP = 60.0
 STOP_WAIT = 0.5
-PRUNE_EVERY = 3600.0  # seconds between clearing old interaction claims and drafts
-KEEP_SEEN = timedelta(days=1)  # an interaction's token lives 15 minutes; a day is plenty
 
 
 def build_client(
@@ -322,12 +319,8 @@ class DiscordAdapter:
             for unit in units
         }
         held: set[int | None] = set()
-        next_prune = time.monotonic() + PRUNE_EVERY
         try:
             while not self._stop_requested.is_set():
-                if time.monotonic() >= next_prune:
-                    next_prune = time.monotonic() + PRUNE_EVERY
-                    await self._prune()
                 for unit, lead in leads.items():
                     try:
                         ok = await (lead.still_held() if unit in held else lead.acquire())
@@ -353,16 +346,6 @@ class DiscordAdapter:
             for lead in leads.values():
                 with contextlib.suppress(Exception):
                     await lead.release()
-
-    async def _prune(self) -> None:
-        """Forget interaction claims and drafts (previews, open forms) older than a day."""
-        cutoff = self.ctx.clock() - KEEP_SEEN
-        try:
-            async with self.ctx.store.write() as tx:
-                await tx.forget_events_before(cutoff)
-                await tx.forget_drafts(cutoff)
-        except Exception:
-            log.exception("could not forget old Discord interaction claims; again later")
 
     def _start_gateway(self, shards: tuple[int, ...] | None) -> None:
         self.holding = shards

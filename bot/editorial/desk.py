@@ -9,7 +9,7 @@ steps at once (the CLI, the HTTP API, a typed command). docs/desk.md states the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -29,6 +29,7 @@ from bot.editorial.parsing import (
 )
 from bot.editorial.reach import Reach, reach
 from bot.editorial.rules import check_reason, check_update_text, check_year
+from bot.editorial.translations import StaleText, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
 from bot.i18n.sentences import in_every_language, localized_error
 from bot.messages.compose import local_zone, update_message
@@ -180,6 +181,14 @@ class Preview:
     def problems_in(self, language: str) -> dict[str, str]:
         return {name: exc.localized(language) for name, exc in self.problems.items()}
 
+    def intro(self, language: str, zone: ZoneInfo | None = None) -> str:
+        """The line above a preview: how members will see it, and what confirming does."""
+        return f"{_WORDS[i18n.pick(language)]['preview_lead']} {self.sentence(language, zone)}"
+
+    def shown(self, first: str) -> list[str]:
+        """The preview's languages, `first` (the asker's, or the one edited) leading."""
+        return sorted(self.messages, key=lambda code: code != first)
+
 
 @dataclass(frozen=True, slots=True)
 class Done:
@@ -278,11 +287,18 @@ class Desk:
     # -- preview, confirm, cancel ------------------------------------------------
 
     async def preview(
-        self, actor: Actor, proposal: Proposal, *, keep: bool = True, token: str | None = None
+        self,
+        actor: Actor,
+        proposal: Proposal,
+        *,
+        keep: bool = True,
+        keep_unready: bool = False,
+        token: str | None = None,
     ) -> Preview:
-        """The proposal checked and rendered, its reach counted and (with `keep`) stored
-        as a draft: under `token` when revising one (another language added), else under a
-        new token. Only admins may preview."""
+        """The proposal checked and rendered, its reach counted and (with `keep`, when it
+        has no problems or with `keep_unready` anyway: a form that adds a language later)
+        stored as a draft: under `token` when revising one, else under a new token. Only
+        admins may preview."""
         self.admin.admins.require(actor, _doing(proposal.action))
         now = self.clock()
         problems: dict[str, StrikebotError] = {}
@@ -298,7 +314,7 @@ class Desk:
             )
         messages = {code: update_message(update, code, self.campaign) for code in update.texts}
         missing = tuple(code for code in self.campaign.languages if code not in update.texts)
-        if keep:
+        if keep and (keep_unready or not problems):
             token = await self._keep(actor, proposal, now, token)
         return Preview(proposal, update, before, messages, found, problems, missing, token)
 
@@ -337,6 +353,14 @@ class Desk:
         if preview.problems:
             raise Problems(preview.problems)
         return await self._carry_out(actor, preview)
+
+    async def current(self, update_id: int) -> tuple[Update | None, list[StaleText]]:
+        """An update as members see it now (for an edit form to show), and which of its
+        languages are stale; None when there is no such update."""
+        async with self.store.read() as tx:
+            update = await tx.get_update(update_id, self.clock())
+            stale = await tx.stale_texts(update_target(update_id)) if update else []
+        return update, list(stale)
 
     # -- a surface's form in progress --------------------------------------------
 
@@ -448,7 +472,7 @@ class Desk:
             before.status,
             before.urgency,
             before.next_step_at,
-        ) and "update_id" not in problems:
+        ) and not problems:
             problems["texts"] = localized_error(InvalidInput, "desk.nothing_to_change")
         return after
 
@@ -623,9 +647,3 @@ def _iso(moment: datetime | None) -> str | None:
 
 def _from_iso(text: object) -> Any:
     return None if not text else datetime.fromisoformat(str(text))
-
-
-def languages_of(preview: Preview, first: str) -> Iterable[str]:
-    """The preview's languages, `first` (the asker's) leading when the update has it."""
-    codes = list(preview.messages)
-    return sorted(codes, key=lambda code: code != first)
