@@ -33,7 +33,7 @@ from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._http_interactions import INTERACTIONS_PATH, InteractionsEndpoint
 from adapters.discord._interactions import Handlers
 from adapters.discord._outbound import RestSender, mark
-from adapters.discord._posting import DraftButton, Drafts
+from adapters.discord._posting import DraftButton
 from adapters.discord._render import render_embeds
 from adapters.discord._settings import (
     NAME,
@@ -151,8 +151,7 @@ class DiscordAdapter:
             raise ConfigError(str(exc)) from None
         self._shard_count = settings.shard_count
         self.election_seconds = election_seconds
-        self.drafts = Drafts(ctx.store)
-        self.handlers = Handlers(ctx, self.drafts, defer_after=defer_after)
+        self.handlers = Handlers(ctx, defer_after=defer_after)
         delivery = ctx.delivery_as(DiscordDelivery)
         self._pacing = pacing or Pacing(
             global_per_second=delivery.discord_global_per_second,

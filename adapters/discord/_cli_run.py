@@ -14,7 +14,6 @@ from adapters.discord._adapter import build_client, sync_commands
 from adapters.discord._client import GatewayHealth
 from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._interactions import Handlers
-from adapters.discord._posting import Drafts
 from adapters.discord._settings import NAME, DiscordSection, DiscordSettings
 from bot.ports import (
     ConfigError,
@@ -68,7 +67,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
         plugin_ctx = plugin_context(
             plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock
         )
-        client = build_client(Handlers(plugin_ctx, Drafts(ctx.store)), GatewayHealth(),
+        client = build_client(Handlers(plugin_ctx), GatewayHealth(),
                               gateway_override=False)  # fmt: skip
         endpoints.apply()
         try:

@@ -325,6 +325,12 @@ class AdminOrders(CommandsBase):
         proposal = self.desk.read(Action.APPROVE, update_id=parse_update_id(update_id))
         return await self._commit(a, proposal)
 
+    async def read(self, ctx: CommandContext, action: Action, **given: Any) -> Proposal:
+        """What a form collected, as the desk's proposal: `Desk.read` with times read in
+        the asker's zone, as a typed command reads them."""
+        asker = await self._asker(ctx)
+        return self.desk.read(action, zone=asker.zone, **given)
+
     async def confirm(self, ctx: CommandContext, token: str) -> Reply:
         """Carry out the desk's draft behind `token` (a form's Post, Save or Retract), and
         answer as the typed command would."""

@@ -55,6 +55,13 @@ class PluginContext:
         """The editorial desk every admin surface goes through (`bot.editorial.desk`)."""
         return self.commands.desk
 
+    async def first_time(self, key: str) -> bool:
+        """True the first time this plugin sees `key` (an event's id), for one instance
+        only: a platform's retry, or one event handed to several sessions, is handled
+        once. The ids are forgotten after a day (`bot.runtime.housekeeping`)."""
+        async with self.store.write() as tx:
+            return await tx.first_time_seen(self.plugin.name, key[:128], self.clock())
+
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments
         (for a preview; see `bot.editorial.reach`)."""
