@@ -207,7 +207,7 @@ class Inbound:
                 except NotAllowed as exc:
                     await self.reply(bot, message, _refusal(exc, lang))
                     return
-                prompt = await self.forms.open(chat.id, user.id, canonical, rest, lang)
+                prompt = await self.forms.open(chat.id, ctx.actor, canonical, rest, lang)
                 await self.show(bot, chat.id, prompt, reply_to=message)
                 return
         if private and canonical in ("subscribe", "unsubscribe"):
