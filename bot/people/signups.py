@@ -700,9 +700,12 @@ class SignUps:
 
     # -- a person's own data (the command line) ---------------------------------------------
 
-    async def find(self, address: str) -> Subscriber | None:
-        """The record for `address` (an e-mail address or a phone number, any common form)."""
+    async def find(self, address: str, contact: Contact | None = None) -> Subscriber | None:
+        """The record for `address` (an e-mail address or a phone number, any common form;
+        `contact` when the kind is known: a number that wrote on WhatsApp)."""
         kind, normalized = self._guess(address)
+        if contact is not None and contact is not kind:
+            kind, normalized = contact, address
         async with self.store.read() as tx:
             return await tx.find_subscriber(kind, normalized)
 
