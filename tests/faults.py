@@ -81,6 +81,15 @@ NOT_THERE: dict[str, dict[Shape, str]] = {
         Shape.ERROR_200: "Twilio answers errors with their status code",
         Shape.TRANSIENT_REPLY: _SMTP_ONLY,
     },
+    "whatsapp": {
+        Shape.GLOBAL_RATE_LIMITED: "Twilio's 429 (20429) is for the whole account: see the "
+        "429 rows",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.ERROR_200: "Twilio answers errors with their status code; 63016 (outside the "
+        "24-hour window) comes in the status callback, and the copy goes again as the "
+        "approved template (tests/test_whatsapp.py)",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
     "webhooks": {
         Shape.GLOBAL_RATE_LIMITED: "a receiver's 429 is its own",
         Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
@@ -153,6 +162,18 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         Shape.RESET: Cell(How.QUEUED, r"^the mail server failed: SMTPServerDisconnected$"),
     },
     "sms": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
+                                 r"Too Many Requests$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\)"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^Twilio answered 500 \(error 20500\): Internal "
+                             r"Server Error$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
+        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+    },
+    "whatsapp": {
         Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
                                  r"Too Many Requests$"),
         Shape.RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\)"),
