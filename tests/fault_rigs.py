@@ -379,6 +379,43 @@ async def whatsapp_rig(
         yield Rig("whatsapp", f.whatsapp, store, f.admin, inject, copies, sends)
 
 
+@asynccontextmanager
+async def webpush_rig(
+    store: Store, clock: FixedClock, tmp: Path, patience: float, monotonic: Monotonic
+) -> AsyncIterator[Rig]:
+    from tests.fakes.push import FakePushService, PushFault
+    from tests.push_support import VAPID_PUBLIC, push_bot
+
+    async with (
+        FakePushService(retry_after=SHORT) as push,
+        push_bot(store, clock, push, timeout=patience) as bot,
+    ):
+        sub = push.subscribe(VAPID_PUBLIC)
+        status, _ = await bot.subscribe(sub, "en", "all")
+        assert status == 201
+        faults = {
+            Shape.RATE_LIMITED: PushFault.RATE_LIMITED,
+            Shape.RATE_LIMITED_LONG: PushFault.RATE_LIMITED,
+            Shape.JSON_5XX: PushFault.JSON_500,
+            Shape.HTML_5XX: PushFault.HTML_502,
+            Shape.TEXT_5XX: PushFault.PLAIN_503,
+            Shape.HANG: PushFault.HANG,
+            Shape.RESET: PushFault.RESET,
+        }
+
+        def inject(shape: Shape) -> None:
+            push.retry_after = LONG if shape is Shape.RATE_LIMITED_LONG else SHORT
+            push.fail(faults[shape])
+
+        def copies() -> int:
+            return sum(1 for m in push.received(sub) if HEADLINE in m["title"])
+
+        def sends() -> int:
+            return push.requests
+
+        yield Rig("webpush", bot.adapter, store, bot.admin, inject, copies, sends)
+
+
 # ---------------------------------------------------------------------------- webhooks
 
 
@@ -436,4 +473,5 @@ RIGS: dict[str, RigFactory] = {
     "sms": sms_rig,
     "webhooks": webhooks_rig,
     "whatsapp": whatsapp_rig,
+    "webpush": webpush_rig,
 }

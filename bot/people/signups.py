@@ -765,10 +765,9 @@ class SignUps:
 
     async def find(self, address: str, contact: Contact | None = None) -> Subscriber | None:
         """The record for `address` (an e-mail address or a phone number, any common form;
-        `contact` when the kind is known: a number that wrote on WhatsApp)."""
-        kind, normalized = self._guess(address)
-        if contact is not None and contact is not kind:
-            kind, normalized = contact, address
+        `contact` when the kind is known: a number that wrote on WhatsApp, a browser's push
+        endpoint)."""
+        kind, normalized = self._guess(address) if contact is None else self._read(contact, address)
         async with self.store.read() as tx:
             return await tx.find_subscriber(kind, normalized)
 
@@ -853,6 +852,13 @@ class SignUps:
             "people": by_kind,
             "receipts": {f"{p}:{s}": n for (p, s), n in sorted(receipts.items())},
         }
+
+    def _read(self, contact: Contact, address: str) -> tuple[Contact, str]:
+        if contact is Contact.EMAIL or contact is Contact.PUSH:
+            return contact, read_contact(contact, address)
+        offer = self.offers.get(contact)
+        countries = offer.countries if offer else ("US",)
+        return contact, read_phone(address, countries, anywhere=True, mobile=False)
 
     def _guess(self, address: str) -> tuple[Contact, str]:
         text = str(address).strip()
