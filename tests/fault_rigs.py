@@ -388,7 +388,7 @@ async def webpush_rig(
 
     async with (
         FakePushService(retry_after=SHORT) as push,
-        push_bot(store, clock, push, timeout=patience) as bot,
+        push_bot(store, clock, push, request_timeout=patience) as bot,
     ):
         sub = push.subscribe(VAPID_PUBLIC)
         status, _ = await bot.subscribe(sub, "en", "all")

@@ -62,7 +62,7 @@ async def push_bot(
     clock: FixedClock,
     push: FakePushService,
     *,
-    timeout: float = 5.0,
+    request_timeout: float = 5.0,
     campaign: Campaign = CAMPAIGN,
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[PushBot]:
@@ -79,7 +79,7 @@ async def push_bot(
             plugins[name], settings, config, store=store, admin=admin, clock=clock, signups=signups
         )
 
-    adapter = WebPushAdapter(ctx("webpush"), timeout=timeout)
+    adapter = WebPushAdapter(ctx("webpush"), timeout=request_timeout)
     app = web.Application(client_max_size=256 * 1024)
     WebSurface(ctx("web")).mount(app)
     adapter.mount(app)
