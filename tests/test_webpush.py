@@ -186,3 +186,25 @@ async def test_doctor_checks_the_vapid_key_and_subject() -> None:
     missing = plugin.settings.from_env({})
     [absent] = await plugin.doctor(DoctorRequest(missing, None, None, CAMPAIGN, ()))
     assert absent.verdict is Verdict.FAIL and "not set" in absent.detail
+
+
+async def test_the_page_offers_the_button_only_through_script_and_a_manifest(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    from tests.web_support import parse_html
+
+    async with FakePushService() as push, push_bot(sqlite_store, clock, push) as bot:
+        page = await bot.client.get("/es/")
+        html = await page.text()
+        box = parse_html(html).one("div", id="notify")
+        assert "hidden" in box.attrs and box.attrs["data-key"] == VAPID_PUBLIC
+        assert box.attrs["data-lang"] == "es" and box.attrs["data-path"] == "/push/subscriptions"
+        assert "Avísame" in box.text()
+        assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+        assert '<link rel="manifest" href="/es/manifest.webmanifest">' in html
+        manifest = await (await bot.client.get("/es/manifest.webmanifest")).json()
+        assert manifest["lang"] == "es" and manifest["start_url"] == "/es/"
+        assert manifest["display"] == "standalone"
+        worker = await bot.client.get("/sw.js")
+        assert worker.status == 200 and worker.content_type == "text/javascript"
+        assert "showNotification" in await worker.text()
