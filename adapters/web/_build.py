@@ -59,7 +59,7 @@ class WebSurface:
         _subscribe.add_routes(app, self.ctx.campaign)
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
         _notify.add_routes(app, self.ctx.campaign)
-        state.templates.globals["reach"] = _notify.reach(self.ctx)
+        state.templates.globals["reach"] = _notify.reach(self.ctx, lambda: state.static)
         state.csp_extra = lambda: _notify.csp_extra(self.ctx)
         _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)

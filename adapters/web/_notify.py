@@ -13,6 +13,7 @@ that the browser can subscribe.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +49,21 @@ def csp_extra(ctx: PluginContext) -> str:
     return PUSH_CSP if ctx.signups is not None and Contact.PUSH in ctx.people.offers else ""
 
 
-def reach(ctx: PluginContext) -> Any:
-    """For templates: `reach(lang)`, what `_reach.html` shows in `lang`."""
+def reach(ctx: PluginContext, static: Callable[[], bool]) -> Any:
+    """For templates: `reach(lang)`, what `_reach.html` shows in `lang`. A static copy of
+    the site (`strikebot publish`) has no manifest, no button (its subscriptions would go
+    to the static host), only the invites."""
 
     def view(lang: str) -> dict[str, Any]:
         offers = ctx.people.offers if ctx.signups is not None else {}
         invites = [o.invites[lang] for o in offers.values() if lang in o.invites]
         push = offers.get(Contact.PUSH)
         words = WORDS[lang]
+        live = not static()
         return {
+            "manifest": live,
             "invites": invites,
-            "push": {"key": push.key, "path": push.path} if push and push.key else None,
+            "push": {"key": push.key, "path": push.path} if push and push.key and live else None,
             "words": words,
             "choices": [{"value": str(c), "label": _capital(choice_text(c, lang))} for c in Choice],
         }
