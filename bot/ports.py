@@ -89,7 +89,10 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
+from bot.people.asking import ask
 from bot.people.contacts import mask
+from bot.people.keywords import Heard, Keywords, guess_language
+from bot.people.keywords import Kind as KeywordKind
 from bot.people.signups import (
     Choice,
     Contactable,
@@ -191,7 +194,10 @@ __all__ = [
     "FindsSent",
     "FixedClock",
     "HealthBoard",
+    "Heard",
     "InvalidInput",
+    "KeywordKind",
+    "Keywords",
     "Leadership",
     "Limits",
     "Link",
@@ -242,7 +248,7 @@ __all__ = [
     "WebhookEndpoint",
     "Webhooks",
     "add_json_flag",
-    "annotations",
+    "ask",
     "check_update_text",
     "check_url",
     "choice_text",
@@ -254,6 +260,7 @@ __all__ = [
     "family_answers",
     "fit",
     "fit_message",
+    "guess_language",
     "i18n",
     "installed_plugins",
     "is_command_prefix",
