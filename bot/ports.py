@@ -13,7 +13,7 @@ from __future__ import annotations
 from bot import i18n
 from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
 from bot.channels.webhooks import summary as webhook_summary
-from bot.cli import CliContext, add_json_flag, open_context, out, print_json
+from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import (
@@ -272,6 +272,7 @@ __all__ = [
     "neutralize_mentions",
     "not_found",
     "open_context",
+    "open_plugin",
     "out",
     "page_url",
     "parse_address",

@@ -49,8 +49,6 @@ from bot.ports import (
     OutboundMessage,
     Pacing,
     PluginContext,
-    leadership_for,
-    shard_lock_key,
 )
 
 log = logging.getLogger("strikebot.discord")
@@ -314,8 +312,7 @@ class DiscordAdapter:
         DISCORD_SHARD_IDS is not set), and run the gateway for the shards held."""
         units: tuple[int | None, ...] = self._shards if self._shards is not None else (None,)
         leads = self.gateway_locks = {
-            unit: leadership_for(self.ctx.store, shard_lock_key(NAME, -1 if unit is None else unit))
-            for unit in units
+            unit: self.ctx.leadership(-1 if unit is None else unit) for unit in units
         }
         held: set[int | None] = set()
         try:

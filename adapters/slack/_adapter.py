@@ -157,7 +157,7 @@ class SlackAdapter:
         )
         self.inbound = Inbound(
             commands=ctx.commands,
-            store=ctx.store,
+            seen=ctx.first_time,
             campaign=ctx.campaign,
             clock=ctx.clock,
             admins=ctx.admins,

@@ -199,9 +199,7 @@ class SmsAdapter:
         )
         if not sid or not sender:
             return web.Response(status=400, text="MessageSid and From are required")
-        async with self.ctx.store.write() as tx:
-            first = await tx.first_time_seen(NAME, sid[:128], self.ctx.clock())
-        if not first:
+        if not await self.ctx.first_time(sid):
             return _twiml(None)  # a retry or a replay: answered the first time
         return _twiml(await self._answer(sender, body))
 
@@ -280,13 +278,9 @@ class SmsAdapter:
         error = params.get("ErrorCode") or None
         known = await self.signups.record_receipt(delivery, NAME, status, error and error[:16])
         if known and status in ("undelivered", "failed") and error in UNREACHABLE:
-            async with self.ctx.store.read() as tx:
-                sub_id = await tx.subscription_of_delivery(delivery)
-                sub = await tx.get_subscription(sub_id) if sub_id is not None else None
-            if sub is not None:
-                await self.signups.mark_broken(
-                    sub.channel, f"the number cannot receive texts (Twilio {error})"
-                )
+            await self.signups.mark_broken_by_delivery(
+                delivery, f"the number cannot receive texts (Twilio {error})"
+            )
         return web.Response(status=204)
 
     def _refuse(self, request: web.Request) -> web.Response:

@@ -111,9 +111,7 @@ class Inbound:
     # ------------------------------------------------------------------ once
 
     async def once(self, update: TgUpdate, context: Any) -> None:
-        async with self.ctx.store.write() as tx:
-            first = await tx.first_time_seen(NAME, f"update:{update.update_id}", self.ctx.clock())
-        if not first:
+        if not await self.ctx.first_time(f"update:{update.update_id}"):
             log.info("Telegram delivered update %s again; it was already handled", update.update_id)
             raise ApplicationHandlerStop
 

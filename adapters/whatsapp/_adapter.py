@@ -247,9 +247,7 @@ class WhatsAppAdapter:
         sid, sender = params.get("MessageSid", ""), params.get("From", "")
         if not sid or not sender.startswith("whatsapp:"):
             return web.Response(status=400, text="MessageSid and a whatsapp: From are required")
-        async with self.ctx.store.write() as tx:
-            first = await tx.first_time_seen(NAME, sid[:128], self.ctx.clock())
-        if not first:
+        if not await self.ctx.first_time(sid):
             return _twiml(None)  # a retry or a replay: answered the first time
         reply = await self._answer(sender.removeprefix("whatsapp:"), params.get("Body", ""))
         return _twiml(reply)
@@ -325,13 +323,9 @@ class WhatsAppAdapter:
                 "approved? Run strikebot doctor."
             )
         elif error in UNREACHABLE:
-            async with self.ctx.store.read() as tx:
-                sub_id = await tx.subscription_of_delivery(delivery)
-                sub = await tx.get_subscription(sub_id) if sub_id is not None else None
-            if sub is not None:
-                await self.signups.mark_broken(
-                    sub.channel, f"the number is not on WhatsApp (Twilio {error})"
-                )
+            await self.signups.mark_broken_by_delivery(
+                delivery, f"the number is not on WhatsApp (Twilio {error})"
+            )
         return web.Response(status=204)
 
     def _refuse(self, request: web.Request) -> web.Response:

@@ -138,6 +138,11 @@ class CommandsBase:
             reply, message=_inert(reply.message), extra=tuple(_inert(m) for m in reply.extra)
         )
 
+    async def language_of(self, ctx: CommandContext) -> str:
+        """The language a command from `ctx` is answered in (the asker's, then the
+        channel's, then the campaign's), for a surface's own words around the answer."""
+        return (await self._asker(ctx)).language
+
     def _hinted_language(self, ctx: CommandContext) -> str:
         return i18n.supported(ctx.locale) or i18n.pick(self.campaign.default_language)
 

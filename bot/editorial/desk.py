@@ -362,6 +362,13 @@ class Desk:
             stale = await tx.stale_texts(update_target(update_id)) if update else []
         return update, list(stale)
 
+    async def current_status(self) -> Status | None:
+        """Where the dispute stands now (the latest update's status), for a post form to
+        start from; None before the first update."""
+        async with self.store.read() as tx:
+            latest = await tx.latest_update(self.clock())
+        return None if latest is None else latest.status
+
     # -- a surface's form in progress --------------------------------------------
 
     async def keep_form(self, kind: str, key: str, state: Mapping[str, Any]) -> None:

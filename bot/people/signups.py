@@ -755,6 +755,15 @@ class SignUps:
                 {"reason": reason[:500]},
             )
 
+    async def mark_broken_by_delivery(self, delivery_id: str, reason: str) -> None:
+        """`mark_broken` for the person delivery `delivery_id` went to (a provider's receipt
+        names the delivery, not the person); nothing when it is not a person's."""
+        async with self.store.read() as tx:
+            sub_id = await tx.subscription_of_delivery(delivery_id)
+            sub = await tx.get_subscription(sub_id) if sub_id is not None else None
+        if sub is not None:
+            await self.mark_broken(sub.channel, reason)
+
     async def record_receipt(
         self, delivery_id: str, platform: str, status: str, error: str | None = None
     ) -> bool:
