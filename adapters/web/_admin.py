@@ -8,7 +8,7 @@ the models in `_schemas`; a malformed body is a 400, a body that breaks a rule a
 from __future__ import annotations
 
 import json
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -23,6 +23,7 @@ from bot.ports import (
     Proposal,
     TextPatch,
     Update,
+    local_zone,
 )
 
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
@@ -38,7 +39,9 @@ from ._schemas import (
     DemandWordingIn,
     EditUpdateIn,
     PostUpdateIn,
+    PreviewOut,
     RetractIn,
+    SpendOut,
     StaleOut,
     demand_event_out,
     demand_out,
@@ -168,6 +171,8 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         next_step_at=body.next_step_at,
         publish_at=body.publish_at,
     )
+    if request.query.get("dry_run", "").lower() in ("1", "true", "yes"):
+        return await _dry_run(request, proposal)
     update = await _commit(request, proposal)
     response = await _admin_view(request, update)
     response.set_status(201)
@@ -212,15 +217,37 @@ async def approve_update(request: web.Request) -> web.StreamResponse:
     return await _admin_view(request, await _commit(request, proposal))
 
 
+async def _dry_run(request: web.Request, proposal: Proposal) -> web.StreamResponse:
+    """The desk's preview of `proposal`; it refuses what the post would refuse."""
+    ctx = state_of(request).ctx
+    shown = await ctx.desk.preview(HTTP_ACTOR, proposal, keep=False)
+    if shown.problems:
+        _refuse(Problems(shown.problems))
+    found, language = shown.reach, ctx.campaign.default_language
+    return json_response(
+        PreviewOut(
+            sentence=shown.sentence(language, local_zone(None, ctx.campaign)),
+            channels=found.channels,
+            receivers=found.receivers,
+            people={s.platform: SpendOut(messages=s.messages, units=s.units) for s in found.spends},
+            preview={lang: message.to_json() for lang, message in shown.messages.items()},
+        )
+    )
+
+
+def _refuse(exc: Problems) -> NoReturn:
+    details = [
+        {"field": name, "problem": problem.message} for name, problem in exc.problems.items()
+    ]
+    raise BadRequest(422, "invalid", exc.message, details) from None
+
+
 async def _commit(request: web.Request, proposal: Proposal) -> Update:
     """Carry `proposal` out through the desk; its problems are a 422 naming each field."""
     try:
         outcome = await state_of(request).ctx.desk.commit(HTTP_ACTOR, proposal)
     except Problems as exc:
-        details = [
-            {"field": name, "problem": problem.message} for name, problem in exc.problems.items()
-        ]
-        raise BadRequest(422, "invalid", exc.message, details) from None
+        _refuse(exc)
     return outcome.update
 
 

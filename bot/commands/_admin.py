@@ -11,7 +11,7 @@ from typing import Any
 
 from bot import i18n
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.editorial.desk import Action, Done, Proposal
+from bot.editorial.desk import Action, Done, Problems, Proposal
 from bot.editorial.parsing import (
     parse_briefing_time,
     parse_days,
@@ -253,6 +253,8 @@ class AdminOrders(CommandsBase):
         others: object,
         next_step_at: object,
         language: object = None,
+        *,
+        preview: bool = False,
     ) -> Reply:
         self.admin.admins.require(a.ctx.actor, "post updates")
         main = self.campaign.default_language
@@ -274,7 +276,25 @@ class AdminOrders(CommandsBase):
             next_step_at=next_step_at,
             zone=a.zone,
         )
+        if preview:
+            return await self._preview(a, proposal)
         return await self._commit(a, proposal)
+
+    async def _preview(self, a: Asker, proposal: Proposal) -> Reply:
+        """What posting would do, and the update as members will see it; nothing is kept."""
+        shown = await self.desk.preview(a.ctx.actor, proposal, keep=False)
+        if shown.problems:
+            raise Problems(shown.problems)
+        lang = a.language
+        return Reply(
+            OutboundMessage(
+                title=say(lang, "preview_title"),
+                body=shown.intro(lang, a.zone),
+                language=lang,
+            ),
+            ephemeral=True,
+            extra=tuple(shown.messages[code] for code in shown.shown(lang)),
+        )
 
     async def _edit(
         self,
