@@ -1,9 +1,11 @@
 """A third-party platform installs like any Python package and needs no change to the core.
 
 The test installs a throwaway plugin, "carrier pigeon", as an installer would (a package and
-its `.dist-info` with an `entry_points.txt` declaring `strikebot.adapters`), then runs the
-real `strikebot run`: the plugin is found through the registry, its campaign-file admins
-count, it answers commands through the core and receives the update an admin posts there.
+its `.dist-info` with an `entry_points.txt` declaring `strikebot.adapters`, and its own
+catalogue of sentences beside its package), then runs the real `strikebot run`: the plugin
+is found through the registry, speaks Spanish from its own catalogue, its campaign-file
+admins count, it answers commands through the core and receives the update an admin posts
+there.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pydantic import Field
 
 from bot.ports import (
     Actor, ChannelRef, CommandContext, OutboundMessage, Pacing, Plugin, PluginContext,
-    PluginSettings,
+    PluginSettings, i18n,
 )
 
 
@@ -83,6 +85,9 @@ class Pigeons:
 
     async def command(self, request: web.Request) -> web.Response:
         data = await request.json()
+        if data["text"] == "landed?":  # a sentence from the plugin's own catalogue
+            words = i18n.Words("pigeon")[data.get("lang", "en")]
+            return web.json_response({"ok": True, "title": words["landed"]})
         asker = CommandContext(
             platform="pigeon", actor=Actor("pigeon", data["user"]), workspace="loft",
             channel=data["channel"],
@@ -98,11 +103,30 @@ plugin = Plugin(
 '''
 
 
+TEMPLATE = """msgid ""
+msgstr ""
+"Language: en\\n"
+"Content-Type: text/plain; charset=utf-8\\n"
+
+msgctxt "pigeon.landed"
+msgid "The pigeon landed."
+msgstr ""
+"""
+
+
 def install(site: Path) -> None:
-    """What pip leaves behind for a distribution: the package and its metadata."""
+    """What pip leaves behind for a distribution: the package (with its own catalogue of
+    sentences, in English and Spanish) and its metadata."""
     package = site / "pigeon_adapter"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(PLUGIN, encoding="utf-8")
+    locales = package / "locales"
+    (locales / "es" / "LC_MESSAGES").mkdir(parents=True)
+    (locales / "strikebot-pigeon.pot").write_text(TEMPLATE, encoding="utf-8")
+    spanish = TEMPLATE.replace("Language: en", "Language: es").replace(
+        'msgstr ""\n', 'msgstr "La paloma aterrizó."\n'
+    )
+    (locales / "es" / "LC_MESSAGES" / "strikebot-pigeon.po").write_text(spanish, encoding="utf-8")
     info = site / "pigeon_adapter-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
@@ -114,8 +138,8 @@ def install(site: Path) -> None:
     (info / "RECORD").write_text("", encoding="utf-8")
 
 
-def ask(base: str, user: str, text: str) -> dict[str, object]:
-    body = json.dumps({"user": user, "channel": "roof", "text": text}).encode()
+def ask(base: str, user: str, text: str, lang: str = "en") -> dict[str, object]:
+    body = json.dumps({"user": user, "channel": "roof", "text": text, "lang": lang}).encode()
     request = urllib.request.Request(  # noqa: S310 (loopback only)
         f"{base}/pigeon/command", data=body, headers={"Content-Type": "application/json"}
     )
@@ -168,6 +192,8 @@ def test_strikebot_run_loads_an_installed_plugin_answers_through_it_and_delivers
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(proc, f"{base}/healthz")
+        assert ask(base, "someone", "landed?")["title"] == "The pigeon landed."
+        assert ask(base, "someone", "landed?", "es")["title"] == "La paloma aterrizó."
         status = ask(base, "someone", "status")
         assert status["ok"] is True and "Where things stand" in str(status["title"])
         refused = ask(base, "someone", "subscribe")

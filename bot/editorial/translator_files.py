@@ -215,9 +215,10 @@ class CatalogueImport:
 
 
 def import_catalogue(language: str, imported: Catalog, into: Path | None = None) -> CatalogueImport:
-    """Write the file's translations of the bot's sentences into `language`'s catalogue
-    (its existing file, else `into`/<language>/LC_MESSAGES/strikebot.po). A message kept
-    fuzzy in the file stays fuzzy (stale); empty ones change nothing."""
+    """Write the file's translations of the bot's sentences into `language`'s catalogues:
+    each message into the catalogue it belongs to (the core's, or a plugin's), in its
+    existing file, else under `into` (default: that catalogue's home). A message kept fuzzy
+    in the file stays fuzzy (stale); empty ones change nothing."""
     found = i18n.catalogues()
     if language == found.source:
         raise InvalidInput(
@@ -225,12 +226,9 @@ def import_catalogue(language: str, imported: Catalog, into: Path | None = None)
             f"({found.template_path}); there is nothing to import for it."
         )
     template = _by_context(found.template)
-    path = found.paths.get(language)
-    if path is None:
-        path = (into or i18n.PACKAGE_LOCALES) / language / "LC_MESSAGES" / f"{i18n.DOMAIN}.po"
-    catalog = found.catalogs.get(language) or _new_catalog(language)
-    own = _by_context(catalog)
-    result = CatalogueImport(path)
+    core = found.domain(i18n.DOMAIN)
+    result = CatalogueImport(found.files.get((core.name, language)) or core.path(language, into))
+    changed: dict[str, Catalog] = {}
     for message in imported:
         context = message.context
         if not message.id or not context or context.startswith(CONTENT_PREFIX):
@@ -247,7 +245,10 @@ def import_catalogue(language: str, imported: Catalog, into: Path | None = None)
         if i18n.unusable(message):
             result.broken.append(context)
             continue
-        mine = own.get(context)
+        domain = found.owner[context]
+        catalog = changed.get(domain) or found.domain_catalogs.get((domain, language))
+        catalog = catalog or _new_catalog(language)
+        mine = _by_context(catalog).get(context)
         fuzzy = message.fuzzy
         unchanged = mine is not None and (mine.id, mine.string) == (source.id, message.string)
         if unchanged and mine is not None and mine.fuzzy == fuzzy:
@@ -260,9 +261,12 @@ def import_catalogue(language: str, imported: Catalog, into: Path | None = None)
             context=context,
             flags=[f for f in source.flags if f != "fuzzy"] + (["fuzzy"] if fuzzy else []),
         )
+        changed[domain] = catalog
         result.updated.append(context)
-    if result.updated:
+    for domain, catalog in changed.items():
+        path = found.files.get((domain, language)) or found.domain(domain).path(language, into)
         write_catalog(catalog, path)
+    if changed:
         i18n.reload()
     return result
 

@@ -15,6 +15,7 @@ family words) is here; feature modules keep their own tables (`Words("briefings"
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import logging
 import os
@@ -24,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +46,7 @@ __all__ = [
     "LOCALES_ENV",
     "STATUS_COLOURS",
     "Catalogues",
+    "Domain",
     "Phrase",
     "Words",
     "catalogue_dirs",
@@ -75,6 +78,7 @@ _FORMATTER = string.Formatter()
 
 DOMAIN = "strikebot"
 LOCALES_ENV = "STRIKEBOT_LOCALES"
+PLUGIN_GROUP = "strikebot.adapters"  # as `bot.plugins` finds the plugins
 PACKAGE_LOCALES = Path(__file__).parent / "locales"
 
 # Hex colours per status, shared by Discord embeds, Slack attachments and the web page.
@@ -95,9 +99,30 @@ class CatalogueError(ValueError):
 
 
 @dataclass(frozen=True)
+class Domain:
+    """One catalogue of sentences: the core's (`strikebot`) or a plugin's, named by its
+    template (`locales/strikebot-pigeon.pot` beside the plugin's package), with its home:
+    where its template and its languages' files live."""
+
+    name: str
+    home: Path
+    template: Catalog
+
+    @property
+    def template_path(self) -> Path:
+        return self.home / f"{self.name}.pot"
+
+    def path(self, language: str, root: Path | None = None) -> Path:
+        """Where `language`'s file of this catalogue goes (under `root`, default home)."""
+        return (root or self.home) / language / "LC_MESSAGES" / f"{self.name}.po"
+
+
+@dataclass(frozen=True)
 class Catalogues:
-    """The template and every language's catalogue, parsed (for the translators' tools)
-    and compiled (for lookups)."""
+    """The templates and every language's catalogues, parsed (for the translators' tools)
+    and compiled (for lookups): the core's and every installed plugin's, merged. `template`
+    and `catalogs` hold every domain's messages; `owner` says which domain a context is in,
+    `files` where each (domain, language) file was read from."""
 
     template: Catalog
     template_path: Path
@@ -110,13 +135,39 @@ class Catalogues:
     languages: tuple[str, ...] = ()
     # Lower-case code -> code, for `supported` (called for every message rendered).
     known: Mapping[str, str] = field(default_factory=dict)
+    domains: tuple[Domain, ...] = ()
+    owner: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[tuple[str, str], Path] = field(default_factory=dict)
+    domain_catalogs: Mapping[tuple[str, str], Catalog] = field(default_factory=dict)
+
+    def domain(self, name: str) -> Domain:
+        return next(d for d in self.domains if d.name == name)
 
 
 def catalogue_dirs() -> list[Path]:
-    """Where catalogues are looked for: `bot/locales/`, then each directory in
-    `STRIKEBOT_LOCALES` (a later directory's file for a language wins)."""
+    """Where the languages' files are looked for beyond each catalogue's home (the core's
+    `bot/i18n/locales/`, a plugin's `locales/`): each directory in `STRIKEBOT_LOCALES`
+    (a later directory's file for a language wins)."""
     extra = [Path(p) for p in os.environ.get(LOCALES_ENV, "").split(os.pathsep) if p.strip()]
     return [PACKAGE_LOCALES, *extra]
+
+
+def plugin_homes() -> list[Path]:
+    """`locales/` beside each installed plugin's package (the `strikebot.adapters` entry
+    points), found without importing the plugin or its platform's library."""
+    homes = []
+    for point in entry_points(group=PLUGIN_GROUP):
+        module = point.value.partition(":")[0]
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            continue  # the registry says why a plugin cannot load
+        if spec is None or spec.origin is None:
+            continue
+        home = Path(spec.origin).parent / "locales"
+        if home.is_dir() and home not in homes:
+            homes.append(home)
+    return homes
 
 
 def read_catalog(path: Path, locale: str | None = None) -> Catalog:
@@ -170,40 +221,68 @@ def compile_catalog(catalog: Catalog, path: Path | None = None) -> Translations:
 
 @cache
 def catalogues() -> Catalogues:
-    """Every catalogue, read once per process from `catalogue_dirs()`."""
-    template_path = PACKAGE_LOCALES / f"{DOMAIN}.pot"
-    template = read_catalog(template_path)
-    source = str(template.locale) if template.locale else ""
+    """Every catalogue, read once per process: the core's, then each plugin's."""
+    core = Domain(DOMAIN, PACKAGE_LOCALES, read_catalog(PACKAGE_LOCALES / f"{DOMAIN}.pot"))
+    source = str(core.template.locale) if core.template.locale else ""
     if not source:
-        raise CatalogueError(f"{template_path}: the header must name its language (Language:)")
+        raise CatalogueError(f"{core.template_path}: the header must name its language (Language:)")
+    domains = [core]
+    for home in plugin_homes():
+        domains += [Domain(p.stem, home, read_catalog(p)) for p in sorted(home.glob("*.pot"))]
     texts: dict[str, str | tuple[str, ...]] = {}
-    for message in template:
-        if message.id and message.context:
+    owner: dict[str, str] = {}
+    merged = Catalog(locale=source, domain=DOMAIN)
+    for domain in domains:
+        for message in domain.template:
+            if not (message.id and message.context):
+                continue
+            if message.context in owner:
+                raise CatalogueError(
+                    f"{domain.template_path}: {message.context!r} is already a message of "
+                    f"{owner[message.context]}; give it a context of the plugin's own table"
+                )
+            owner[message.context] = domain.name
             texts[message.context] = (
                 message.id if isinstance(message.id, str) else tuple(message.id)
             )
-    paths: dict[str, Path] = {}
-    for root in catalogue_dirs():
-        if not root.is_dir():
-            continue
-        for po in sorted(root.glob(f"*/LC_MESSAGES/{DOMAIN}.po")):
-            paths[po.parent.parent.name] = po
-    catalogs: dict[str, Catalog] = {}
-    for code, path in paths.items():
+            merged[message.id] = message
+    files: dict[tuple[str, str], Path] = {}
+    for domain in domains:
+        for root in (domain.home, *catalogue_dirs()[1:]):
+            if not root.is_dir():
+                continue
+            for po in sorted(root.glob(f"*/LC_MESSAGES/{domain.name}.po")):
+                files[(domain.name, po.parent.parent.name)] = po
+    codes_found = sorted({code for _, code in files})
+    for code in codes_found:
         try:
             Locale.parse(code)
         except (ValueError, UnknownLocaleError) as exc:
+            path = next(p for (_, c), p in files.items() if c == code)
             raise CatalogueError(
                 f"{path}: {code!r} is not a language code CLDR knows; name the folder with "
                 "a code such as 'ko', 'hy', 'zh_Hant', 'tl', 'vi', 'ru' or 'fa'"
             ) from exc
-        catalogs[code] = read_catalog(path, locale=code)
-    compiled = {code: compile_catalog(c, paths[code]) for code, c in catalogs.items()}
+    parsed = {key: read_catalog(path, locale=key[1]) for key, path in files.items()}
+    catalogs: dict[str, Catalog] = {}
+    compiled: dict[str, Translations] = {}
+    for (name, code), catalog in parsed.items():
+        whole = catalogs.setdefault(code, Catalog(locale=code, domain=DOMAIN))
+        for message in catalog:
+            if message.id:
+                whole[message.id] = message
+        translations = compile_catalog(catalog, files[(name, code)])
+        if code in compiled:
+            compiled[code].merge(translations)
+        else:
+            compiled[code] = translations
     codes = (source, *sorted(code for code in catalogs if code != source))
     known = {code.lower(): code for code in codes}
+    paths = {code: path for (name, code), path in files.items() if name == DOMAIN}
     return Catalogues(
-        template, template_path, source, catalogs, paths, compiled, texts, codes, known
-    )
+        merged, core.template_path, source, catalogs, paths, compiled, texts, codes, known,
+        tuple(domains), owner, files, parsed,
+    )  # fmt: skip
 
 
 def reload() -> None:
