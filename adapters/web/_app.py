@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 from aiohttp import hdrs, web
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel
 
 from bot.ports import (
     STORE_FAILURES,
@@ -24,8 +24,6 @@ from bot.ports import (
     NotAllowed,
     NotFound,
     PluginContext,
-    PluginSettings,
-    Section,
     SharedCheck,
     StoreUnavailable,
     StrikebotError,
@@ -34,6 +32,7 @@ from bot.ports import (
 
 from ._cache import Cached, Moment, Rendered, ResponseCache, Tick, make_etag
 from ._present import chip_css, paragraphs_of, say
+from ._settings import WebSettings
 
 log = logging.getLogger("strikebot.web")
 
@@ -55,23 +54,6 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-
-
-class WebSettings(PluginSettings):
-    """The web plugin's environment: the admin API's bearer token (off when unset)."""
-
-    admin_token: SecretStr | None = Field(default=None, alias="STRIKEBOT_ADMIN_TOKEN")
-    # Proxies in front of the bot that append to X-Forwarded-For (0: people connect directly).
-    # The sign-up form's per-client cap counts the address the outermost one saw.
-    proxy_hops: int = Field(default=0, ge=0, le=10, alias="STRIKEBOT_PROXY_HOPS")
-
-
-class WebSection(Section):
-    """`[web]` in the campaign file. `publish_dir`: keep a static copy of the public site
-    there, re-published after every change (see `strikebot publish`); relative paths are
-    from the directory strikebot runs in."""
-
-    publish_dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

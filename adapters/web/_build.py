@@ -15,14 +15,13 @@ from . import _admin, _api, _feeds, _openapi, _pages, _subscribe, _webhooks
 from ._app import (
     MAX_BODY,
     STATE,
-    WebSection,
-    WebSettings,
     WebState,
     log,
     make_templates,
     surface,
 )
 from ._publish import Publisher
+from ._settings import WebSection, WebSettings
 
 MIDDLEWARES = (surface,)
 

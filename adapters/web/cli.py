@@ -27,8 +27,7 @@ from bot.ports import (
 )
 
 from ._publish import publish_site
-
-NAME = "web"
+from ._settings import NAME
 
 
 def register(sub: SubParsers[argparse.ArgumentParser]) -> None:

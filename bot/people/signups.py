@@ -37,14 +37,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from enum import StrEnum
-from typing import Annotated, Any
-
-from pydantic import AfterValidator
+from typing import Any
 
 from bot import i18n
 from bot.clock import Clock, utcnow
 from bot.config import StrikeConfig
-from bot.editorial.parsing import parse_quiet_hours
 from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
@@ -812,18 +809,6 @@ class SignUps:
         if stale:
             log.info("forgot %d expired sign-ups and broken addresses", len(stale))
         return len(stale)
-
-
-def _check_quiet_hours(value: str) -> str:
-    try:
-        parse_quiet_hours(value)
-    except StrikebotError as exc:
-        raise ValueError(exc.message) from None
-    return value
-
-
-# A plugin section's quiet hours, "21:00-08:00" or "off", checked when the file is read.
-QuietHoursSetting = Annotated[str, AfterValidator(_check_quiet_hours)]
 
 
 def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:
