@@ -5,6 +5,7 @@ aiosmtpd, read back with the standard `email` parser."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Store
 from tests.fakes.smtp import FakeSmtp
 from tests.family_support import Families, confirm_path, families, html_of, text_of
-from tests.support import ADMIN
+from tests.support import ADMIN, recording
 
 SENDER = Address("UTLA Strike News", "news", "utla.example.org")
 NOW = datetime(2019, 1, 18, 18, 0, 7, tzinfo=UTC)
@@ -188,3 +189,24 @@ async def test_an_update_is_rendered_once_per_language_for_everyone(
             assert (await f.client.post(path, data="List-Unsubscribe=One-Click")).status == 200
             assert await f.signups.find(address) is None
         assert len(ids) == len(people)
+
+
+async def test_sends_paced_apart_share_one_read_of_their_addresses(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    """Each send waits a moment (`within`) for the next ones' lookups, so a fan-out paced
+    at 100 a second reads five addresses at a time, not one."""
+    async with FakeSmtp() as smtp, families(sqlite_store, clock, smtp=smtp) as f:
+        addresses = [f"parent{n}@example.com" for n in range(3)]
+        for address in addresses:
+            await signed_up(f, address, "en")
+        async with sqlite_store.read() as tx:
+            keys = [s.channel for s in await tx.list_subscriptions() if s.platform == "email"]
+        with recording(sqlite_store, lambda sql: "FROM subscribers" in sql) as reads:
+            lookups = []
+            for key in keys:
+                lookups.append(asyncio.create_task(f.signups.contactable(key, within=0.05)))
+                await asyncio.sleep(0.01)  # sends paced 10 ms apart
+            found = await asyncio.gather(*lookups)
+        assert len(reads) == 1
+        assert sorted(p.address for p in found if p is not None) == addresses

@@ -619,16 +619,18 @@ class SignUps:
 
     # -- what providers report -----------------------------------------------------------
 
-    async def contactable(self, key: str) -> Contactable | None:
+    async def contactable(self, key: str, *, within: float = 0.0) -> Contactable | None:
         """The address behind a subscription's channel, for an adapter about to send.
         Lookups made while one is on its way share the next read (one query for a batch of
-        sends, not one per message)."""
+        sends, not one per message). `within`: the first lookup of a batch waits that many
+        seconds for others to join it (sends paced apart each wait for their own read
+        otherwise)."""
         waiting = self._lookups.get(key)
         if waiting is None:
             waiting = asyncio.get_running_loop().create_future()
             self._lookups[key] = waiting
             if len(self._lookups) == 1:
-                self._lookup_task = asyncio.create_task(self._look_up())
+                self._lookup_task = asyncio.create_task(self._look_up(within))
         person = await asyncio.shield(waiting)
         if person is None:
             return None
@@ -641,12 +643,14 @@ class SignUps:
             confirmed=person.confirmed,
         )
 
-    async def recipient(self, key: str, message: OutboundMessage) -> Contactable:
-        """Who `message` goes to, for an adapter about to send it to the channel `key`.
-        Raises `PermanentDeliveryError` (one person's: no notice to admins) when they
-        unsubscribed meanwhile, or when an unconfirmed sign-up would get anything but its
-        confirmation."""
-        person = await self.contactable(key)
+    async def recipient(
+        self, key: str, message: OutboundMessage, *, within: float = 0.0
+    ) -> Contactable:
+        """Who `message` goes to, for an adapter about to send it to the channel `key`
+        (`within`: see `contactable`). Raises `PermanentDeliveryError` (one person's: no
+        notice to admins) when they unsubscribed meanwhile, or when an unconfirmed sign-up
+        would get anything but its confirmation."""
+        person = await self.contactable(key, within=within)
         if person is None:
             raise PermanentDeliveryError(
                 "the person unsubscribed before it went", tell_admins=False
@@ -655,8 +659,8 @@ class SignUps:
             raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
         return person
 
-    async def _look_up(self) -> None:
-        await asyncio.sleep(0)  # let the sends started in this turn add their keys
+    async def _look_up(self, within: float = 0.0) -> None:
+        await asyncio.sleep(within)  # let the sends started meanwhile add their keys
         batch, self._lookups = self._lookups, {}
         try:
             async with self.store.read() as tx:
