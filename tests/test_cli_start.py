@@ -45,7 +45,7 @@ def loaded_by(*argv: str, cwd: Path) -> set[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_SECRET"))}
     env.pop("STRIKEBOT_SMTP_URL", None)
     env["STRIKEBOT_DATABASE_URL"] = f"sqlite+aiosqlite:///{cwd / 'start.db'}"
-    done = subprocess.run(
+    done = subprocess.run(  # noqa: S603 - our own interpreter
         [sys.executable, "-c", PROBE, "--config", str(CONFIG), *argv],
         cwd=cwd,
         env=env,

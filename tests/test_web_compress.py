@@ -12,6 +12,7 @@ import pytest
 from aiohttp import ClientSession
 from multidict import CIMultiDict
 
+from adapters.web._app import STATE
 from bot.clock import FixedClock
 from bot.runtime.context import PluginContext
 from bot.store import Store
@@ -74,7 +75,7 @@ async def test_a_hit_costs_no_compression(site: tuple[PluginContext, Week]) -> N
     async with client_for(ctx) as client, ClientSession(auto_decompress=False) as raw:
         url = str(client.make_url("/"))
         first = await fetch(raw, url, "br")
-        entry = next(iter(client.app[_state_key()].cache._pinned.values()))
+        entry = next(iter(client.app[STATE].cache._pinned.values()))
         made = entry.encoded["br"]
         second = await fetch(raw, url, "br")
         assert first[2] == second[2] and entry.encoded["br"] is made
@@ -87,7 +88,7 @@ async def test_a_conditional_request_is_answered_before_any_rendering(
     304 without the store being read or anything rendered."""
     ctx, week = site
     async with client_for(ctx) as client:
-        state = client.app[_state_key()]
+        state = client.app[STATE]
         state.cache.size = 1  # room for one update page's body at a time
         first = await client.get(f"/updates/{week.began.id}", headers={"Accept-Encoding": "br"})
         etag = first.headers["ETag"]
@@ -103,9 +104,3 @@ async def test_a_conditional_request_is_answered_before_any_rendering(
         # Not the current copy: rendered and sent in full, as before.
         stale = await client.get(f"/updates/{week.began.id}", headers={"If-None-Match": '"x"'})
         assert stale.status == 200
-
-
-def _state_key() -> object:
-    from adapters.web._app import STATE
-
-    return STATE
