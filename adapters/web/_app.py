@@ -45,6 +45,7 @@ from ._cache import (
 )
 from ._present import chip_css, paragraphs_of, say
 from ._settings import WebSettings
+from ._shell import HTML, language_of_path, message_rendered
 
 log = logging.getLogger("strikebot.web")
 
@@ -52,7 +53,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 ADMIN_PREFIX = "/api/v1/admin"
 ADMIN_DIR = ADMIN_PREFIX + "/"
 JSON = "application/json"
-HTML = "text/html; charset=utf-8"
 MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
 PAGE_MAX_AGE = 30  # seconds a browser or CDN may reuse a public page or feed
 # What a CDN may do beyond max-age: serve its copy while it asks us again, and keep serving
@@ -472,8 +472,6 @@ def stale_response(request: web.Request, slot: Hashable) -> web.Response:
 
 def unavailable(request: web.Request) -> web.Response:
     """Nothing rendered yet and the store is not answering: 503, in the reader's words."""
-    from ._pages import language_of_path
-
     state = state_of(request)
     lang = language_of_path(request.path, state.ctx.campaign)
     headers = {"Retry-After": "30", "Cache-Control": "no-store"}
@@ -481,9 +479,34 @@ def unavailable(request: web.Request) -> web.Response:
         return json_error(503, "unavailable", say(lang, "unavailable"), headers=headers)
     if request.path.endswith((".atom", ".ics")):
         return web.Response(status=503, text=say(lang, "unavailable"), headers=headers)
-    from ._pages import message_page
-
     return message_page(request, 503, "unavailable_title", "unavailable", headers=headers)
+
+
+def message_page(
+    request: web.Request,
+    status: int,
+    title_key: str,
+    text_key: str,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """A short page (not found, unavailable) in the language of the address; no store read."""
+    state = state_of(request)
+    out = message_rendered(
+        state.templates,
+        state.ctx.campaign,
+        state.status_css,
+        request.path,
+        status,
+        title_key,
+        text_key,
+    )
+    return web.Response(
+        body=out.body, status=status, headers={"Content-Type": HTML, **(headers or {})}
+    )
+
+
+def not_found_page(request: web.Request) -> web.Response:
+    return message_page(request, 404, "not_found_title", "not_found")
 
 
 # -- the middleware -----------------------------------------------------------------------
@@ -576,8 +599,6 @@ def error_response(request: web.Request, exc: Exception) -> web.StreamResponse:
                 "not_found",
                 f"Nothing at {request.path}. See /api/v1/openapi.json for the API's addresses.",
             )
-        from ._pages import not_found_page
-
         return not_found_page(request)
     if isinstance(exc, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(exc.allowed_methods))

@@ -42,6 +42,7 @@ from aiohttp import web
 from bot.ports import PluginContext, StrikebotError
 
 from ._app import STALE_MARKER, STATE, log
+from ._mount import build_app
 
 DEBOUNCE_SECONDS = 2.0  # a burst of changes is published once
 RETRY_SECONDS = 30.0  # after a failed publish
@@ -214,8 +215,6 @@ class _Site:
 @contextlib.asynccontextmanager
 async def _private_app(ctx: PluginContext) -> AsyncIterator[aiohttp.ClientSession]:
     """The web app on a Unix socket only this process knows, with a client for it."""
-    from ._build import build_app
-
     app = build_app(ctx)
     app[STATE].static = True
     runner = web.AppRunner(app, access_log=None)
