@@ -16,11 +16,13 @@ from ._app import Handler, WebState, cached, from_memory, not_found_page, state_
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
 from ._present import (
+    ARCHIVE_PAGE,
     TEXT,
     countdown,
     day_number,
     demand_view,
     entry_view,
+    first_page_size,
     last_change,
     page_prefix,
     say,
@@ -29,7 +31,6 @@ from ._present import (
 from ._shell import base_context, message_rendered, render_page
 
 MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
-ARCHIVE_PAGE = 25
 
 
 def add_routes(app: web.Application, campaign: Campaign) -> None:
@@ -191,9 +192,10 @@ def _archive_handler(lang: str) -> Handler:
 async def render_archive(state: WebState, lang: str, after: int | None, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     async with state.ctx.store.read() as tx:
-        page = await tx.visible_updates(now, limit=ARCHIVE_PAGE + 1, after=after)
-        more = len(page) > ARCHIVE_PAGE
-        page = await tx.with_revisions(page[:ARCHIVE_PAGE])
+        size = ARCHIVE_PAGE if after is not None else first_page_size(await tx.visible_count(now))
+        page = await tx.visible_updates(now, limit=size + 1, after=after)
+        more = len(page) > size
+        page = await tx.with_revisions(page[:size])
         notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
     prefix = page_prefix(lang, campaign)
     context = base_context(
