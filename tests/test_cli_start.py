@@ -27,7 +27,14 @@ CONFIG = ROOT / "config" / "strike.toml"
 # Libraries no help text needs, and platform libraries no command of the core needs.
 PLATFORMS = ("discord", "slack_bolt", "slack_sdk", "aiosmtplib", "twilio", "nacl", "telegram")
 NOT_FOR_HELP = ("sqlalchemy", "aiohttp", "alembic", "jinja2", "aiosqlite", "bot.store", *PLATFORMS)
-NOT_FOR_STATUS = ("aiohttp", "alembic", "jinja2", "adapters.web._app", *PLATFORMS)
+NOT_FOR_STATUS = (
+    "aiohttp",
+    "alembic",
+    "jinja2",
+    "adapters.web._app",
+    "bot.editorial.admin",
+    *PLATFORMS,
+)
 
 PROBE = """
 import json, sys

@@ -46,8 +46,19 @@ class CliContext:
     settings: Settings
     config: StrikeConfig
     store: Store
-    admin: Admin
+    built_admin: Admin | None  # made when a command first asks for `admin`
     clock: Clock
+
+    @property
+    def admin(self) -> Admin:
+        """The admin use cases (loaded only by the commands that use them)."""
+        if self.built_admin is None:
+            from bot.editorial.admin import Admin
+
+            self.built_admin = Admin(
+                self.store, self.config.to_campaign(), self.config.to_admins(), self.clock
+            )
+        return self.built_admin
 
 
 @asynccontextmanager
@@ -59,7 +70,6 @@ async def open_context(
     # Imported here, not above: `strikebot --help` and commands that open no store load none
     # of the store, SQLAlchemy or the campaign file's reader.
     from bot.config import Settings, load_config
-    from bot.editorial.admin import Admin
     from bot.runtime.seed import apply_seed
     from bot.store import Store
 
@@ -73,8 +83,7 @@ async def open_context(
     async with Store.open(database_url) as store:
         if seed:
             await apply_seed(store, config, clock)
-        admin = Admin(store, config.to_campaign(), config.to_admins(), clock)
-        yield CliContext(settings, config, store, admin, clock)
+        yield CliContext(settings, config, store, None, clock)
 
 
 def print_json(data: Any) -> None:

@@ -12,7 +12,6 @@ from datetime import time
 
 from bot.clock import Clock
 from bot.config import StrikeConfig
-from bot.editorial.admin import Admin, Draft
 from bot.errors import ConfigError
 from bot.models import (
     ALL_URGENCIES,
@@ -112,9 +111,17 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
                 now,
             )
             await tx.audit(now, "config", "subscription.seed", f"subscription:{sub_id}")
-    # Updates go through the same use case as any post (validation, revision, audit).
+    # Updates go through the same use case as any post (validation, revision, audit); those
+    # already in the store are left alone, so a command on a seeded database writes nothing
+    # here (and loads no use case).
+    async with store.read() as tx:
+        missing = [u for u in config.updates if await tx.get_update_by_seed(u.key, now) is None]
+    if not missing:
+        return
+    from bot.editorial.admin import Admin, Draft  # here: most commands never need it
+
     admin = Admin(store, campaign, config.to_admins(), clock)
-    for seeded in config.updates:
+    for seeded in missing:
         await admin.post(
             _seed_actor(seeded.author),
             Draft(seeded.status, seeded.texts(), seeded.urgency, seeded.next_step_at),
