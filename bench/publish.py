@@ -77,6 +77,7 @@ def publish(env: dict[str, str], cwd: Path) -> dict[str, float]:
         "cpu": cpu,
         "written": float(result.get("written", result["files"])),
         "files": float(result["files"]),
+        "full": float(bool(result.get("full", True))),
     }
 
 
@@ -115,6 +116,7 @@ def main() -> None:
             print(
                 f"  after post {n + 1}      {a['wall']:7.2f} s  CPU {a['cpu']:7.2f} s  "
                 f"{a['written']:9,.0f} files written"
+                f"{'  (everything again)' if a['full'] else ''}"
             )
         if args.keep:
             shutil.copytree(tmp / "site", args.keep, symlinks=False, dirs_exist_ok=True)

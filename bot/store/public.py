@@ -89,12 +89,14 @@ class PublicReads:
         ).first()
         if anchor is None:
             return None
-        newer = or_(
-            u.published_at > anchor.published_at,
-            and_(u.published_at == anchor.published_at, u.id > anchor.id),
+        # Two counts, each a range of the publication index (an OR of the two would not be).
+        later = select(func.count()).where(visible(now), u.published_at > anchor.published_at)
+        same = select(func.count()).where(
+            visible(now), u.published_at == anchor.published_at, u.id > anchor.id
         )
-        query = select(func.count()).select_from(t.updates).where(visible(now), newer)
-        return int(await self.conn.scalar(query) or 0)
+        return int(await self.conn.scalar(later.select_from(t.updates)) or 0) + int(
+            await self.conn.scalar(same.select_from(t.updates)) or 0
+        )
 
     async def visible_id_at(self, newer: int, now: datetime) -> int | None:
         """The id of the visible update with `newer` updates before it, newest first."""
