@@ -192,7 +192,10 @@ def _archive_handler(lang: str) -> Handler:
 async def render_archive(state: WebState, lang: str, after: int | None, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     async with state.ctx.store.read() as tx:
-        size = ARCHIVE_PAGE if after is not None else first_page_size(await tx.visible_count(now))
+        # The static copy pages from the oldest, so its older pages never change (one count
+        # per publish); the live pages from the newest, with no count.
+        aligned = state.static and after is None
+        size = first_page_size(await tx.visible_count(now)) if aligned else ARCHIVE_PAGE
         page = await tx.visible_updates(now, limit=size + 1, after=after)
         more = len(page) > size
         page = await tx.with_revisions(page[:size])
