@@ -15,9 +15,11 @@ family words) is here; feature modules keep their own tables (`Words("briefings"
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
+import pickle
 import re
 import string
 from collections.abc import Iterator, Mapping
@@ -27,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+import babel
 from babel import Locale, UnknownLocaleError
 from babel import dates as babel_dates
 from babel import lists as babel_lists
@@ -94,15 +97,13 @@ class CatalogueError(ValueError):
     """A catalogue file that cannot be used; the message names the file and the fix."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Catalogues:
-    """The template and every language's catalogue, parsed (for the translators' tools)
-    and compiled (for lookups)."""
+    """The template and every language's catalogue, compiled (for lookups) and, when the
+    translators' tools first ask (`template`, `catalogs`), parsed."""
 
-    template: Catalog
     template_path: Path
     source: str
-    catalogs: Mapping[str, Catalog]
     paths: Mapping[str, Path]
     compiled: Mapping[str, Translations]
     source_texts: Mapping[str, str | tuple[str, ...]]
@@ -110,6 +111,23 @@ class Catalogues:
     languages: tuple[str, ...] = ()
     # Lower-case code -> code, for `supported` (called for every message rendered).
     known: Mapping[str, str] = field(default_factory=dict)
+    parsed: tuple[Catalog, Mapping[str, Catalog]] | None = None
+
+    @property
+    def template(self) -> Catalog:
+        return self._parsed()[0]
+
+    @property
+    def catalogs(self) -> Mapping[str, Catalog]:
+        return self._parsed()[1]
+
+    def _parsed(self) -> tuple[Catalog, Mapping[str, Catalog]]:
+        if self.parsed is None:
+            catalogs = {code: read_catalog(path, locale=code) for code, path in self.paths.items()}
+            for catalog in catalogs.values():
+                _mark_unusable(catalog)
+            self.parsed = (read_catalog(self.template_path), catalogs)
+        return self.parsed
 
 
 def catalogue_dirs() -> list[Path]:
@@ -153,25 +171,98 @@ def unusable(message: Message) -> bool:
 def compile_catalog(catalog: Catalog, path: Path | None = None) -> Translations:
     """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out). A
     translation that would break its sentence (`unusable`) is marked fuzzy and logged."""
+    return _translations(_compiled_mo(catalog, path)[0])
+
+
+def _mark_unusable(catalog: Catalog) -> list[str]:
+    """Mark fuzzy each translation that would break its sentence; their contexts."""
+    found = []
     for message in catalog:
         if message.id and message.string and not message.fuzzy and unusable(message):
-            log.warning(
-                "%s: the translation of %s uses blanks the English does not have; the English "
-                "is shown until it is fixed",
-                path or catalog.locale,
-                message.context,
-            )
             message.flags.add("fuzzy")
+            found.append(str(message.context))
+    return found
+
+
+def _compiled_mo(catalog: Catalog, path: Path | None) -> tuple[bytes, list[str]]:
+    """(the .mo bytes, the warnings logged for its unusable translations)."""
+    warnings = [
+        f"{path or catalog.locale}: the translation of {context} uses blanks the English does "
+        "not have; the English is shown until it is fixed"
+        for context in _mark_unusable(catalog)
+    ]
+    for warning in warnings:
+        log.warning("%s", warning)
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
-    buffer.seek(0)
-    return Translations(fp=buffer, domain=DOMAIN)
+    return buffer.getvalue(), warnings
+
+
+def _translations(mo: bytes) -> Translations:
+    return Translations(fp=io.BytesIO(mo), domain=DOMAIN)
 
 
 @cache
 def catalogues() -> Catalogues:
-    """Every catalogue, read once per process from `catalogue_dirs()`."""
+    """Every catalogue, read once per process from `catalogue_dirs()`. Compiling them costs
+    a command ~0.1 s; what the package ships alone (no `STRIKEBOT_LOCALES`) is kept compiled
+    in `locales/__pycache__/`, by a digest of the files, and read from there next time."""
     template_path = PACKAGE_LOCALES / f"{DOMAIN}.pot"
+    paths: dict[str, Path] = {}
+    for root in catalogue_dirs():
+        if not root.is_dir():
+            continue
+        for po in sorted(root.glob(f"*/LC_MESSAGES/{DOMAIN}.po")):
+            paths[po.parent.parent.name] = po
+    kept = _kept_path(template_path, paths)
+    found = _read_kept(kept, template_path, paths) if kept is not None else None
+    if found is not None:
+        return found
+    return _read_catalogues(template_path, paths, kept)
+
+
+_KEPT_FORMAT = 1
+
+
+def _kept_path(template_path: Path, paths: Mapping[str, Path]) -> Path | None:
+    """Where the compiled catalogues are kept, or None when they are not (extra directories
+    are translators' work in progress, read afresh each time)."""
+    if os.environ.get(LOCALES_ENV, "").strip():
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{_KEPT_FORMAT}|{babel.__version__}".encode())
+    try:
+        for path in (template_path, *paths.values()):
+            digest.update(str(path).encode())
+            digest.update(path.read_bytes())
+    except OSError:
+        return None
+    return PACKAGE_LOCALES / "__pycache__" / f"catalogues-{digest.hexdigest()}.pickle"
+
+
+def _read_kept(kept: Path, template_path: Path, paths: Mapping[str, Path]) -> Catalogues | None:
+    try:
+        raw = pickle.loads(kept.read_bytes())  # noqa: S301 - our own file, named by a digest
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None
+    for warning in raw["warnings"]:
+        log.warning("%s", warning)
+    compiled = {code: _translations(mo) for code, mo in raw["mo"].items()}
+    codes = tuple(raw["languages"])
+    return Catalogues(
+        template_path,
+        raw["source"],
+        dict(paths),
+        compiled,
+        raw["texts"],
+        codes,
+        {code.lower(): code for code in codes},
+    )
+
+
+def _read_catalogues(
+    template_path: Path, paths: Mapping[str, Path], kept: Path | None
+) -> Catalogues:
     template = read_catalog(template_path)
     source = str(template.locale) if template.locale else ""
     if not source:
@@ -182,12 +273,6 @@ def catalogues() -> Catalogues:
             texts[message.context] = (
                 message.id if isinstance(message.id, str) else tuple(message.id)
             )
-    paths: dict[str, Path] = {}
-    for root in catalogue_dirs():
-        if not root.is_dir():
-            continue
-        for po in sorted(root.glob(f"*/LC_MESSAGES/{DOMAIN}.po")):
-            paths[po.parent.parent.name] = po
     catalogs: dict[str, Catalog] = {}
     for code, path in paths.items():
         try:
@@ -198,12 +283,42 @@ def catalogues() -> Catalogues:
                 "a code such as 'ko', 'hy', 'zh_Hant', 'tl', 'vi', 'ru' or 'fa'"
             ) from exc
         catalogs[code] = read_catalog(path, locale=code)
-    compiled = {code: compile_catalog(c, paths[code]) for code, c in catalogs.items()}
+    made = {code: _compiled_mo(c, paths[code]) for code, c in catalogs.items()}
+    compiled = {code: _translations(mo) for code, (mo, _) in made.items()}
     codes = (source, *sorted(code for code in catalogs if code != source))
     known = {code.lower(): code for code in codes}
+    if kept is not None:
+        _keep(kept, source, texts, codes, made)
     return Catalogues(
-        template, template_path, source, catalogs, paths, compiled, texts, codes, known
+        template_path, source, dict(paths), compiled, texts, codes, known, (template, catalogs)
     )
+
+
+def _keep(
+    kept: Path,
+    source: str,
+    texts: Mapping[str, str | tuple[str, ...]],
+    codes: tuple[str, ...],
+    made: Mapping[str, tuple[bytes, list[str]]],
+) -> None:
+    """Write the compiled catalogues for the next process; nothing if the package is
+    read-only."""
+    data = {
+        "source": source,
+        "texts": dict(texts),
+        "languages": list(codes),
+        "mo": {code: mo for code, (mo, _) in made.items()},
+        "warnings": [w for _, warnings in made.values() for w in warnings],
+    }
+    try:
+        kept.parent.mkdir(exist_ok=True)
+        for old in kept.parent.glob("catalogues-*.pickle"):
+            old.unlink(missing_ok=True)
+        partial = kept.with_name(f".{kept.name}.{os.getpid()}")
+        partial.write_bytes(pickle.dumps(data))
+        partial.replace(kept)
+    except OSError:
+        pass
 
 
 def reload() -> None:
