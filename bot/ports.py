@@ -10,29 +10,12 @@ plugin's own CLI commands use. `docs/adapters.md` walks through writing a plugin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bot import i18n
-from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
-from bot.channels.webhooks import summary as webhook_summary
-from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
-from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
-from bot.commands import (
-    LOCALIZED_NAMES,
-    CommandContext,
-    Commands,
-    Reply,
-    command_named,
-    is_command_prefix,
-)
-from bot.delivery import events
-from bot.delivery.dispatcher import Dispatcher
-from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
-from bot.delivery.planning import wants
-from bot.editorial.admin import Admin, Changes, DemandResult, Draft
 from bot.editorial.demands import DemandWording
-from bot.editorial.desk import Action, Desk, Preview, Problems, Proposal, TextPatch
-from bot.editorial.parsing import parse_quiet_hours
-from bot.editorial.reach import Reach, reach
+from bot.editorial.parsing import QuietHoursSetting, parse_quiet_hours
 from bot.editorial.rules import (
     BODY_MAX,
     HEADLINE_MAX,
@@ -46,7 +29,6 @@ from bot.editorial.rules import (
     check_update_text,
     clean_text,
 )
-from bot.editorial.translations import stale_note
 from bot.errors import (
     ConfigError,
     Conflict,
@@ -69,7 +51,6 @@ from bot.messages.compose import (
     update_message,
 )
 from bot.messages.families import family_answers
-from bot.metrics import Metrics
 from bot.models import (
     Actor,
     Campaign,
@@ -89,25 +70,10 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
-from bot.people.asking import ask
-from bot.people.contacts import mask
-from bot.people.keywords import Heard, Keywords, guess_language
-from bot.people.keywords import Kind as KeywordKind
-from bot.people.signups import (
-    Choice,
-    Contactable,
-    Offer,
-    Outcome,
-    Pending,
-    QuietHoursSetting,
-    SignUps,
-    TooManySignups,
-    choice_text,
-    short_union,
-)
 from bot.plugins import (
     AdminRule,
     Check,
+    Command,
     Cost,
     DoctorRequest,
     Mountable,
@@ -137,11 +103,119 @@ from bot.plugins.outbound import (
     Reporting,
     Service,
 )
-from bot.runtime.context import PluginContext, plugin_context
-from bot.runtime.logging import configure_logging
-from bot.store import STORE_FAILURES, Store, Tx
-from bot.store.content import SharedCheck, watch_public_version
-from bot.store.public import RevisionNote
+
+if TYPE_CHECKING:
+    from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
+    from bot.channels.webhooks import summary as webhook_summary
+    from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
+    from bot.cli._shared import moment_type
+    from bot.commands import (
+        LOCALIZED_NAMES,
+        CommandContext,
+        Commands,
+        Reply,
+        command_named,
+        is_command_prefix,
+    )
+    from bot.delivery import events
+    from bot.delivery.dispatcher import Dispatcher
+    from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
+    from bot.delivery.planning import wants
+    from bot.editorial.admin import Admin, Changes, DemandResult, Draft
+    from bot.editorial.desk import Action, Desk, Done, Preview, Problems, Proposal, TextPatch
+    from bot.editorial.reach import Reach, reach
+    from bot.editorial.translations import stale_note
+    from bot.metrics import Metrics
+    from bot.people.asking import ask
+    from bot.people.contacts import mask
+    from bot.people.keywords import Heard, Keywords, guess_language
+    from bot.people.keywords import Kind as KeywordKind
+    from bot.people.signups import (
+        Choice,
+        Contactable,
+        Offer,
+        Outcome,
+        Pending,
+        SignUps,
+        TooManySignups,
+        choice_text,
+        short_union,
+    )
+    from bot.runtime.context import PluginContext, plugin_context
+    from bot.runtime.logging import configure_logging
+    from bot.store import STORE_FAILURES, Store, Tx
+    from bot.store.content import SharedCheck, watch_public_version
+    from bot.store.public import RevisionNote
+
+# Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
+# so that a plugin's declaration (and `strikebot --help`) imports none of it.
+_LAZY = {
+    "AddressPolicy": "bot.channels.webhooks",
+    "Created": "bot.channels.webhooks",
+    "Webhooks": "bot.channels.webhooks",
+    "check_url": "bot.channels.webhooks",
+    "webhook_summary": "bot.channels.webhooks:summary",
+    "CliContext": "bot.cli",
+    "add_json_flag": "bot.cli",
+    "open_context": "bot.cli",
+    "out": "bot.cli",
+    "print_json": "bot.cli",
+    "moment_type": "bot.cli._shared",
+    "LOCALIZED_NAMES": "bot.commands",
+    "CommandContext": "bot.commands",
+    "Commands": "bot.commands",
+    "Reply": "bot.commands",
+    "command_named": "bot.commands",
+    "is_command_prefix": "bot.commands",
+    "events": "bot.delivery",
+    "Dispatcher": "bot.delivery.dispatcher",
+    "Leadership": "bot.delivery.leadership",
+    "leadership_for": "bot.delivery.leadership",
+    "shard_lock_key": "bot.delivery.leadership",
+    "wants": "bot.delivery.planning",
+    "Admin": "bot.editorial.admin",
+    "Changes": "bot.editorial.admin",
+    "DemandResult": "bot.editorial.admin",
+    "Draft": "bot.editorial.admin",
+    "Action": "bot.editorial.desk",
+    "Desk": "bot.editorial.desk",
+    "Done": "bot.editorial.desk",
+    "Preview": "bot.editorial.desk",
+    "Problems": "bot.editorial.desk",
+    "Proposal": "bot.editorial.desk",
+    "TextPatch": "bot.editorial.desk",
+    "ask": "bot.people.asking",
+    "Heard": "bot.people.keywords",
+    "Keywords": "bot.people.keywords",
+    "guess_language": "bot.people.keywords",
+    "KeywordKind": "bot.people.keywords:Kind",
+    "open_plugin": "bot.cli",
+    "Reach": "bot.editorial.reach",
+    "reach": "bot.editorial.reach",
+    "stale_note": "bot.editorial.translations",
+    "Metrics": "bot.metrics",
+    "mask": "bot.people.contacts",
+    "Choice": "bot.people.signups",
+    "Contactable": "bot.people.signups",
+    "Offer": "bot.people.signups",
+    "Outcome": "bot.people.signups",
+    "Pending": "bot.people.signups",
+    "SignUps": "bot.people.signups",
+    "TooManySignups": "bot.people.signups",
+    "choice_text": "bot.people.signups",
+    "short_union": "bot.people.signups",
+    "PluginContext": "bot.runtime.context",
+    "plugin_context": "bot.runtime.context",
+    "configure_logging": "bot.runtime.logging",
+    "STORE_FAILURES": "bot.store",
+    "Store": "bot.store",
+    "Tx": "bot.store",
+    "SharedCheck": "bot.store.content",
+    "watch_public_version": "bot.store.content",
+    "RevisionNote": "bot.store.public",
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "BODY_MAX",
@@ -170,6 +244,7 @@ __all__ = [
     "Choice",
     "CliContext",
     "Clock",
+    "Command",
     "CommandContext",
     "Commands",
     "ConfigError",
@@ -188,6 +263,7 @@ __all__ = [
     "Desk",
     "Dispatcher",
     "DoctorRequest",
+    "Done",
     "Draft",
     "EventSink",
     "Field",

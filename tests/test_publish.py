@@ -194,8 +194,8 @@ async def test_publishing_again_switches_atomically_and_keeps_the_previous_build
     reading.start()
     try:
         await ctx.admin.post(ADMIN, Draft(Status.STRIKE_OVER, {"en": UpdateText("It is over")}))
-        second = await publish_site(ctx, site)
-        third = await publish_site(ctx, site)
+        second = await publish_site(ctx, site, full=True)
+        third = await publish_site(ctx, site, full=True)
     finally:
         stop.set()
         reading.join()

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from adapters.console._adapter import ConsoleAdapter
-from adapters.console.cli import register
-from bot.ports import AdminRule, Plugin, PluginContext, PluginSettings, i18n
+from bot.ports import AdminRule, Command, Plugin, PluginSettings, i18n
+
+if TYPE_CHECKING:
+    from adapters.console._adapter import ConsoleAdapter
+    from bot.ports import PluginContext
 
 NAME = "console"
 
@@ -40,6 +42,8 @@ class ConsoleAdmins(AdminRule):
 def create(ctx: PluginContext) -> ConsoleAdapter:
     """Under `strikebot run`, console deliveries print to standard output: panels on a
     terminal, one JSON object per line otherwise."""
+    from adapters.console._adapter import ConsoleAdapter  # with rich's renderers, when used
+
     return ConsoleAdapter(json_output=not sys.stdout.isatty())
 
 
@@ -50,6 +54,12 @@ plugin = Plugin(
     settings=ConsoleSettings,
     admins=ConsoleAdmins,
     address_example="console:local/general",
-    cli=register,
+    commands=(
+        Command(
+            "console",
+            "talk to the bot in this terminal: /strike status, /strike post ...",
+            "adapters.console.cli:register",
+        ),
+    ),
     docs="docs/adapters.md",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from adapters.discord._settings import (
     LIMITS,
@@ -13,8 +14,10 @@ from adapters.discord._settings import (
     DiscordSection,
     DiscordSettings,
 )
-from adapters.discord.cli import register
-from bot.ports import Check, DoctorRequest, Plugin, PluginContext
+from bot.ports import Check, Command, DoctorRequest, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
 
 
 # The adapter and its self-check import the platform's library: only when they are used.
@@ -41,7 +44,13 @@ plugin = Plugin(
     limits=LIMITS,
     mentions=MENTIONS,
     address_example="discord:300000000000000003/400000000000000004",
-    cli=register,
+    commands=(
+        Command(
+            "discord",
+            "Discord set-up: sync the /strike commands, print the invite link",
+            "adapters.discord.cli:register",
+        ),
+    ),
     docs="docs/platforms.md#discord",
     doctor=doctor,
 )

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings
-from bot.ports import Contact, Cost, Plugin, PluginContext
+from bot.ports import Contact, Cost, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
 
 
 def create(ctx: PluginContext) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from adapters.slack._settings import (
     LIMITS,
@@ -13,7 +14,10 @@ from adapters.slack._settings import (
     SlackSection,
     SlackSettings,
 )
-from bot.ports import Check, DoctorRequest, Plugin, PluginContext
+from bot.ports import Check, DoctorRequest, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
 
 
 # The adapter and its self-check import the platform's library: only when they are used.

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from adapters.sms._render import segments_of
+from typing import TYPE_CHECKING
+
 from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
-from bot.ports import Contact, Cost, Plugin, PluginContext
+from bot.ports import Contact, Cost, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import Campaign, OutboundMessage, PluginContext, Section
 
 
 def create(ctx: PluginContext) -> object:
@@ -12,6 +16,13 @@ def create(ctx: PluginContext) -> object:
     from adapters.sms._adapter import SmsAdapter
 
     return SmsAdapter(ctx)
+
+
+def segments_of(message: OutboundMessage, campaign: Campaign, section: Section | None) -> int:
+    """`Cost.measure`: the segments `message` takes, rendering it only when a preview asks."""
+    from adapters.sms._render import segments_of as count
+
+    return count(message, campaign, section)
 
 
 plugin = Plugin(

@@ -9,7 +9,21 @@ publish`, `[web] publish_dir`: `_publish.py`).
     app = build_app(ctx)         # a stand-alone application, for tests and benchmarks
 """
 
-from adapters.web._build import WebSurface, build_app
-from adapters.web._plugin import NAME, plugin
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adapters.web._plugin import plugin
+from adapters.web._settings import NAME
+from bot.ports import lazy_exports
+
+if TYPE_CHECKING:
+    from adapters.web._build import WebSurface
+    from adapters.web._mount import build_app
+
+# Loaded when first used, with aiohttp and the templates (see `lazy_exports`).
+_LAZY = {"WebSurface": "adapters.web._build", "build_app": "adapters.web._mount"}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["NAME", "WebSurface", "build_app", "plugin"]

@@ -22,7 +22,7 @@ from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, i18n
 from ._app import JSON, cached, from_memory, json_error, json_response, state_of
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
-from ._present import day_number
+from ._present import ARCHIVE_PAGE, day_number, first_page_size
 from ._schemas import (
     DatabaseHealth,
     DemandDetailOut,
@@ -157,17 +157,22 @@ async def updates(request: web.Request) -> web.StreamResponse:
     except BadQuery as exc:
         return _bad(exc)
 
+    # The static copy pages as the archive does, so its older pages never change.
+    aligned = state_of(request).static and after is None and "limit" not in request.query
+
     async def render(now: datetime) -> Rendered:
         ctx = state_of(request).ctx
         async with ctx.store.read() as tx:
-            page = await tx.visible_updates(now, limit=limit + 1, after=after)
-            more = len(page) > limit
-            page = page[:limit]
+            size = first_page_size(await tx.visible_count(now)) if aligned else limit
+            page = await tx.visible_updates(now, limit=size + 1, after=after)
+            more = len(page) > size
+            page = page[:size]
             notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
         campaign = ctx.campaign
         next_url = None
         if more:
-            next_url = f"/api/v1/updates?lang={lang}&limit={limit}&after={page[-1].id}"
+            step = ARCHIVE_PAGE if aligned else limit
+            next_url = f"/api/v1/updates?lang={lang}&limit={step}&after={page[-1].id}"
         items = [UpdateOut(**update_out(u, campaign, lang, notes.get(u.id))) for u in page]
         return _ok(UpdateListOut(items=items, next=next_url))
 

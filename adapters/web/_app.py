@@ -8,14 +8,15 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
+from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import jinja2
 from aiohttp import hdrs, web
-from pydantic import BaseModel, Field, SecretStr
+from multidict import CIMultiDict
+from pydantic import BaseModel
 
 from bot.ports import (
     STORE_FAILURES,
@@ -24,16 +25,27 @@ from bot.ports import (
     NotAllowed,
     NotFound,
     PluginContext,
-    PluginSettings,
-    Section,
     SharedCheck,
     StoreUnavailable,
     StrikebotError,
     i18n,
 )
 
-from ._cache import Cached, Moment, Rendered, ResponseCache, Tick, make_etag
+from ._cache import (
+    CODINGS,
+    Cached,
+    Moment,
+    Rendered,
+    ResponseCache,
+    Tick,
+    Validators,
+    compressible,
+    make_etag,
+    variant_etag,
+)
 from ._present import chip_css, paragraphs_of, say
+from ._settings import WebSettings
+from ._shell import HTML, language_of_path, message_rendered
 
 log = logging.getLogger("strikebot.web")
 
@@ -41,7 +53,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 ADMIN_PREFIX = "/api/v1/admin"
 ADMIN_DIR = ADMIN_PREFIX + "/"
 JSON = "application/json"
-HTML = "text/html; charset=utf-8"
 MAX_BODY = 256 * 1024  # bytes of request body the server reads at most (413 beyond)
 PAGE_MAX_AGE = 30  # seconds a browser or CDN may reuse a public page or feed
 # What a CDN may do beyond max-age: serve its copy while it asks us again, and keep serving
@@ -55,23 +66,6 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; manifest-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-
-
-class WebSettings(PluginSettings):
-    """The web plugin's environment: the admin API's bearer token (off when unset)."""
-
-    admin_token: SecretStr | None = Field(default=None, alias="STRIKEBOT_ADMIN_TOKEN")
-    # Proxies in front of the bot that append to X-Forwarded-For (0: people connect directly).
-    # The sign-up form's per-client cap counts the address the outermost one saw.
-    proxy_hops: int = Field(default=0, ge=0, le=10, alias="STRIKEBOT_PROXY_HOPS")
-
-
-class WebSection(Section):
-    """`[web]` in the campaign file. `publish_dir`: keep a static copy of the public site
-    there, re-published after every change (see `strikebot publish`); relative paths are
-    from the directory strikebot runs in."""
-
-    publish_dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +269,9 @@ async def cached(
         if not isinstance(exc, StoreDown):
             state.store_failed(exc)
         return stale_response(request, slot)
+    unchanged = not_modified(request, slot, moment.key(tick), max_age)
+    if unchanged is not None:
+        return unchanged
     try:
         async with asyncio.timeout(STORE_TIMEOUT):
             entry = await state.cache.get(
@@ -337,26 +334,109 @@ class Ready(web.Response):
 
 
 def ready(request: web.Request, entry: Cached, max_age: int) -> Ready:
-    """`conditional(request, entry.body, entry, max_age)` with the security headers, from
-    headers made once per entry: the hot path."""
+    """`conditional(request, entry.body, entry, max_age)` with the security headers, in the
+    content coding the client takes best (compressed once per entry), from headers made
+    once per entry: the hot path."""
     path = request.path
-    unchanged = entry.status == 200 and _not_modified(request, entry.etag, entry.modified)
-    shape = (max_age, unchanged, is_public_data(path))
+    varies = compressible(entry.content_type, len(entry.body))
+    coding = coding_for(request) if varies else ""
+    etag = variant_etag(entry.etag, coding)
+    unchanged = entry.status == 200 and _not_modified(request, etag, entry.modified)
+    shape = (max_age, unchanged, is_public_data(path), coding, varies)
     headers = entry.ready.get(shape)
     if headers is None:
-        made = {
-            "ETag": entry.etag,
-            "Last-Modified": entry.last_modified,
-            "Cache-Control": cache_control(max_age, entry.status),
-        }
-        if not unchanged:
-            made = {"Content-Type": entry.content_type, **made}
-        shell = web.StreamResponse(headers=made)  # as `surface` would complete them
-        secure(path, shell, state_of(request).csp_extra())
-        headers = entry.ready[shape] = shell.headers
+        headers = entry.ready[shape] = answer_headers(
+            path, entry.validators(), max_age, unchanged=unchanged, coding=coding, varies=varies,
+            csp=state_of(request).csp_extra(),
+        )  # fmt: skip
     if unchanged:
         return Ready(status=304, headers=headers)
-    return Ready(body=entry.body, status=entry.status, headers=headers)
+    return Ready(body=entry.body_in(coding), status=entry.status, headers=headers)
+
+
+def answer_headers(
+    path: str,
+    known: Validators,
+    max_age: int,
+    *,
+    unchanged: bool,
+    coding: str,
+    varies: bool,
+    csp: str = "",
+) -> CIMultiDict[str]:
+    """The headers of a cached answer (a 200 or its 304), security headers included."""
+    made = {
+        "ETag": variant_etag(known.etag, coding),
+        "Last-Modified": format_datetime(known.modified, usegmt=True),
+        "Cache-Control": cache_control(max_age, known.status),
+    }
+    if varies:
+        made["Vary"] = "Accept-Encoding"
+    if not unchanged:
+        made = {"Content-Type": known.content_type, **made}
+        if coding:
+            made["Content-Encoding"] = coding
+    shell = web.StreamResponse(headers=made)  # as `surface` would complete them
+    secure(path, shell, csp)
+    return shell.headers
+
+
+def not_modified(request: web.Request, slot: Hashable, key: Hashable, max_age: int) -> Ready | None:
+    """A 304 from what is known of `slot` at `key` (its validators outlive its body), before
+    any rendering; None when the request is not conditional or the client's copy is not
+    the current one."""
+    if not (hdrs.IF_NONE_MATCH in request.headers or hdrs.IF_MODIFIED_SINCE in request.headers):
+        return None
+    known = state_of(request).cache.known(slot, key)
+    if known is None or known.status != 200:
+        return None
+    varies = compressible(known.content_type, known.size)  # as its 200 would say
+    coding = coding_for(request) if varies else ""
+    if not _not_modified(request, variant_etag(known.etag, coding), known.modified):
+        return None
+    headers = answer_headers(
+        request.path, known, max_age, unchanged=True, coding=coding, varies=varies,
+        csp=state_of(request).csp_extra(),
+    )  # fmt: skip
+    return Ready(status=304, headers=headers)
+
+
+def coding_for(request: web.Request) -> str:
+    """The content coding to answer in: the best of `CODINGS` that Accept-Encoding takes
+    ("" for none). Read once per distinct header."""
+    header = request.headers.get(hdrs.ACCEPT_ENCODING, "")
+    found = _CODING_OF.get(header)
+    if found is None:
+        found = _negotiate(header)
+        if len(_CODING_OF) < 1000:  # a hostile client cannot grow it without end
+            _CODING_OF[header] = found
+    return found
+
+
+_CODING_OF: dict[str, str] = {}
+
+
+def _negotiate(header: str) -> str:
+    """RFC 9110 12.5.3: codings with their weights (q=0 refuses one; `*` stands for the
+    others); the best weight wins, `CODINGS`' order breaking ties."""
+    weights: dict[str, float] = {}
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        weight = 1.0
+        key, _, value = params.strip().partition("=")
+        if key.strip().lower() == "q":
+            try:
+                weight = float(value)
+            except ValueError:
+                weight = 0.0
+        if name.strip():
+            weights[name.strip().lower()] = weight
+    best, best_weight = "", 0.0
+    for coding in CODINGS:
+        weight = weights.get(coding, weights.get("*", 0.0))
+        if weight > best_weight:
+            best, best_weight = coding, weight
+    return best
 
 
 def _not_modified(request: web.Request, etag: str, modified: datetime) -> bool:
@@ -403,8 +483,6 @@ def stale_response(request: web.Request, slot: Hashable) -> web.Response:
 
 def unavailable(request: web.Request) -> web.Response:
     """Nothing rendered yet and the store is not answering: 503, in the reader's words."""
-    from ._pages import language_of_path
-
     state = state_of(request)
     lang = language_of_path(request.path, state.ctx.campaign)
     headers = {"Retry-After": "30", "Cache-Control": "no-store"}
@@ -412,9 +490,34 @@ def unavailable(request: web.Request) -> web.Response:
         return json_error(503, "unavailable", say(lang, "unavailable"), headers=headers)
     if request.path.endswith((".atom", ".ics")):
         return web.Response(status=503, text=say(lang, "unavailable"), headers=headers)
-    from ._pages import message_page
-
     return message_page(request, 503, "unavailable_title", "unavailable", headers=headers)
+
+
+def message_page(
+    request: web.Request,
+    status: int,
+    title_key: str,
+    text_key: str,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """A short page (not found, unavailable) in the language of the address; no store read."""
+    state = state_of(request)
+    out = message_rendered(
+        state.templates,
+        state.ctx.campaign,
+        state.status_css,
+        request.path,
+        status,
+        title_key,
+        text_key,
+    )
+    return web.Response(
+        body=out.body, status=status, headers={"Content-Type": HTML, **(headers or {})}
+    )
+
+
+def not_found_page(request: web.Request) -> web.Response:
+    return message_page(request, 404, "not_found_title", "not_found")
 
 
 # -- the middleware -----------------------------------------------------------------------
@@ -507,8 +610,6 @@ def error_response(request: web.Request, exc: Exception) -> web.StreamResponse:
                 "not_found",
                 f"Nothing at {request.path}. See /api/v1/openapi.json for the API's addresses.",
             )
-        from ._pages import not_found_page
-
         return not_found_page(request)
     if isinstance(exc, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(exc.allowed_methods))

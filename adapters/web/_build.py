@@ -11,20 +11,10 @@ from aiohttp import web
 
 from bot.ports import PluginContext, watch_public_version
 
-from . import _admin, _api, _feeds, _notify, _openapi, _pages, _subscribe, _webhooks
-from ._app import (
-    MAX_BODY,
-    STATE,
-    WebSection,
-    WebSettings,
-    WebState,
-    log,
-    make_templates,
-    surface,
-)
+from ._app import log
+from ._mount import mount_web
 from ._publish import Publisher
-
-MIDDLEWARES = (surface,)
+from ._settings import WebSection, WebSettings
 
 
 class WebSurface:
@@ -48,21 +38,7 @@ class WebSurface:
             )
 
     def mount(self, app: web.Application) -> None:
-        state = WebState(self.ctx, self.settings, make_templates())
-        state.openapi = _openapi.document_bytes(self.ctx.campaign)
-        app[STATE] = state
-        app.middlewares.extend(MIDDLEWARES)
-        _pages.add_routes(app, self.ctx.campaign)
-        _feeds.add_routes(app, self.ctx.campaign)
-        _api.add_routes(app)
-        _admin.add_routes(app)
-        _subscribe.add_routes(app, self.ctx.campaign)
-        state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
-        _notify.add_routes(app, self.ctx.campaign)
-        state.templates.globals["reach"] = _notify.reach(self.ctx, lambda: state.static)
-        state.csp_extra = lambda: _notify.csp_extra(self.ctx)
-        _webhooks.add_routes(app)
-        app.router.add_get("/api/v1/openapi.json", _openapi.serve)
+        mount_web(app, self.ctx, self.settings)
 
     async def start(self) -> None:
         self._stop.clear()
@@ -78,15 +54,3 @@ class WebSurface:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-
-def build_app(ctx: PluginContext, *others: object) -> web.Application:
-    """A stand-alone application with the web surface (and any other mountable parts given),
-    as `strikebot run` builds it: for tests and benchmarks."""
-    app = web.Application(client_max_size=MAX_BODY)
-    WebSurface(ctx).mount(app)
-    for other in others:
-        mount = getattr(other, "mount", None)
-        if callable(mount):
-            mount(app)
-    return app

@@ -7,29 +7,30 @@ campaign language under `/<lang>/` (e.g. `/es/`).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from aiohttp import web
 
 from bot.ports import Campaign, family_answers, i18n
 
-from ._app import HTML, Handler, WebState, cached, from_memory, state_of
+from ._app import Handler, WebState, cached, from_memory, not_found_page, state_of
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
 from ._present import (
+    ARCHIVE_PAGE,
     TEXT,
     countdown,
     day_number,
     demand_view,
     entry_view,
+    first_page_size,
     last_change,
     page_prefix,
     say,
     when,
 )
+from ._shell import base_context, message_rendered, render_page
 
 MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
-ARCHIVE_PAGE = 25
 
 
 def add_routes(app: web.Application, campaign: Campaign) -> None:
@@ -50,87 +51,6 @@ def _redirect(location: str) -> Handler:
         raise web.HTTPMovedPermanently(location)
 
     return handle
-
-
-def language_of_path(path: str, campaign: Campaign) -> str:
-    first = path.strip("/").split("/", 1)[0]
-    return first if first in campaign.languages else campaign.default_language
-
-
-def base_context(
-    campaign: Campaign, lang: str, suffix: str, status_css: str, **extra: Any
-) -> dict[str, Any]:
-    """What base.html needs: wording, links to the same page in other languages, CSS."""
-    t = TEXT[lang]
-    prefix = page_prefix(lang, campaign)
-    alternates = [
-        {"lang": other, "href": f"{campaign.public_url}{page_prefix(other, campaign)}{suffix}"}
-        for other in campaign.languages
-    ]
-    switch = [
-        {
-            "lang": other,
-            "href": f"{page_prefix(other, campaign)}{suffix}",
-            "name": i18n.language_name(other),  # each in its own words (CLDR)
-        }
-        for other in campaign.languages
-        if other != lang
-    ]
-    context: dict[str, Any] = {
-        "lang": lang,
-        "t": t,
-        "campaign": campaign,
-        "prefix": prefix,
-        "title": say(lang, "title", union=campaign.union),
-        "description": say(lang, "description", union=campaign.union),
-        "canonical": f"{campaign.public_url}{prefix}{suffix}",
-        "alternates": alternates,
-        "switch": switch,
-        "status_css": status_css,
-        "with_employer": say(lang, "with", employer=campaign.employer),
-        "last_updated": "",
-    }
-    context.update(extra)
-    return context
-
-
-def _html(
-    state: WebState,
-    template: str,
-    context: dict[str, Any],
-    status: int = 200,
-    modified: datetime | None = None,
-) -> Rendered:
-    body = state.templates.get_template(template).render(context)
-    return Rendered(body.encode(), HTML, status, modified, context["lang"])
-
-
-def message_page(
-    request: web.Request,
-    status: int,
-    title_key: str,
-    text_key: str,
-    headers: dict[str, str] | None = None,
-) -> web.Response:
-    """A short page (not found, unavailable) in the language of the address; no store read."""
-    out = _message(state_of(request), request.path, status, title_key, text_key)
-    return web.Response(
-        body=out.body, status=status, headers={"Content-Type": HTML, **(headers or {})}
-    )
-
-
-def _message(state: WebState, path: str, status: int, title_key: str, text_key: str) -> Rendered:
-    campaign = state.ctx.campaign
-    lang = language_of_path(path, campaign)
-    context = base_context(campaign, lang, "/", state.status_css)
-    context["title"] = f"{TEXT[lang][title_key]} — {campaign.union}"
-    context["heading"] = TEXT[lang][title_key]
-    context["message"] = TEXT[lang][text_key]
-    return _html(state, "message.html", context, status)
-
-
-def not_found_page(request: web.Request) -> web.Response:
-    return message_page(request, 404, "not_found_title", "not_found")
 
 
 # -- the status page ---------------------------------------------------------------------
@@ -194,7 +114,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
         context["last_updated"] = say(
             lang, "last_updated", when=when(snap.last_updated, campaign, lang, now)
         )
-    return _html(state, "status.html", context, modified=snap.last_updated)
+    return render_page(state.templates, "status.html", context, modified=snap.last_updated)
 
 
 # -- one update ----------------------------------------------------------------------------
@@ -222,7 +142,15 @@ async def render_update(state: WebState, lang: str, update_id: int, now: datetim
         notes = await tx.revision_notes([update_id]) if update and update.revision > 1 else {}
     if update is None:
         path = f"{page_prefix(lang, campaign)}/updates/{update_id}"
-        return _message(state, path, 404, "not_found_title", "not_found")
+        return message_rendered(
+            state.templates,
+            campaign,
+            state.status_css,
+            path,
+            404,
+            "not_found_title",
+            "not_found",
+        )
     entry = entry_view(
         update, campaign, lang, notes.get(update_id), preview=None, with_history=True, now=now
     )
@@ -237,7 +165,7 @@ async def render_update(state: WebState, lang: str, update_id: int, now: datetim
     )
     context["title"] = f"{entry.headline} — {campaign.union}"
     context["description"] = entry.headline
-    return _html(state, "update.html", context, modified=last_change(update))
+    return render_page(state.templates, "update.html", context, modified=last_change(update))
 
 
 # -- all updates -----------------------------------------------------------------------------
@@ -264,9 +192,13 @@ def _archive_handler(lang: str) -> Handler:
 async def render_archive(state: WebState, lang: str, after: int | None, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
     async with state.ctx.store.read() as tx:
-        page = await tx.visible_updates(now, limit=ARCHIVE_PAGE + 1, after=after)
-        more = len(page) > ARCHIVE_PAGE
-        page = await tx.with_revisions(page[:ARCHIVE_PAGE])
+        # The static copy pages from the oldest, so its older pages never change (one count
+        # per publish); the live pages from the newest, with no count.
+        aligned = state.static and after is None
+        size = first_page_size(await tx.visible_count(now)) if aligned else ARCHIVE_PAGE
+        page = await tx.visible_updates(now, limit=size + 1, after=after)
+        more = len(page) > size
+        page = await tx.with_revisions(page[:size])
         notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
     prefix = page_prefix(lang, campaign)
     context = base_context(
@@ -279,4 +211,4 @@ async def render_archive(state: WebState, lang: str, after: int | None, now: dat
     )
     context["title"] = say(lang, "updates_title", union=campaign.union)
     modified = max((last_change(u) for u in page), default=None)
-    return _html(state, "updates.html", context, modified=modified)
+    return render_page(state.templates, "updates.html", context, modified=modified)

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from adapters.web._app import WebSection, WebSettings
-from adapters.web._build import WebSurface
-from adapters.web.cli import register
-from bot.ports import Plugin
+from typing import TYPE_CHECKING
 
-NAME = "web"
+from adapters.web._settings import NAME, WebSection, WebSettings
+from bot.ports import Command, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
+
+
+def create(ctx: PluginContext) -> object:
+    """The web surface, importing aiohttp and the templates only when the plugin runs."""
+    from adapters.web._build import WebSurface
+
+    return WebSurface(ctx)
+
 
 plugin = Plugin(
     name=NAME,
     title="Web page and API",
-    create=WebSurface,
+    create=create,
     settings=WebSettings,
     section=WebSection,
     delivers=False,
-    cli=register,
+    commands=(
+        Command(
+            "publish",
+            "write the public site (pages, feeds, JSON) as static files into a directory",
+            "adapters.web.cli:register",
+        ),
+    ),
     docs="docs/web.md",
 )

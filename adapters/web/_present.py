@@ -330,3 +330,16 @@ def day_number(campaign: Campaign, current: Update | None, now: datetime) -> int
     if today < campaign.strike_start:
         return None
     return i18n.day_of_strike(campaign.strike_start, today)
+
+
+ARCHIVE_PAGE = 25  # updates on each older page of the archive
+
+
+def first_page_size(visible: int) -> int:
+    """How many updates the archive's first page shows of `visible`: the newest 25 to 49,
+    so that every older page holds 25 counted from the oldest, and keeps its contents (and
+    its address) as updates are added: a static copy rewrites only the first page, and a
+    new older page once every 25 updates."""
+    if visible < 2 * ARCHIVE_PAGE:
+        return max(visible, 1)
+    return visible - ARCHIVE_PAGE * (visible // ARCHIVE_PAGE - 1)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -39,11 +41,18 @@ from zoneinfo import ZoneInfo
 import aiohttp
 from aiohttp import web
 
-from bot.ports import PluginContext, StrikebotError
+from bot.ports import PluginContext, StrikebotError, i18n
 
 from ._app import STALE_MARKER, STATE, log
+from ._cache import MIN_COMPRESS, compress
+from ._mount import build_app
+from ._present import ARCHIVE_PAGE, first_page_size
 
 DEBOUNCE_SECONDS = 2.0  # a burst of changes is published once
+STATE_FORMAT = 1
+COMPRESSED_SUFFIXES = (".html", ".json", ".atom", ".ics")
+WEB_FILES = Path(__file__).parent
+LOCALES = Path(i18n.__file__).parent / "locales"
 RETRY_SECONDS = 30.0  # after a failed publish
 API = "/api/v1"
 _LINK = re.compile(rb'(href|src)="(/[^"]*)"')
@@ -58,9 +67,11 @@ class Published:
 
     directory: Path  # the link readers follow
     build: Path  # the directory it points to now
-    files: int
+    files: int  # pages rendered (each with its compressed copies)
     bytes: int
     seconds: float
+    written: int = 0  # pages whose file changed (a full publish writes every one)
+    full: bool = True  # a new build switched in, or changes written into the current one
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -69,7 +80,52 @@ class Published:
             "files": self.files,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
+            "written": self.written,
+            "full": self.full,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class SiteState:
+    """What the site in a directory shows, kept beside it (`.<name>.publish.json`), so the
+    next publish writes only what changed since: the build, the public version, what the
+    pages were rendered with (`generation`), when, and how the archive was paged."""
+
+    build: str
+    version: int
+    generation: str
+    now: datetime
+    count: int  # public updates
+    top: int | None  # the newest one's id
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "format": STATE_FORMAT,
+            "build": self.build,
+            "version": self.version,
+            "generation": self.generation,
+            "now": self.now.isoformat(),
+            "count": self.count,
+            "top": self.top,
+        }
+
+    @classmethod
+    def read(cls, path: Path) -> SiteState | None:
+        """The state in `path`, or None when missing or not one this code wrote."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("format") != STATE_FORMAT:
+                return None
+            return cls(
+                str(raw["build"]),
+                int(raw["version"]),
+                str(raw["generation"]),
+                datetime.fromisoformat(raw["now"]),
+                int(raw["count"]),
+                None if raw["top"] is None else int(raw["top"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 # -- where each address goes ---------------------------------------------------------------
@@ -123,23 +179,46 @@ def relative(from_file: str, to_file: str) -> str:
 class _Site:
     """Fetches addresses from the private app and writes them as files under `root`."""
 
-    def __init__(self, session: aiohttp.ClientSession, ctx: PluginContext, root: Path) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        ctx: PluginContext,
+        root: Path,
+        *,
+        follow_all: bool = True,
+    ) -> None:
         self.session = session
         self.campaign = ctx.campaign
         self.root = root
         self.files = 0
         self.bytes = 0
+        self.written = 0
+        # A full build follows every link; an update of one follows only those to files it
+        # does not have yet (a page it should have written: none is left dangling).
+        self.follow_all = follow_all
         self._seen: set[str] = set()
         self._queue: list[str] = []
 
     def file_for(self, address: str) -> str | None:
         return file_for(address, self.campaign.languages, self.campaign.default_language)
 
-    def want(self, address: str) -> None:
+    def want(self, address: str, *, followed: bool = True) -> None:
         target = self.file_for(address)
-        if target is not None and target not in self._seen:
-            self._seen.add(target)
-            self._queue.append(address)
+        if target is None or target in self._seen:
+            return
+        if followed and not self.follow_all and (self.root / target).exists():
+            return
+        self._seen.add(target)
+        self._queue.append(address)
+
+    async def fetch_all(self, addresses: list[str]) -> None:
+        """Render `addresses` in this order (then whatever they link to that is missing)."""
+        for address in addresses:
+            target = self.file_for(address)
+            if target is not None and target not in self._seen:
+                self._seen.add(target)
+                await self.fetch(address)
+        await self.run()
 
     async def run(self) -> None:
         while self._queue:
@@ -198,24 +277,50 @@ class _Site:
         return body
 
     def write(self, target: str, body: bytes, modified: str | None = None) -> None:
-        """Write one file; its time is the page's Last-Modified, so a static host's own
-        validators (from the file's time and size) stay the same across publishes while
-        the page does."""
+        """Write one file, and its precompressed copies (`.br`, `.gz`) beside it, each
+        atomically (a new file renamed over the old) and only if it changed; its time is
+        the page's Last-Modified, so a static host's own validators (from the file's time
+        and size) stay the same across publishes while the page does."""
         path = self.root / target
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body)
-        if modified:
-            stamp = parsedate_to_datetime(modified).timestamp()
-            os.utime(path, (stamp, stamp))
         self.files += 1
         self.bytes += len(body)
+        with contextlib.suppress(OSError):
+            if path.read_bytes() == body:
+                return  # unchanged: nothing to write, nor for a static host to send again
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stamp = parsedate_to_datetime(modified).timestamp() if modified else None
+        copies = [(path, body)]
+        if path.suffix in COMPRESSED_SUFFIXES and len(body) >= MIN_COMPRESS:
+            # The copies first: a host that prefers one never serves it older than the page.
+            copies[:0] = [
+                (path.with_name(f"{path.name}.{ext}"), compress(body, coding))
+                for coding, ext in (("br", "br"), ("gzip", "gz"))
+            ]
+        for where, data in copies:
+            _replace(where, data, stamp)
+        self.written += 1
+
+    def remove(self, target: str) -> None:
+        """Delete a page that is no longer public, with its copies."""
+        path = self.root / target
+        for where in (path, path.with_name(f"{path.name}.br"), path.with_name(f"{path.name}.gz")):
+            with contextlib.suppress(FileNotFoundError):
+                where.unlink()
+                self.written += 1
+
+
+def _replace(path: Path, data: bytes, stamp: float | None) -> None:
+    """`path` holding `data` (with `stamp` as its time), switched in by one rename."""
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    partial.write_bytes(data)
+    if stamp is not None:
+        os.utime(partial, (stamp, stamp))
+    partial.replace(path)
 
 
 @contextlib.asynccontextmanager
 async def _private_app(ctx: PluginContext) -> AsyncIterator[aiohttp.ClientSession]:
     """The web app on a Unix socket only this process knows, with a client for it."""
-    from ._build import build_app
-
     app = build_app(ctx)
     app[STATE].static = True
     runner = web.AppRunner(app, access_log=None)
@@ -233,10 +338,25 @@ async def _private_app(ctx: PluginContext) -> AsyncIterator[aiohttp.ClientSessio
             await runner.cleanup()
 
 
-async def publish_site(ctx: PluginContext, directory: Path) -> Published:
-    """Render the whole public site into a new build beside `directory`, then switch
-    `directory` (a symbolic link) to it atomically."""
+async def publish_site(ctx: PluginContext, directory: Path, *, full: bool = False) -> Published:
+    """Bring the static site in `directory` up to date: only the pages the changes since the
+    last publish touch (and the pages that list them), written into the current build; or,
+    when that cannot be known (a first publish, another campaign file, templates or
+    strikebot version, a new year, an import) or with `full`, the whole site rendered into
+    a new build beside `directory`, which (a symbolic link) is then switched to it."""
+    directory = _absolute(directory)
+    if not full:
+        previous = SiteState.read(_state_path(directory))
+        if previous is not None:
+            done = await _publish_changes(ctx, directory, previous)
+            if done is not None:
+                return done
+    return await _publish_all(ctx, directory)
+
+
+async def _publish_all(ctx: PluginContext, directory: Path) -> Published:
     began = time.perf_counter()
+    state = await _site_state(ctx, "")
     directory, build = _new_build(directory)
     try:
         async with _private_app(ctx) as session:
@@ -255,7 +375,150 @@ async def publish_site(ctx: PluginContext, directory: Path) -> Published:
         shutil.rmtree(build, ignore_errors=True)
         raise
     _prune(directory, keep={build.name})
-    return Published(directory, build, site.files, site.bytes, time.perf_counter() - began)
+    _write_state(directory, dataclasses.replace(state, build=build.name))
+    seconds = time.perf_counter() - began
+    return Published(directory, build, site.files, site.bytes, seconds, site.written, True)
+
+
+async def _publish_changes(
+    ctx: PluginContext, directory: Path, previous: SiteState
+) -> Published | None:
+    """Write into the current build what changed since `previous`; None when that is not
+    enough (the caller then publishes everything)."""
+    began = time.perf_counter()
+    build = _current_build(directory, previous)
+    if build is None:
+        return None
+    state = await _site_state(ctx, previous.build)
+    if state.generation != previous.generation or state.version < previous.version:
+        return None
+    plan = await _plan(ctx, previous, state)
+    if plan is None:
+        return None
+    async with _private_app(ctx) as session:
+        site = _Site(session, ctx, build, follow_all=False)
+        for target in plan.gone:
+            site.remove(target)
+        # Pages first, then what lists them: no link leads to a page not yet written.
+        await site.fetch_all([*plan.pages, *_heads(ctx, plan.demands)])
+        await _not_found_page(session, site)
+    _write_state(directory, state)
+    seconds = time.perf_counter() - began
+    return Published(directory, build, site.files, site.bytes, seconds, site.written, False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    pages: list[str]  # addresses to render, besides the heads every change rewrites
+    gone: list[str]  # files of updates no longer public
+    demands: list[str]
+
+
+async def _plan(ctx: PluginContext, previous: SiteState, state: SiteState) -> _Plan | None:
+    """The addresses a change since `previous` touches: each touched update's pages, and the
+    archive pages holding them (counted from the oldest, 25 a page: `first_page_size`)."""
+    campaign = ctx.campaign
+    async with ctx.store.read() as tx:
+        touched, everything = await tx.public_changes_since(previous.version)
+        if everything:
+            return None
+        touched |= set(await tx.became_visible(previous.now, state.now))
+        below = state.count - first_page_size(state.count)  # updates on the older pages
+        before = previous.count - first_page_size(previous.count)
+        buckets = set(range(before // ARCHIVE_PAGE, below // ARCHIVE_PAGE))  # newly split off
+        if previous.top is not None:
+            newer = await tx.newer_visible(previous.top, state.now)
+            if newer is None or state.count - newer != previous.count:
+                buckets = set(range(below // ARCHIVE_PAGE))  # one came in below: all shift
+        pages: list[str] = []
+        gone: list[str] = []
+        for update_id in sorted(touched):
+            newer = await tx.newer_visible(update_id, state.now)
+            for lang in campaign.languages:
+                for address in _update_addresses(ctx, update_id, lang):
+                    if newer is None:
+                        found = file_for(address, campaign.languages, campaign.default_language)
+                        gone += [found] if found else []
+                    else:
+                        pages.append(address)
+            position = None if newer is None else state.count - 1 - newer
+            if position is not None and position < below:
+                buckets.add(position // ARCHIVE_PAGE)
+        for bucket in sorted(buckets, reverse=True):
+            boundary = await tx.visible_id_at(
+                state.count - 1 - ARCHIVE_PAGE * (bucket + 1), state.now
+            )
+            if boundary is None:
+                return None
+            for lang in campaign.languages:
+                prefix = "" if lang == campaign.default_language else f"/{lang}"
+                pages.append(f"{prefix}/updates?after={boundary}")
+                pages.append(f"{API}/updates?lang={lang}&limit={ARCHIVE_PAGE}&after={boundary}")
+        demands = await tx.demand_keys()
+    return _Plan(pages, gone, demands)
+
+
+def _update_addresses(ctx: PluginContext, update_id: int, lang: str) -> list[str]:
+    prefix = "" if lang == ctx.campaign.default_language else f"/{lang}"
+    return [f"{prefix}/updates/{update_id}", f"{API}/updates/{update_id}?lang={lang}"]
+
+
+def _heads(ctx: PluginContext, demands: list[str]) -> list[str]:
+    """The pages every change may touch: the status pages, the archive's first page, the
+    feeds, the calendars, the public JSON that is not one update's."""
+    found = []
+    for lang in ctx.campaign.languages:
+        prefix = "" if lang == ctx.campaign.default_language else f"/{lang}"
+        found += [f"{API}/demands/{key}?lang={lang}" for key in demands]
+        found += [f"{API}/{name}?lang={lang}" for name in ("status", "demands", "updates")]
+        found += [f"{prefix}{path}" for path in ("/feed.atom", "/calendar.ics", "/updates", "/")]
+    return [*found, f"{API}/openapi.json"]
+
+
+async def _site_state(ctx: PluginContext, build: str) -> SiteState:
+    """What the site shows now: the public version (read first: a change made meanwhile is
+    published next time), the time, the archive's size and newest update."""
+    version = await ctx.store.public.current()
+    now = ctx.clock()
+    async with ctx.store.read() as tx:
+        count = await tx.visible_count(now)
+        top = await tx.visible_id_at(0, now)
+    return SiteState(build, version, generation(ctx, now), now, count, top)
+
+
+def generation(ctx: PluginContext, now: datetime) -> str:
+    """What every page was rendered with, besides the store: the campaign, the local year
+    (dates carry it when it is not the current one), the web plugin's code and templates
+    and the sentences. When it changes, every page may have: the site is rendered anew."""
+    digest = hashlib.blake2b(digest_size=16)
+    year = now.astimezone(ZoneInfo(ctx.campaign.timezone)).year
+    digest.update(f"{STATE_FORMAT}|{year}|{ctx.campaign!r}".encode())
+    sources = [p for p in sorted(WEB_FILES.rglob("*")) if p.suffix in (".py", ".html", ".css")]
+    sources += sorted(p for p in LOCALES.rglob("*") if p.suffix in (".po", ".mo"))
+    for path in sources:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _absolute(directory: Path) -> Path:
+    return directory.absolute()
+
+
+def _current_build(directory: Path, previous: SiteState) -> Path | None:
+    """The build `directory` links to, if it is the one `previous` describes."""
+    build = directory.parent / previous.build
+    if directory.is_symlink() and directory.resolve() == build.resolve() and build.is_dir():
+        return build
+    return None
+
+
+def _state_path(directory: Path) -> Path:
+    return directory.parent / f".{directory.name}.publish.json"
+
+
+def _write_state(directory: Path, state: SiteState) -> None:
+    _replace(_state_path(directory), json.dumps(state.to_json()).encode(), None)
 
 
 async def _not_found_page(session: aiohttp.ClientSession, site: _Site) -> None:

@@ -28,9 +28,9 @@ from bot.ports import (
     i18n,
 )
 
-from ._app import HTML, state_of
-from ._pages import base_context
+from ._app import state_of
 from ._present import page_prefix
+from ._shell import HTML, base_context
 
 log = logging.getLogger("strikebot.web")
 

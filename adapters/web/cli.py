@@ -4,8 +4,10 @@
     strikebot publish site/ --json
 
 Both languages, every update's page, the archive, Atom, iCalendar and the public JSON,
-with relative links. `site/` becomes a symbolic link to a new build beside it, switched in
-one rename, so a web server reading it never sees half a site. `[web] publish_dir` in the
+with relative links and precompressed copies (.gz, .br). The first time, `site/` becomes a
+symbolic link to a new build beside it, switched in one rename; after that only the pages
+a change touches are rewritten, each switched in by one rename, pages before the lists
+that link to them (--full renders a new build again). `[web] publish_dir` in the
 campaign file makes `strikebot run` re-publish after every change.
 """
 
@@ -25,8 +27,7 @@ from bot.ports import (
 )
 
 from ._publish import publish_site
-
-NAME = "web"
+from ._settings import NAME
 
 
 def register(sub: SubParsers[argparse.ArgumentParser]) -> None:
@@ -43,6 +44,12 @@ def register(sub: SubParsers[argparse.ArgumentParser]) -> None:
         type=moment_type,
         help="render as of TIME (ISO 8601 with offset), e.g. to show a past campaign",
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="render every page into a new build, even when only some changed since the last "
+        "publish (the default writes only those, into the current one)",
+    )
     add_json_flag(parser)
     parser.set_defaults(handler=handle_publish)
 
@@ -50,13 +57,18 @@ def register(sub: SubParsers[argparse.ArgumentParser]) -> None:
 async def handle_publish(args: argparse.Namespace) -> int:
     clock = shifted_clock(args.now)
     async with open_plugin(args, NAME, clock=clock) as web_ctx:
-        result = await publish_site(web_ctx, args.directory)
+        result = await publish_site(web_ctx, args.directory, full=args.full)
     if args.json:
         print_json(result.to_json())
     else:
+        what = (
+            f"Published {result.files} pages ({result.bytes / 1024:.0f} KB)"
+            if result.full
+            else f"Brought {result.directory} up to date: {result.written} of {result.files} "
+            "pages rewritten"
+        )
         out.print(
-            f"Published {result.files} files ({result.bytes / 1024:.0f} KB) to "
-            f"{result.directory} in {result.seconds:.1f} s. Serve that directory with any "
-            "static web server; see docs/publishing.md."
+            f"{what} to {result.directory} in {result.seconds:.1f} s, each with .gz and .br "
+            "copies. Serve that directory with any static web server; see docs/publishing.md."
         )
     return 0

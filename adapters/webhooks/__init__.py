@@ -5,9 +5,31 @@ specification. See docs/webhooks.md.
 `plugin` is the declaration the core finds through the `strikebot.adapters` entry point.
 """
 
-from adapters.webhooks._adapter import NAME, WebhookAdapter, body_of, next_try
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from adapters.webhooks._plugin import plugin
-from adapters.webhooks._sending import Outcome, SafeResolver, Sender, sign, signed_headers
+from adapters.webhooks._settings import NAME
+from bot.ports import lazy_exports
+
+if TYPE_CHECKING:
+    from adapters.webhooks._adapter import WebhookAdapter, body_of, next_try
+    from adapters.webhooks._sending import Outcome, SafeResolver, Sender, sign, signed_headers
+
+# Loaded when first used, with aiohttp (see `lazy_exports`).
+_LAZY = {
+    "WebhookAdapter": "adapters.webhooks._adapter",
+    "body_of": "adapters.webhooks._adapter",
+    "next_try": "adapters.webhooks._adapter",
+    "Outcome": "adapters.webhooks._sending",
+    "SafeResolver": "adapters.webhooks._sending",
+    "Sender": "adapters.webhooks._sending",
+    "sign": "adapters.webhooks._sending",
+    "signed_headers": "adapters.webhooks._sending",
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "NAME",

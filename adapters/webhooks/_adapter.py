@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.webhooks._sending import Outcome, Sender
+from adapters.webhooks._settings import NAME
 from bot.ports import (
     ChannelRef,
     OutboundMessage,
@@ -37,7 +38,6 @@ from bot.ports import (
 
 log = logging.getLogger("strikebot.webhooks")
 
-NAME = "webhooks"
 # Seconds between tries, counted from when the endpoint started failing; the last repeats.
 SCHEDULE = (5, 30, 120, 300, 1800, 3600, 7200, 14400, 28800, 43200)
 PACING = Pacing(global_per_second=50.0, per_channel_per_second=5.0, burst=5, max_in_flight=16)

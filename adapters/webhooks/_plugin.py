@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
-from adapters.webhooks._adapter import NAME, WebhookAdapter
-from adapters.webhooks.cli import register
-from bot.ports import Plugin
+from typing import TYPE_CHECKING
+
+from adapters.webhooks._settings import NAME
+from bot.ports import Command, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
+
+
+def create(ctx: PluginContext) -> object:
+    """The adapter, importing aiohttp only when the plugin runs."""
+    from adapters.webhooks._adapter import WebhookAdapter
+
+    return WebhookAdapter(ctx)
+
 
 plugin = Plugin(
     name=NAME,
     title="Webhooks",
-    create=WebhookAdapter,
+    create=create,
     # Endpoints are added with `strikebot webhooks add` (or the admin API), not by address.
     delivers=False,
     events=True,
-    cli=register,
+    commands=(
+        Command(
+            "webhooks",
+            "signed webhooks: add, list, test, enable, remove the receivers of events",
+            "adapters.webhooks.cli:register",
+        ),
+    ),
     docs="docs/webhooks.md",
 )

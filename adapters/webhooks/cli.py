@@ -18,8 +18,9 @@ import secrets
 import time
 from datetime import time as clock_time
 
-from adapters.webhooks._adapter import NAME, body_of
+from adapters.webhooks._adapter import body_of
 from adapters.webhooks._sending import Sender
+from adapters.webhooks._settings import NAME
 from bot.ports import (
     Actor,
     InvalidInput,

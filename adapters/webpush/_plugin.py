@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin, PluginContext
+from bot.ports import Check, Command, Contact, Cost, DoctorRequest, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
 
 from ._settings import NAME, WebPushDelivery, WebPushSection, WebPushSettings
-from .cli import register
 
 
 def create(ctx: PluginContext) -> object:
@@ -32,7 +35,9 @@ plugin = Plugin(
     delivery=WebPushDelivery,
     contact=Contact.PUSH,
     cost=Cost(units="webpush.units"),
-    cli=register,
+    commands=(
+        Command("webpush", "browser notifications (Web Push)", "adapters.webpush.cli:register"),
+    ),
     doctor=doctor,
     docs="docs/webpush.md",
 )

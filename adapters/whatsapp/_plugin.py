@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin, PluginContext
+from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
+
+if TYPE_CHECKING:
+    from bot.ports import PluginContext
 
 from ._settings import NAME, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings
 

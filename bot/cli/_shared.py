@@ -28,7 +28,6 @@ from bot.models import (
     UpdateState,
 )
 from bot.plugins.admins import CLI_ACTOR
-from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 # ---------------------------------------------------------------------------- options
 
@@ -179,7 +178,13 @@ def iso(moment: datetime | date | time | None) -> str | None:
 # ---------------------------------------------------------------------------- JSON shapes
 
 
+# The JSON shapes below use the store's codecs, imported in each (they bring SQLAlchemy, which
+# `strikebot --help` and the argument types above must not load).
+
+
 def revision_json(revision: Revision) -> dict[str, Any]:
+    from bot.store.codecs import texts_to_json
+
     return {
         "number": revision.number,
         "status": str(revision.status),
@@ -193,6 +198,8 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 
 
 def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
+    from bot.store.codecs import texts_to_json
+
     return {
         "id": update.id,
         "url": update_url(update, campaign),
@@ -230,6 +237,8 @@ def demand_event_json(event: DemandEvent) -> dict[str, Any]:
 
 
 def demand_json(demand: Demand) -> dict[str, Any]:
+    from bot.store.codecs import demand_texts_to_json
+
     return {
         "key": demand.key,
         "position": demand.position,

@@ -14,11 +14,14 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, time
 from functools import cache
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator
 
 from bot import i18n
 from bot.editorial.rules import clean_text
-from bot.errors import InvalidInput
+from bot.errors import InvalidInput, StrikebotError
 from bot.i18n.sentences import invalid, short
 from bot.models import DemandStatus, QuietHours, Status, Urgency
 
@@ -308,3 +311,15 @@ def parse_when(value: object, zone: ZoneInfo) -> datetime:
     if not _EARLIEST <= moment <= _LATEST:
         raise invalid("bad_datetime", value=short(value))
     return moment
+
+
+def _check_quiet_hours(value: str) -> str:
+    try:
+        parse_quiet_hours(value)
+    except StrikebotError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+# A plugin section's quiet hours, "21:00-08:00" or "off", checked when the file is read.
+QuietHoursSetting = Annotated[str, AfterValidator(_check_quiet_hours)]

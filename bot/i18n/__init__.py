@@ -15,13 +15,15 @@ family words) is here; feature modules keep their own tables (`Words("briefings"
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import io
 import logging
 import os
+import pickle
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
@@ -29,6 +31,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal
 
+import babel
 from babel import Locale, UnknownLocaleError
 from babel import dates as babel_dates
 from babel import lists as babel_lists
@@ -106,7 +109,6 @@ class Domain:
 
     name: str
     home: Path
-    template: Catalog
 
     @property
     def template_path(self) -> Path:
@@ -118,16 +120,25 @@ class Domain:
 
 
 @dataclass(frozen=True)
-class Catalogues:
-    """The templates and every language's catalogues, parsed (for the translators' tools)
-    and compiled (for lookups): the core's and every installed plugin's, merged. `template`
-    and `catalogs` hold every domain's messages; `owner` says which domain a context is in,
-    `files` where each (domain, language) file was read from."""
+class Parsed:
+    """The catalogues as the translators' tools read them: every domain's template merged
+    (`template`), every language's files merged (`catalogs`), and each file by (domain,
+    language)."""
 
     template: Catalog
+    catalogs: Mapping[str, Catalog]
+    files: Mapping[tuple[str, str], Catalog]
+
+
+@dataclass
+class Catalogues:
+    """Every catalogue — the core's and each installed plugin's, merged — compiled (for
+    lookups) and, when the translators' tools first ask (`template`, `catalogs`), parsed.
+    `owner` says which domain a message's context is in; `files` where each (domain,
+    language) file is."""
+
     template_path: Path
     source: str
-    catalogs: Mapping[str, Catalog]
     paths: Mapping[str, Path]
     compiled: Mapping[str, Translations]
     source_texts: Mapping[str, str | tuple[str, ...]]
@@ -138,10 +149,29 @@ class Catalogues:
     domains: tuple[Domain, ...] = ()
     owner: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[tuple[str, str], Path] = field(default_factory=dict)
-    domain_catalogs: Mapping[tuple[str, str], Catalog] = field(default_factory=dict)
+    parsed: Parsed | None = None
+
+    @property
+    def template(self) -> Catalog:
+        return self._parsed().template
+
+    @property
+    def catalogs(self) -> Mapping[str, Catalog]:
+        return self._parsed().catalogs
+
+    @property
+    def domain_catalogs(self) -> Mapping[tuple[str, str], Catalog]:
+        return self._parsed().files
 
     def domain(self, name: str) -> Domain:
         return next(d for d in self.domains if d.name == name)
+
+    def _parsed(self) -> Parsed:
+        if self.parsed is None:
+            self.parsed = _parse(self.domains, self.files)[0]
+            for catalog in self.parsed.files.values():
+                _mark_unusable(catalog)
+        return self.parsed
 
 
 def catalogue_dirs() -> list[Path]:
@@ -204,36 +234,105 @@ def unusable(message: Message) -> bool:
 def compile_catalog(catalog: Catalog, path: Path | None = None) -> Translations:
     """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out). A
     translation that would break its sentence (`unusable`) is marked fuzzy and logged."""
+    return _translations(_compiled_mo(catalog, path)[0])
+
+
+def _mark_unusable(catalog: Catalog) -> list[str]:
+    """Mark fuzzy each translation that would break its sentence; their contexts."""
+    found = []
     for message in catalog:
         if message.id and message.string and not message.fuzzy and unusable(message):
-            log.warning(
-                "%s: the translation of %s uses blanks the English does not have; the English "
-                "is shown until it is fixed",
-                path or catalog.locale,
-                message.context,
-            )
             message.flags.add("fuzzy")
+            found.append(str(message.context))
+    return found
+
+
+def _compiled_mo(catalog: Catalog, path: Path | None) -> tuple[bytes, list[str]]:
+    """(the .mo bytes, the warnings logged for its unusable translations)."""
+    warnings = [
+        f"{path or catalog.locale}: the translation of {context} uses blanks the English does "
+        "not have; the English is shown until it is fixed"
+        for context in _mark_unusable(catalog)
+    ]
+    for warning in warnings:
+        log.warning("%s", warning)
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
-    buffer.seek(0)
-    return Translations(fp=buffer, domain=DOMAIN)
+    return buffer.getvalue(), warnings
+
+
+def _translations(mo: bytes) -> Translations:
+    return Translations(fp=io.BytesIO(mo), domain=DOMAIN)
 
 
 @cache
 def catalogues() -> Catalogues:
-    """Every catalogue, read once per process: the core's, then each plugin's."""
-    core = Domain(DOMAIN, PACKAGE_LOCALES, read_catalog(PACKAGE_LOCALES / f"{DOMAIN}.pot"))
-    source = str(core.template.locale) if core.template.locale else ""
-    if not source:
-        raise CatalogueError(f"{core.template_path}: the header must name its language (Language:)")
-    domains = [core]
+    """Every catalogue, read once per process: the core's, then each plugin's. Compiling
+    them costs a command ~0.1 s; what the packages ship alone (no `STRIKEBOT_LOCALES`) is
+    kept compiled in `locales/__pycache__/`, by a digest of the files, and read from there
+    next time."""
+    domains = [Domain(DOMAIN, PACKAGE_LOCALES)]
     for home in plugin_homes():
-        domains += [Domain(p.stem, home, read_catalog(p)) for p in sorted(home.glob("*.pot"))]
-    texts: dict[str, str | tuple[str, ...]] = {}
-    owner: dict[str, str] = {}
-    merged = Catalog(locale=source, domain=DOMAIN)
+        domains += [Domain(p.stem, home) for p in sorted(home.glob("*.pot"))]
+    files: dict[tuple[str, str], Path] = {}
     for domain in domains:
-        for message in domain.template:
+        for root in (domain.home, *catalogue_dirs()[1:]):
+            if root.is_dir():
+                for po in sorted(root.glob(f"*/LC_MESSAGES/{domain.name}.po")):
+                    files[(domain.name, po.parent.parent.name)] = po
+    kept = _kept_path(domains, files)
+    found = _read_kept(kept, domains, files) if kept is not None else None
+    if found is not None:
+        return found
+    return _read_catalogues(domains, files, kept)
+
+
+_KEPT_FORMAT = 2
+
+
+def _kept_path(domains: list[Domain], files: Mapping[tuple[str, str], Path]) -> Path | None:
+    """Where the compiled catalogues are kept, or None when they are not (extra directories
+    are translators' work in progress, read afresh each time)."""
+    if os.environ.get(LOCALES_ENV, "").strip():
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{_KEPT_FORMAT}|{babel.__version__}".encode())
+    try:
+        for path in (*(d.template_path for d in domains), *files.values()):
+            digest.update(str(path).encode())
+            digest.update(path.read_bytes())
+    except OSError:
+        return None
+    return PACKAGE_LOCALES / "__pycache__" / f"catalogues-{digest.hexdigest()}.pickle"
+
+
+def _read_kept(
+    kept: Path, domains: list[Domain], files: Mapping[tuple[str, str], Path]
+) -> Catalogues | None:
+    try:
+        raw = pickle.loads(kept.read_bytes())  # noqa: S301 - our own file, named by a digest
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None
+    for warning in raw["warnings"]:
+        log.warning("%s", warning)
+    return _assembled(domains, files, raw["source"], raw["texts"], raw["owner"], raw["mo"])
+
+
+def _parse(domains: Iterable[Domain], files: Mapping[tuple[str, str], Path]) -> tuple[Parsed, str]:
+    """Every template and file parsed and merged, and the source language."""
+    merged: Catalog | None = None
+    source = ""
+    owner: dict[str, str] = {}
+    for domain in domains:
+        template = read_catalog(domain.template_path)
+        if merged is None:
+            source = str(template.locale) if template.locale else ""
+            if not source:
+                raise CatalogueError(
+                    f"{domain.template_path}: the header must name its language (Language:)"
+                )
+            merged = Catalog(locale=source, domain=DOMAIN)
+        for message in template:
             if not (message.id and message.context):
                 continue
             if message.context in owner:
@@ -242,47 +341,105 @@ def catalogues() -> Catalogues:
                     f"{owner[message.context]}; give it a context of the plugin's own table"
                 )
             owner[message.context] = domain.name
-            texts[message.context] = (
-                message.id if isinstance(message.id, str) else tuple(message.id)
-            )
             merged[message.id] = message
-    files: dict[tuple[str, str], Path] = {}
-    for domain in domains:
-        for root in (domain.home, *catalogue_dirs()[1:]):
-            if not root.is_dir():
-                continue
-            for po in sorted(root.glob(f"*/LC_MESSAGES/{domain.name}.po")):
-                files[(domain.name, po.parent.parent.name)] = po
-    codes_found = sorted({code for _, code in files})
-    for code in codes_found:
+    assert merged is not None
+    parsed: dict[tuple[str, str], Catalog] = {}
+    catalogs: dict[str, Catalog] = {}
+    for (name, code), path in files.items():
         try:
             Locale.parse(code)
         except (ValueError, UnknownLocaleError) as exc:
-            path = next(p for (_, c), p in files.items() if c == code)
             raise CatalogueError(
                 f"{path}: {code!r} is not a language code CLDR knows; name the folder with "
                 "a code such as 'ko', 'hy', 'zh_Hant', 'tl', 'vi', 'ru' or 'fa'"
             ) from exc
-    parsed = {key: read_catalog(path, locale=key[1]) for key, path in files.items()}
-    catalogs: dict[str, Catalog] = {}
-    compiled: dict[str, Translations] = {}
-    for (name, code), catalog in parsed.items():
+        catalog = parsed[(name, code)] = read_catalog(path, locale=code)
         whole = catalogs.setdefault(code, Catalog(locale=code, domain=DOMAIN))
         for message in catalog:
             if message.id:
                 whole[message.id] = message
-        translations = compile_catalog(catalog, files[(name, code)])
+    return Parsed(merged, catalogs, parsed), source
+
+
+def _read_catalogues(
+    domains: list[Domain], files: Mapping[tuple[str, str], Path], kept: Path | None
+) -> Catalogues:
+    parsed, source = _parse(domains, files)
+    texts: dict[str, str | tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for domain in domains:  # a second read: the merged template no longer says which is whose
+        for message in read_catalog(domain.template_path):
+            if message.id and message.context:
+                texts[message.context] = (
+                    message.id if isinstance(message.id, str) else tuple(message.id)
+                )
+                owner[message.context] = domain.name
+    made = {key: _compiled_mo(c, files[key]) for key, c in parsed.files.items()}
+    if kept is not None:
+        _keep(kept, source, texts, owner, made)
+    found = _assembled(
+        domains, files, source, texts, owner, {key: mo for key, (mo, _) in made.items()}
+    )
+    found.parsed = parsed
+    return found
+
+
+def _assembled(
+    domains: list[Domain],
+    files: Mapping[tuple[str, str], Path],
+    source: str,
+    texts: Mapping[str, str | tuple[str, ...]],
+    owner: Mapping[str, str],
+    mo: Mapping[tuple[str, str], bytes],
+) -> Catalogues:
+    """The catalogues from their compiled files: each language's domains merged into one
+    `Translations` (the core's first, each plugin's merged in)."""
+    compiled: dict[str, Translations] = {}
+    for (_, code), data in sorted(mo.items(), key=lambda kv: kv[0][0] != DOMAIN):
         if code in compiled:
-            compiled[code].merge(translations)
+            compiled[code].merge(_translations(data))
         else:
-            compiled[code] = translations
-    codes = (source, *sorted(code for code in catalogs if code != source))
-    known = {code.lower(): code for code in codes}
-    paths = {code: path for (name, code), path in files.items() if name == DOMAIN}
+            compiled[code] = _translations(data)
+    codes = (source, *sorted(code for code in compiled if code != source))
     return Catalogues(
-        merged, core.template_path, source, catalogs, paths, compiled, texts, codes, known,
-        tuple(domains), owner, files, parsed,
-    )  # fmt: skip
+        template_path=domains[0].template_path,
+        source=source,
+        paths={code: path for (name, code), path in files.items() if name == DOMAIN},
+        compiled=compiled,
+        source_texts=texts,
+        languages=codes,
+        known={code.lower(): code for code in codes},
+        domains=tuple(domains),
+        owner=owner,
+        files=files,
+    )
+
+
+def _keep(
+    kept: Path,
+    source: str,
+    texts: Mapping[str, str | tuple[str, ...]],
+    owner: Mapping[str, str],
+    made: Mapping[tuple[str, str], tuple[bytes, list[str]]],
+) -> None:
+    """Write the compiled catalogues for the next process; nothing if the package is
+    read-only."""
+    data = {
+        "source": source,
+        "texts": dict(texts),
+        "owner": dict(owner),
+        "mo": {key: mo for key, (mo, _) in made.items()},
+        "warnings": [w for _, warnings in made.values() for w in warnings],
+    }
+    try:
+        kept.parent.mkdir(exist_ok=True)
+        for old in kept.parent.glob("catalogues-*.pickle"):
+            old.unlink(missing_ok=True)
+        partial = kept.with_name(f".{kept.name}.{os.getpid()}")
+        partial.write_bytes(pickle.dumps(data))
+        partial.replace(kept)
+    except OSError:
+        pass
 
 
 def reload() -> None:

@@ -37,14 +37,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from enum import StrEnum
-from typing import Annotated, Any
-
-from pydantic import AfterValidator
+from typing import Any
 
 from bot import i18n
 from bot.clock import Clock, utcnow
 from bot.config import StrikeConfig
-from bot.editorial.parsing import parse_quiet_hours
 from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
@@ -683,16 +680,18 @@ class SignUps:
 
     # -- what providers report -----------------------------------------------------------
 
-    async def contactable(self, key: str) -> Contactable | None:
+    async def contactable(self, key: str, *, within: float = 0.0) -> Contactable | None:
         """The address behind a subscription's channel, for an adapter about to send.
         Lookups made while one is on its way share the next read (one query for a batch of
-        sends, not one per message)."""
+        sends, not one per message). `within`: the first lookup of a batch waits that many
+        seconds for others to join it (sends paced apart each wait for their own read
+        otherwise)."""
         waiting = self._lookups.get(key)
         if waiting is None:
             waiting = asyncio.get_running_loop().create_future()
             self._lookups[key] = waiting
             if len(self._lookups) == 1:
-                self._lookup_task = asyncio.create_task(self._look_up())
+                self._lookup_task = asyncio.create_task(self._look_up(within))
         person = await asyncio.shield(waiting)
         if person is None:
             return None
@@ -707,12 +706,14 @@ class SignUps:
             heard_at=person.heard_at,
         )
 
-    async def recipient(self, key: str, message: OutboundMessage) -> Contactable:
-        """Who `message` goes to, for an adapter about to send it to the channel `key`.
-        Raises `PermanentDeliveryError` (one person's: no notice to admins) when they
-        unsubscribed meanwhile, or when an unconfirmed sign-up would get anything but its
-        confirmation."""
-        person = await self.contactable(key)
+    async def recipient(
+        self, key: str, message: OutboundMessage, *, within: float = 0.0
+    ) -> Contactable:
+        """Who `message` goes to, for an adapter about to send it to the channel `key`
+        (`within`: see `contactable`). Raises `PermanentDeliveryError` (one person's: no
+        notice to admins) when they unsubscribed meanwhile, or when an unconfirmed sign-up
+        would get anything but its confirmation."""
+        person = await self.contactable(key, within=within)
         if person is None:
             raise PermanentDeliveryError(
                 "the person unsubscribed before it went", tell_admins=False
@@ -721,8 +722,8 @@ class SignUps:
             raise PermanentDeliveryError("the sign-up is not confirmed", tell_admins=False)
         return person
 
-    async def _look_up(self) -> None:
-        await asyncio.sleep(0)  # let the sends started in this turn add their keys
+    async def _look_up(self, within: float = 0.0) -> None:
+        await asyncio.sleep(within)  # let the sends started meanwhile add their keys
         batch, self._lookups = self._lookups, {}
         try:
             async with self.store.read() as tx:
@@ -893,18 +894,6 @@ class SignUps:
         if stale:
             log.info("forgot %d expired sign-ups and broken addresses", len(stale))
         return len(stale)
-
-
-def _check_quiet_hours(value: str) -> str:
-    try:
-        parse_quiet_hours(value)
-    except StrikebotError as exc:
-        raise ValueError(exc.message) from None
-    return value
-
-
-# A plugin section's quiet hours, "21:00-08:00" or "off", checked when the file is read.
-QuietHoursSetting = Annotated[str, AfterValidator(_check_quiet_hours)]
 
 
 def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:

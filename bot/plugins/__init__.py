@@ -21,6 +21,7 @@ import argparse
 import importlib
 import logging
 import re
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -177,6 +178,19 @@ class Cost:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """A `strikebot` command a plugin adds, declared so that `strikebot --help` lists it
+    without importing the plugin's code: `register` (`"package.module:function"`, taking
+    the subparsers) is imported only when this command runs. `help` is the line the list
+    shows, the same as the one `register` gives."""
+
+    name: str
+    help: str
+    register: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Plugin:
     """A platform, declared once. See the module docstring and `docs/adapters.md`.
 
@@ -191,7 +205,7 @@ class Plugin:
     documents for machines (`bot.delivery.events`: webhook endpoints) instead of messages for
     people: its subscriptions get an event per change (and demand changes too), delivered through
     `bot.plugins.outbound.EventSink.send_event`. `doctor` answers `strikebot doctor` for the
-    platform (see `DoctorRequest`).
+    platform (see `DoctorRequest`). `commands` are the `strikebot` commands it adds.
     """
 
     name: str
@@ -208,6 +222,9 @@ class Plugin:
     address_example: str = ""
     delivers: bool = True
     events: bool = False
+    commands: tuple[Command, ...] = ()
+    # The older way to add commands: called for every command line, so whatever it imports
+    # loads even for `strikebot --help`. Prefer `commands`.
     cli: Callable[[SubParsers[argparse.ArgumentParser]], None] | None = None
     docs: str = ""  # where a person reads how to connect it (a README section, a docs page)
     contact: Contact | None = None
@@ -235,12 +252,20 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
     """A plugin package's module `__getattr__` (PEP 562): each name in `names` is imported
     from its module (`names[name]`) when first used, so the platform's library loads only
     when something needs it, not with the plugin's declaration (`strikebot --help` and the
-    other commands start quickly)."""
+    other commands start quickly). A module written `module:attribute` gives that attribute
+    under the name (an alias). Each name is looked up once, then kept in the package."""
 
     def __getattr__(name: str) -> Any:
-        if name in names:
-            return getattr(importlib.import_module(names[name]), name)
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attribute = names[name].partition(":")
+        found = importlib.import_module(module)
+        attribute = attribute or name
+        if not hasattr(found, attribute):  # a submodule not imported yet
+            importlib.import_module(f"{module}.{attribute}")
+        value = getattr(found, attribute)
+        setattr(sys.modules[package], name, value)
+        return value
 
     return __getattr__
 

@@ -125,6 +125,8 @@ class Store:
                 async with conn.begin():
                     yield tx
                     bumped = await tx.bump_public_version() if tx.public_touched else None
+                    if bumped is not None:
+                        await tx.log_public_changes(bumped)
         self._wrote_at = time.monotonic()
         if tx.enqueued:
             self.outbox_written.set()

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import time
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.util.exc import CommandError
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -44,6 +43,9 @@ from sqlalchemy.util import await_only
 
 from bot.errors import StoreUnavailable
 from bot.store._one_trip import OneTripConnection, one_trip_dbapi
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -197,9 +199,43 @@ _DRIVER_LOST = frozenset(
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
+
+
+_REVISION = re.compile(r'^(down_revision|revision)(?:: [^=]+)? = (None|"[^"]*")', re.MULTILINE)
+
+
+@cache
+def head_revision() -> str | None:
+    """The newest migration's revision, read from the files' `revision`/`down_revision`
+    lines without loading Alembic (which costs a command ~80 ms); None when the files do
+    not make one chain, and Alembic decides."""
+    revisions: dict[str, str | None] = {}
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        found = dict(_REVISION.findall(path.read_text(encoding="utf-8")))
+        if "revision" in found:
+            down = found.get("down_revision", "None")
+            revisions[found["revision"].strip('"')] = None if down == "None" else down.strip('"')
+    heads = set(revisions) - set(revisions.values())
+    return heads.pop() if len(heads) == 1 else None
+
+
+async def at_head(engine: AsyncEngine) -> bool:
+    """True when the database already has the newest migration (one read): opening it
+    then needs no Alembic at all."""
+    head = head_revision()
+    if head is None:
+        return False
+    try:
+        async with engine.connect() as conn:
+            found = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
+    except DBAPIError:
+        return False  # no version table yet: a new database
+    return [row[0] for row in found] == [head]
 
 
 async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
@@ -208,6 +244,13 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     On PostgreSQL an advisory lock serialises instances starting together; on SQLite
     BEGIN IMMEDIATE does the same.
     """
+    # Alembic loads only when there may be something to do: most commands open a database
+    # that is already current.
+    if revision == "head" and await at_head(engine):
+        return
+    from alembic import command
+    from alembic.util.exc import CommandError
+
     cfg = alembic_config()
 
     def run(sync_conn: Connection) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.models import Revision, Update, UpdateState
@@ -72,6 +72,57 @@ class PublicReads:
             )
         query = query.order_by(u.published_at.desc(), u.id.desc()).limit(limit)
         return [update_from_row(r, now) for r in (await self.conn.execute(query)).all()]
+
+    async def visible_count(self, now: datetime) -> int:
+        """How many updates the public sees (one count over the state/publication index)."""
+        query = select(func.count()).select_from(t.updates).where(visible(now))
+        return int(await self.conn.scalar(query) or 0)
+
+    async def newer_visible(self, update_id: int, now: datetime) -> int | None:
+        """How many visible updates come before `update_id` newest first (0: it is the
+        newest); None when it is not visible. Reads the newer ones only."""
+        u = t.updates.c
+        anchor = (
+            await self.conn.execute(
+                select(u.published_at, u.id).where(u.id == update_id, visible(now))
+            )
+        ).first()
+        if anchor is None:
+            return None
+        # Two counts, each a range of the publication index (an OR of the two would not be).
+        later = select(func.count()).where(visible(now), u.published_at > anchor.published_at)
+        same = select(func.count()).where(
+            visible(now), u.published_at == anchor.published_at, u.id > anchor.id
+        )
+        return int(await self.conn.scalar(later.select_from(t.updates)) or 0) + int(
+            await self.conn.scalar(same.select_from(t.updates)) or 0
+        )
+
+    async def visible_id_at(self, newer: int, now: datetime) -> int | None:
+        """The id of the visible update with `newer` updates before it, newest first."""
+        u = t.updates.c
+        query = (
+            select(u.id)
+            .where(visible(now))
+            .order_by(u.published_at.desc(), u.id.desc())
+            .offset(newer)
+            .limit(1)
+        )
+        found: int | None = await self.conn.scalar(query)
+        return found
+
+    async def became_visible(self, after: datetime, now: datetime) -> list[int]:
+        """Updates whose embargo passed after `after` (and by `now`): public with no write."""
+        query = select(t.updates.c.id).where(visible(now), t.updates.c.published_at > after)
+        return list(await self.conn.scalars(query))
+
+    async def public_changes_since(self, version: int) -> tuple[frozenset[int], bool]:
+        """The updates that public versions after `version` touched, and whether one of
+        them touched everything (an import): `public_changes`."""
+        c = t.public_changes.c
+        found = await self.conn.scalars(select(c.update_id).where(c.version > version).distinct())
+        ids = list(found)
+        return frozenset(i for i in ids if i is not None), None in ids
 
     async def visible_update(self, update_id: int, now: datetime) -> Update | None:
         """One update with its revisions, or None when it does not exist or is not public."""

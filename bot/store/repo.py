@@ -104,6 +104,9 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
         self.enqueued = 0
         self._subscriptions_version: int | None = None
         self.public_touched = False
+        # What it changed that public views show: these updates, or (True) everything.
+        self.public_updates: set[int] = set()
+        self.public_everything = False
         # Shared payloads read or written in this transaction, by id (they never change).
         self.shared_payloads: dict[int, Mapping[str, object]] = {}
 
@@ -118,9 +121,22 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
     # -- public version ------------------------------------------------------
 
     def touch_public(self) -> None:
-        """This transaction changes what the public sees (callers writing tables directly,
-        like an import, say so; the methods below do it themselves)."""
+        """This transaction changes what the public sees, all of it as far as anyone can
+        tell (callers writing tables directly, like an import, say so; the methods below
+        do it themselves, naming what they touch)."""
         self.public_touched = True
+        self.public_everything = True
+
+    async def log_public_changes(self, version: int) -> None:
+        """Record what `version` touched (`public_changes`): the static site's publisher
+        re-renders those pages only."""
+        rows: list[dict[str, Any]] = [
+            {"version": version, "update_id": u} for u in self.public_updates
+        ]
+        if self.public_everything:
+            rows.append({"version": version, "update_id": None})
+        if rows:
+            await self.conn.execute(insert(t.public_changes), rows)
 
     async def public_version(self) -> int:
         """The public content version: one primary-key read."""
@@ -158,16 +174,20 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
         result = await self.conn.execute(
             insert(t.updates).values(**values).returning(t.updates.c.id)
         )
-        return int(result.scalar_one())
+        update_id = int(result.scalar_one())
+        self.public_updates.add(update_id)
+        return update_id
 
     async def set_update(self, update_id: int, values: Mapping[str, Any]) -> None:
         self.public_touched = True
+        self.public_updates.add(update_id)
         await self.conn.execute(
             update(t.updates).where(t.updates.c.id == update_id).values(**values)
         )
 
     async def insert_revision(self, update_id: int, revision: Revision) -> None:
         self.public_touched = True
+        self.public_updates.add(update_id)
         await self.conn.execute(
             insert(t.update_revisions).values(
                 update_id=update_id,

@@ -79,6 +79,17 @@ public_version = Table(
     Column("version", BigInteger, nullable=False),
 )
 
+public_changes = Table(
+    "public_changes",
+    metadata,
+    # Which updates each public version touched (a row per update; update_id NULL: every
+    # view changed, e.g. an import), so the static site re-publishes only their pages.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("version", BigInteger, nullable=False),
+    Column("update_id", Integer, nullable=True),
+    Index("ix_public_changes_version", "version"),
+)
+
 stale_texts = Table(
     "stale_texts",
     metadata,

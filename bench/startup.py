@@ -1,0 +1,87 @@
+"""How long commands take to start: `strikebot --help` and `strikebot status` against the
+import floor, `python -c "import sqlalchemy, aiohttp"`, in the same run.
+
+Each command runs as its own process (the console script in the venv, as a person types
+it), `--rounds` times, the commands interleaved round by round so that the machine's load
+from other work falls on all of them alike. `status` reads a temporary SQLite file made
+(and migrated, and seeded with the shipped campaign) by one `strikebot status` before the
+rounds. Printed per command: the median wall time, its spread (lowest–highest) and the
+median's ratio to the floor's median (issue 31: at most 1.5). `python -c pass` is printed
+too, for scale. The last line is machine-readable.
+
+    .venv/bin/python -m bench.startup [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    began = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True)  # noqa: S603 - ours
+    elapsed = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    strikebot = str(BIN / "strikebot")
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="strikebot-startup-") as where:
+        cwd = Path(where)
+        env = {
+            **os.environ,
+            "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
+            "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{cwd / 'bench.db'}",
+        }
+        for name in list(env):
+            if name.endswith(("_TOKEN", "_SECRET")) or name.startswith("STRIKEBOT_SMTP"):
+                del env[name]  # no platform switched on
+        commands = {
+            "python -c pass": [python, "-c", "pass"],
+            "import floor": [python, "-c", "import sqlalchemy, aiohttp"],
+            "strikebot --help": [strikebot, "--help"],
+            "strikebot status": [strikebot, "status"],
+        }
+        timed(commands["strikebot status"], env, cwd)  # makes, migrates and seeds the file
+        for command in commands.values():
+            timed(command, env, cwd)  # warm the file cache and the bytecode
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, command in commands.items():
+                times[name].append(timed(command, env, cwd))
+    floor = statistics.median(times["import floor"])
+    print(f"{args.rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    ratios = {}
+    for name, values in times.items():
+        median = statistics.median(values)
+        ratios[name] = median / floor
+        print(
+            f"  {name:18} median {median * 1000:6.0f} ms  "
+            f"({min(values) * 1000:.0f}–{max(values) * 1000:.0f})  ÷ floor {ratios[name]:.2f}"
+        )
+    print(
+        f"startup help_ms={statistics.median(times['strikebot --help']) * 1000:.0f} "
+        f"status_ms={statistics.median(times['strikebot status']) * 1000:.0f} "
+        f"floor_ms={floor * 1000:.0f} help_ratio={ratios['strikebot --help']:.2f} "
+        f"status_ratio={ratios['strikebot status']:.2f} load={os.getloadavg()[0]:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
