@@ -7,7 +7,6 @@ here: tokens come only from the environment (`Settings`).
 from __future__ import annotations
 
 import ipaddress
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,8 +36,18 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section, installed_plugins
+from bot.plugins import (
+    AdminRule,
+    FromEnvironment,
+    Plugin,
+    Plugins,
+    PluginSettings,
+    Section,
+    from_environment,
+    installed_plugins,
+)
 from bot.plugins.admins import AdminList
+from bot.store.engine import DEFAULT_DATABASE_URL
 
 DEFAULT_CONFIG_PATH = Path("config/strike.toml")
 
@@ -346,7 +355,7 @@ def _check_extra(where: str, value: dict[str, Any], languages: set[str]) -> None
 
 def load_config(path: Path | str | None = None) -> StrikeConfig:
     """Read and validate the campaign file. Raises `ConfigError` naming file, key and fix."""
-    path = Path(path or os.environ.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH)
+    path = Path(path or from_environment(CoreSettings).config_path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -491,39 +500,67 @@ def _dotted(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
     return out
 
 
+class CoreSettings(FromEnvironment):
+    """The core's own variables, read by pydantic-settings; each default is written here
+    once (docs/configuration.md lists them, and a test keeps the two in step)."""
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL,
+        alias="STRIKEBOT_DATABASE_URL",
+        description="SQLite file, or postgresql+asyncpg://user:password@host/db",
+    )
+    config_path: Path = Field(
+        default=DEFAULT_CONFIG_PATH, alias="STRIKEBOT_CONFIG", description="the campaign file"
+    )
+    http_host: str = Field(
+        default="127.0.0.1", alias="STRIKEBOT_HTTP_HOST", description="where the web server listens"
+    )
+    http_port: int = Field(default=8080, alias="STRIKEBOT_HTTP_PORT", description="its port")
+
+    @field_validator("http_port", mode="before")
+    @classmethod
+    def _port(cls, value: object) -> object:
+        text = str(value).strip()
+        if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+            raise ValueError(f"{text} is not a port; use a number from 1 to 65535, such as 8080")
+        return int(text)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything that comes from the environment: the core's variables, and each installed
-    plugin's (`PluginSettings`). Secrets are never logged or printed."""
+    """Everything that comes from the environment: the core's variables (`CoreSettings`),
+    and each installed plugin's (`PluginSettings`). Secrets are never logged or printed."""
 
-    database_url: str
-    config_path: Path
-    http_host: str
-    http_port: int
+    core: CoreSettings = field(default_factory=lambda: from_environment(CoreSettings, {}))
     plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
 
     @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, *, plugins: Plugins | None = None
     ) -> Settings:
-        e = dict(os.environ if env is None else env)
+        """The core's and every installed plugin's variables, from `env` (default: the
+        process's environment)."""
         plugins = installed_plugins() if plugins is None else plugins
-        port_text = e.get("STRIKEBOT_HTTP_PORT", "8080")
-        try:
-            port = int(port_text)
-            if not 0 <= port <= 65535:
-                raise ValueError
-        except ValueError:
-            raise ConfigError(
-                f"STRIKEBOT_HTTP_PORT={port_text!r} is not a port; use a number such as 8080."
-            ) from None
         return cls(
-            database_url=e.get("STRIKEBOT_DATABASE_URL") or "sqlite+aiosqlite:///data/strikebot.db",
-            config_path=Path(e.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH),
-            http_host=e.get("STRIKEBOT_HTTP_HOST") or "127.0.0.1",
-            http_port=port,
-            plugins={name: plugin.settings.from_env(e) for name, plugin in plugins.items()},
+            core=from_environment(CoreSettings, env),
+            plugins={name: plugin.settings.from_env(env) for name, plugin in plugins.items()},
         )
+
+    @property
+    def database_url(self) -> str:
+        return self.core.database_url
+
+    @property
+    def config_path(self) -> Path:
+        return self.core.config_path
+
+    @property
+    def http_host(self) -> str:
+        return self.core.http_host
+
+    @property
+    def http_port(self) -> int:
+        return self.core.http_port
 
     def plugin(self, plugin: Plugin) -> PluginSettings:
         """`plugin`'s settings (its defaults when they were not read from the environment)."""
@@ -532,8 +569,3 @@ class Settings:
 
     def secrets(self) -> list[str]:
         return [secret for found in self.plugins.values() for secret in found.secrets()]
-
-    def __repr__(self) -> str:
-        # Plugin settings print their secrets as '**********' (pydantic's SecretStr).
-        parts = [f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__]
-        return f"Settings({', '.join(parts)})"

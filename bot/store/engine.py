@@ -62,7 +62,7 @@ def create_engine(url: str) -> AsyncEngine:
     except ArgumentError as exc:
         raise StoreUnavailable(
             f"STRIKEBOT_DATABASE_URL {url!r} is not a database URL. Use "
-            "sqlite+aiosqlite:///data/strikebot.db or postgresql+asyncpg://user@host/db."
+            f"{DEFAULT_DATABASE_URL} or postgresql+asyncpg://user@host/db."
         ) from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -92,7 +92,7 @@ def create_engine(url: str) -> AsyncEngine:
         return engine
     raise StoreUnavailable(
         f"Database {backend!r} is not supported. Use SQLite "
-        "(sqlite+aiosqlite:///data/strikebot.db) or PostgreSQL (postgresql+asyncpg://...)."
+        f"({DEFAULT_DATABASE_URL}) or PostgreSQL (postgresql+asyncpg://...)."
     )
 
 
