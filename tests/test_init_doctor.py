@@ -212,9 +212,11 @@ async def test_init_then_doctor_then_the_first_post_with_no_edit_by_hand(tmp_pat
                                 env=env))[0] == 0  # fmt: skip
         code, out, err = await strikebot(tmp_path, "doctor", "--json", env=env)
         assert code == 0, out
-        assert all(c["verdict"] == "ok" for c in json.loads(out)["checks"]), out
+        report = json.loads(out)
+        assert {c["verdict"] for c in report["checks"]} <= {"ok", "off"}, out
+        assert report["reaching"] == ["Discord", "Slack"]
         code, out, _ = await strikebot(tmp_path, "doctor", env=env)
-        assert "Everything checked works" in out
+        assert "Everything checked works: Discord, Slack reach people" in out
 
         # The first post reaches every channel.
         code, _, err = await strikebot(
@@ -413,10 +415,14 @@ async def test_doctor_names_channels_on_platforms_that_are_off_or_cannot_check_t
                                 language="en", timezone="UTC"),
         )  # fmt: skip
     plugins = installed_plugins()
-    checks = await run_doctor(Settings.from_env({}, plugins=plugins), config, sqlite_store, plugins)
-    found = {(c.platform, c.subject): c for c in checks}
-    off = found[("discord", "switched on")]
+    report = await run_doctor(Settings.from_env({}, plugins=plugins), config, sqlite_store, plugins)
+    found = {(c.platform, c.subject): c for c in report.checks}
+    off = found[("discord", "state")]
     assert off.verdict is Verdict.FAIL and "DISCORD_TOKEN" in off.fix
+    assert off.detail == "off, and 1 channel(s) subscribed get nothing"
     assert found[("console", "self-check")].verdict is Verdict.SKIP
     assert found[("campaign", "public_url")].verdict is Verdict.WARN  # no token: a warning
-    assert not any(c.platform == "slack" for c in checks)  # off, and nothing subscribed there
+    # Off, and nothing subscribed there: off, with how to switch it on, and no failure.
+    assert found[("slack", "state")].verdict is Verdict.OFF
+    assert "SLACK_BOT_TOKEN" in found[("slack", "state")].fix
+    assert report.exit_code == 1

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings
-from bot.ports import Contact, Cost, Plugin, PluginContext
+from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin, PluginContext
 
 
 def create(ctx: PluginContext) -> object:
@@ -11,6 +13,13 @@ def create(ctx: PluginContext) -> object:
     from adapters.email._adapter import EmailAdapter
 
     return EmailAdapter(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    """Whether the mail server answers and takes the login (imports aiosmtplib on use)."""
+    from adapters.email._doctor import doctor as check
+
+    return await check(request)
 
 
 plugin = Plugin(
@@ -23,4 +32,5 @@ plugin = Plugin(
     contact=Contact.EMAIL,
     cost=Cost(units="email.units"),
     docs="docs/email-sms.md#e-mail",
+    doctor=doctor,
 )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from adapters.sms._render import segments_of
 from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
-from bot.ports import Contact, Cost, Plugin, PluginContext
+from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin, PluginContext
 
 
 def create(ctx: PluginContext) -> object:
@@ -12,6 +14,13 @@ def create(ctx: PluginContext) -> object:
     from adapters.sms._adapter import SmsAdapter
 
     return SmsAdapter(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    """Whether Twilio takes the account, and the sender's US registration."""
+    from adapters.sms._doctor import doctor as check
+
+    return await check(request)
 
 
 plugin = Plugin(
@@ -27,4 +36,5 @@ plugin = Plugin(
         measure=segments_of,
     ),
     docs="docs/email-sms.md#text-messages",
+    doctor=doctor,
 )

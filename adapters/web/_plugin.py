@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.web._app import WebSection, WebSettings
 from adapters.web._build import WebSurface
+from adapters.web._doctor import doctor
 from adapters.web.cli import register
 from bot.ports import Plugin
 
@@ -18,4 +19,5 @@ plugin = Plugin(
     delivers=False,
     cli=register,
     docs="docs/web.md",
+    doctor=doctor,
 )

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from rich.console import RenderableType
+
 from bot import i18n
 from bot.clock import parse_moment as parse_offset_moment
 from bot.editorial.parsing import parse_timezone
@@ -299,6 +301,43 @@ def state_label(update: Update, zone_name: str) -> str:
     if update.state is UpdateState.RETRACTED:
         return f"retracted: {update.retraction_reason or ''}".rstrip(": ")
     return "published"
+
+
+def fitted_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    key: int = 0,
+    width: int | None = None,
+) -> RenderableType:
+    """A table whose every column keeps at least its header's width (text wraps, long words
+    fold), or, when the terminal is too narrow even for that, the same rows as a list: each
+    row under its `key` column's value, one "header: value" line per other column. Nothing
+    is cut off, whatever the width. Cells are rich markup, escaped by the caller."""
+    from rich.console import Group
+    from rich.measure import Measurement
+    from rich.table import Table
+    from rich.text import Text
+
+    from bot.cli import out
+
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        table.add_column(header, overflow="fold", min_width=max(len(header), 3))
+    for row in rows:
+        table.add_row(*row)
+    available = width or out.width
+    if Measurement.get(out, out.options.update_width(available), table).minimum <= available:
+        return table
+    blocks: list[RenderableType] = [Text(title, style="bold")] if title else []
+    for row in rows:
+        lines = [Text.from_markup(f"[bold]{row[key]}[/]")]
+        for i, (header, cell) in enumerate(zip(headers, row, strict=True)):
+            if i != key and cell:
+                lines.append(Text.from_markup(f"  {header or '-'}: {cell}"))
+        blocks += [*lines, Text("")]
+    return Group(*blocks)
 
 
 def shorten(text: str, limit: int = 80) -> str:

@@ -164,6 +164,7 @@ class Verdict(StrEnum):
     WARN = "warn"  # works, but something will surprise people
     FAIL = "fail"  # something will not work until fixed
     SKIP = "skip"  # could not be checked
+    OFF = "off"  # switched off, and nothing waits on it
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ connection, and SQLAlchemy then replaces every connection opened before it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import time
@@ -25,6 +26,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
@@ -44,6 +47,8 @@ from sqlalchemy.util import await_only
 
 from bot.errors import StoreUnavailable
 from bot.store._one_trip import OneTripConnection, one_trip_dbapi
+
+log = logging.getLogger("strikebot.store")
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -213,8 +218,17 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     def run(sync_conn: Connection) -> None:
         if sync_conn.dialect.name == "postgresql":
             sync_conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727274001)")
+        before = MigrationContext.configure(sync_conn).get_current_revision()
         cfg.attributes["connection"] = sync_conn
         command.upgrade(cfg, revision)
+        after = MigrationContext.configure(sync_conn).get_current_revision()
+        if before != after:  # one line however many migrations ran
+            steps = _steps(cfg, before, after)
+            log.info(
+                "database schema %s: %d migration(s) applied",
+                f"created at {after}" if before is None else f"upgraded from {before} to {after}",
+                steps,
+            )
 
     try:
         async with engine.connect() as conn:
@@ -232,6 +246,13 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         if translated is None:
             raise
         raise translated from exc
+
+
+def _steps(cfg: Config, before: str | None, after: str | None) -> int:
+    scripts = ScriptDirectory.from_config(cfg)
+    if after is None:
+        return 0
+    return sum(1 for _ in scripts.iterate_revisions(after, before or "base"))
 
 
 async def check_reachable(engine: AsyncEngine, url: str, within: float = 10.0) -> None:

@@ -2,6 +2,8 @@
 
     POST /2010-04-01/Accounts/{AccountSid}/Messages.json   (HTTP Basic: SID, auth token)
          To, Body, From | MessagingServiceSid, StatusCallback  -> 201 {"sid": "SM...", ...}
+    GET  /2010-04-01/Accounts/{AccountSid}.json   -> {"sid", "status", "type", ...}
+         (`account_status`: active, suspended, closed; `account_type`: Full or Trial)
 
 It behaves like Twilio at its worst where the adapter must cope:
 - a wrong login gets 401 {"code": 20003}; a body over 1600 characters 400 {"code": 21617};
@@ -67,6 +69,8 @@ class FakeTwilio:
     opted_out: set[str] = field(default_factory=set)
     landlines: set[str] = field(default_factory=set)
     faults: deque[Fault] = field(default_factory=deque)
+    account_status: str = "active"
+    account_type: str = "Full"
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -75,6 +79,7 @@ class FakeTwilio:
     async def __aenter__(self) -> FakeTwilio:
         app = web.Application()
         app.router.add_post("/2010-04-01/Accounts/{sid}/Messages.json", self._create)
+        app.router.add_get("/2010-04-01/Accounts/{sid}.json", self._account)
         self._runner, port = await serve(app)
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -89,6 +94,14 @@ class FakeTwilio:
 
     def fail(self, *faults: Fault) -> None:
         self.faults.extend(faults)
+
+    async def _account(self, request: web.Request) -> web.StreamResponse:
+        if not _authorized(request) or request.match_info["sid"] != ACCOUNT_SID:
+            return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
+        return _json(200, {
+            "sid": ACCOUNT_SID, "friendly_name": "Strike line", "status": self.account_status,
+            "type": self.account_type,
+        })  # fmt: skip
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
