@@ -156,6 +156,18 @@ class AdminRule(Section):
     def allows(self, actor: Actor) -> bool:
         return actor.user_id in self.user_ids
 
+    @classmethod
+    def place(cls, value: str) -> tuple[str, str]:
+        """Where an admin id typed as `value` goes: the name of this rule's list and the id
+        as stored. Raises `ValueError` with a sentence saying what an id looks like on
+        this platform (`strikebot init` asks again). Plugins override it with their form."""
+        value = value.strip()
+        if not re.fullmatch(r"[\w.@+-]{1,100}", value):
+            raise ValueError(
+                f"{value!r} is not a usable id: letters, digits, '.', '@', '+', '-' or '_'"
+            )
+        return "user_ids", value
+
 
 class Verdict(StrEnum):
     """How one `strikebot doctor` check came out."""
