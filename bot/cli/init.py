@@ -10,9 +10,9 @@ either.
         --demand "pay=Fair pay" --demand "safety=Safe staffing"
 
 In a terminal each answer is checked as it is typed and asked again until it is usable;
-no answer given before is lost. The file goes to `--config` (default `config/<slug>.toml`), the database to
-`--database-url` (default SQLite `data/<slug>.db`). Then `strikebot doctor` and `strikebot
-run` with the same two.
+no answer given before is lost. The file goes to `--config` (default `config/<slug>.toml`),
+the database to `--database-url` (default SQLite `data/<slug>.db`). Then `strikebot doctor`
+and `strikebot run` with the same two.
 """
 
 from __future__ import annotations
