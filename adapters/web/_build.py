@@ -49,7 +49,6 @@ class WebSurface:
 
     def mount(self, app: web.Application) -> None:
         state = WebState(self.ctx, self.settings, make_templates())
-        state.openapi = _openapi.document_bytes(self.ctx.campaign)
         app[STATE] = state
         app.middlewares.extend(MIDDLEWARES)
         _pages.add_routes(app, self.ctx.campaign)
@@ -60,6 +59,8 @@ class WebSurface:
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
         _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
+        # From the route table just built: the document describes what is served.
+        state.openapi = _openapi.document_bytes(self.ctx.campaign, app.router)
 
     async def start(self) -> None:
         self._stop.clear()
