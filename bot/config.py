@@ -7,6 +7,7 @@ here: tokens come only from the environment (`Settings`).
 from __future__ import annotations
 
 import ipaddress
+import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from bot import i18n
 from bot.errors import ConfigError
@@ -323,7 +325,13 @@ class StrikeConfig(_Model):
         )
 
     def to_admins(self) -> AdminList:
-        return AdminList({name: parts.admins for name, parts in self._plugins.items()})
+        rules = {name: parts.admins for name, parts in self._plugins.items()}
+        return AdminList(rules, file=self.file)
+
+    @property
+    def file(self) -> str:
+        """The campaign file this was read from, as people name it."""
+        return self._source if not self._source.startswith("<") else "the campaign file"
 
     def plugin_config(self, name: str) -> PluginConfig:
         """The validated `[<name>]`, `[admins.<name>]` and `[delivery] <name>_...` parts."""
@@ -333,6 +341,7 @@ class StrikeConfig(_Model):
             raise ConfigError(f"No platform plugin called {name!r} is installed.") from None
 
     _plugins: dict[str, PluginConfig] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr(default="<config>")
 
 
 def _check_localized(where: str, value: Localized, languages: set[str], default: str) -> None:
@@ -417,6 +426,7 @@ def parse_config(
                 raise ConfigError(_explain(exc, source, values, prefix=where)) from None
         bound[name] = PluginConfig(validated["section"], validated["admins"], validated["delivery"])
     config._plugins.update(bound)
+    config._source = source
     return config
 
 
@@ -474,13 +484,11 @@ def _explain(exc: ValidationError, source: str, raw: dict[str, Any], *, prefix: 
     for error in exc.errors()[:5]:
         loc = _dotted(error["loc"], raw)
         loc = f"{prefix}.{loc}" if prefix and loc else prefix or loc
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key; check its spelling against config/strike.toml"
-        elif error["type"] == "missing":
-            message = "required; add it"
+        message = _config_problem(error)
         got = (
-            "" if error["type"] in ("missing", "extra_forbidden") else f" (got {error['input']!r})"
+            ""
+            if error["type"] in ("missing", "extra_forbidden")
+            else f" (got {_shown(error['input'])})"
         )
         where = f"{loc}: " if loc else ""
         lines.append(f"{source}: {where}{message}{got}")
@@ -488,6 +496,70 @@ def _explain(exc: ValidationError, source: str, raw: dict[str, Any], *, prefix: 
     if more > 0:
         lines.append(f"...and {more} more problem(s).")
     return "\n".join(lines)
+
+
+_PATTERNS = {
+    CampaignSection.model_fields["slug"].metadata[0].pattern: "use 2-63 lower-case letters, "
+    "digits and '-', starting with a letter or a digit, e.g. acme-workers-2026",
+}
+
+
+def _config_problem(error: ErrorDetails) -> str:
+    """What is wrong with one value of the campaign file, in words (no pydantic jargon)."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key; check its spelling against config/strike.toml"
+    if kind == "missing":
+        return "required; add it"
+    if kind == "string_pattern_mismatch":
+        return _PATTERNS.get(str(ctx.get("pattern")), "not in the form this key takes")
+    if kind in ("string_too_short", "too_short"):
+        return "may not be empty" if ctx.get("min_length") == 1 else "too short"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        bounds = {"greater_than_equal": "at least", "less_than_equal": "at most",
+                  "greater_than": "more than", "less_than": "less than"}  # fmt: skip
+        limit = next(iter(ctx.values()), "")
+        return f"must be {bounds[kind]} {limit}"
+    if kind in ("bool_type", "bool_parsing"):
+        return "write true or false"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "write a whole number"
+    if kind in ("float_type", "float_parsing"):
+        return "write a number"
+    if kind in ("string_type",):
+        return 'write text in double quotes, e.g. "…"'
+    if kind in ("list_type",):
+        return 'write a list in brackets, e.g. ["…", "…"]'
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return 'write a table of keys, e.g. { en = "…" }'
+    if kind in (
+        "date_type",
+        "date_parsing",
+        "date_from_datetime_inexact",
+        "date_from_datetime_parsing",
+    ):
+        return "write a date as YYYY-MM-DD, e.g. 2019-01-14"
+    if kind in ("datetime_type", "datetime_parsing", "datetime_from_date_parsing"):
+        return "write a date and time with its UTC offset, e.g. 2019-01-14T06:00:00-08:00"
+    if kind == "enum":
+        return f"use one of {ctx.get('expected')}"
+    if kind == "literal_error":
+        return f"use {ctx.get('expected')}"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _shown(value: object) -> str:
+    """A value from the campaign file as it was written there (TOML), not as Python's repr."""
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _dotted(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:

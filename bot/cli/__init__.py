@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -81,7 +81,9 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from bot.cli._shared import Parser
+
+    parser = Parser(
         prog="strikebot",
         description="Keep members, parents and supporters informed during a strike.",
     )
@@ -102,7 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         "subscribe a channel during `strikebot run --now` (ISO 8601 with offset, "
         "e.g. 2019-01-17T12:00-08:00)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Subcommands are `Parser`s too (argparse makes them of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND"),
+    )
     sub.required = True
     for module in _command_modules():
         module.register(sub)
@@ -129,9 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StrikebotError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return exc.exit_code
-    from bot.cli._shared import language_flags
+    from bot.cli._shared import language_flags, option_strings
 
-    args = parser.parse_args(language_flags(sys.argv[1:] if argv is None else argv))
+    given = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(language_flags(given, option_strings(parser)))
     handler: Handler = args.handler
     try:
         return asyncio.run(handler(args))

@@ -208,8 +208,9 @@ async def post_handler(args: argparse.Namespace) -> int:
             else None
         )
         draft = Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at)
-        if args.dry_run:
-            return await _dry_run(ctx, draft, publish_at, as_json=args.json)
+        if args.dry_run:  # refused exactly as the post would be
+            checked = ctx.admin.check_post(draft, publish_at)
+            return await _dry_run(ctx, checked, publish_at, as_json=args.json)
         update = await ctx.admin.post(actor, draft, publish_at=publish_at)
         outbox = await _outbox(ctx, update.id)
         document: dict[str, Any] = {"update": update_json(update, campaign), "outbox": outbox}

@@ -133,14 +133,7 @@ class Admin:
         """Post now, or at `publish_at` (embargo). Needs a second admin if approval is on."""
         self.admins.require(actor, "post updates")
         now = self.clock()
-        draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
-        check_year(draft.next_step_at)
-        check_year(publish_at)
-        if publish_at is not None and publish_at <= now and seed_key is None:
-            raise InvalidInput(
-                f"The embargo time {publish_at.isoformat()} is in the past. "
-                "Give a future time, or leave it out to publish now."
-            )
+        draft = self.check_post(draft, publish_at, seeding=seed_key is not None)
         async with self.store.write() as tx:
             if seed_key is not None:
                 existing = await tx.get_update_by_seed(seed_key, now)
@@ -150,6 +143,22 @@ class Admin:
                 tx, actor, draft, now, publish_at=publish_at, seed_key=seed_key,
                 created_at=created_at,
             )  # fmt: skip
+
+    def check_post(
+        self, draft: Draft, publish_at: datetime | None = None, *, seeding: bool = False
+    ) -> Draft:
+        """The draft as `post` would store it, or the `InvalidInput` `post` would raise:
+        every check a post makes before it writes, so a preview refuses what the post
+        refuses (texts, their lengths and languages, plausible years, an embargo ahead)."""
+        draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
+        check_year(draft.next_step_at)
+        check_year(publish_at)
+        if publish_at is not None and publish_at <= self.clock() and not seeding:
+            raise InvalidInput(
+                f"The embargo time {publish_at.isoformat()} is in the past. "
+                "Give a future time, or leave it out to publish now."
+            )
+        return draft
 
     async def _insert(
         self,
