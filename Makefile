@@ -12,18 +12,18 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 $(BIN)/python:
 	@echo "make: setting up $(VENV) (the first time takes a minute or two)"
 	@$(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet --quiet --upgrade pip
 
 # What `strikebot run` needs, and nothing more.
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	@echo "make: installing strikebot and what it runs on into $(VENV)"
-	@$(BIN)/python -m pip install --quiet -e .
+	@$(BIN)/python -m pip install --quiet --quiet -e .
 	@touch $@
 
 # The developer tools too (pytest, ruff, mypy, import-linter, schemathesis, ...).
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	@echo "make: installing strikebot and the developer tools into $(VENV)"
-	@$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@$(BIN)/python -m pip install --quiet --quiet -e '.[dev]'
 	@touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)
