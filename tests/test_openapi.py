@@ -179,6 +179,7 @@ async def test_api_keeps_to_its_document(runtime: PluginContext, timeline: Week)
         )  # fmt: skip
         status = await client.get("/api/v1/status")
         assert status.status == 200
+    print(f"schemathesis: {sent} cases with the token, {sent_anonymous} without")
     assert failures + anonymous == [], "\n\n".join(failures + anonymous)
     assert 300 <= sent + sent_anonymous <= 1500, (sent, sent_anonymous)  # bounded, and real
     # The generated writes went through the real use cases, with the token, into the audit log.
