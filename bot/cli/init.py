@@ -70,8 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         metavar="PLATFORM:ID",
         help="an admin's id on an installed platform, as PLATFORM:ID (repeat); each is checked "
-        "in its platform's form: a Discord user id, a Slack U... user or S... user group, a "
-        "Telegram number (negative: a group whose administrators are admins)",
+        "in the form its platform gives ids (docs/platforms.md says where to find them)",
     )
     parser.add_argument(
         "--demand",
