@@ -17,7 +17,9 @@ class Contact(StrEnum):
     """The kinds of personal address a delivering plugin may reach (`Plugin.contact`)."""
 
     EMAIL = "email"
-    PHONE = "phone"
+    PHONE = "phone"  # a mobile number, reached by text
+    WHATSAPP = "whatsapp"  # a number that wrote on WhatsApp first
+    PUSH = "push"  # a browser's Web Push subscription: its endpoint (and keys)
 
 
 class Status(StrEnum):
@@ -296,6 +298,9 @@ class Subscriber:
     confirmations_since: datetime | None = None
     broken_reason: str | None = None
     broken_at: datetime | None = None
+    # A browser push subscription's keys (p256dh, auth); secret like the address.
+    keys: Mapping[str, str] | None = field(default=None, repr=False)
+    heard_at: datetime | None = None  # when they last wrote (WhatsApp's 24-hour window)
 
     @property
     def confirmed(self) -> bool:

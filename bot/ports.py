@@ -13,7 +13,7 @@ from __future__ import annotations
 from bot import i18n
 from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
 from bot.channels.webhooks import summary as webhook_summary
-from bot.cli import CliContext, add_json_flag, open_context, out, print_json
+from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
 from bot.cli._shared import moment_type
 from bot.clock import Clock, FixedClock, shifted_clock, utcnow
 from bot.commands import (
@@ -30,6 +30,7 @@ from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
 from bot.delivery.planning import wants
 from bot.editorial.admin import Admin, Changes, DemandResult, Draft
 from bot.editorial.demands import DemandWording
+from bot.editorial.desk import Action, Desk, Preview, Problems, Proposal, TextPatch
 from bot.editorial.parsing import parse_quiet_hours
 from bot.editorial.reach import Reach, reach
 from bot.editorial.rules import (
@@ -88,7 +89,10 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
+from bot.people.asking import ask
 from bot.people.contacts import mask
+from bot.people.keywords import Heard, Keywords, guess_language
+from bot.people.keywords import Kind as KeywordKind
 from bot.people.signups import (
     Choice,
     Contactable,
@@ -151,6 +155,7 @@ __all__ = [
     "SOURCE_MAX",
     "STORE_FAILURES",
     "VISIBLE_TEXT_PATTERN",
+    "Action",
     "Actor",
     "Adapter",
     "Address",
@@ -180,6 +185,7 @@ __all__ = [
     "DemandResult",
     "DemandStatus",
     "DemandWording",
+    "Desk",
     "Dispatcher",
     "DoctorRequest",
     "Draft",
@@ -188,7 +194,10 @@ __all__ = [
     "FindsSent",
     "FixedClock",
     "HealthBoard",
+    "Heard",
     "InvalidInput",
+    "KeywordKind",
+    "Keywords",
     "Leadership",
     "Limits",
     "Link",
@@ -208,6 +217,9 @@ __all__ = [
     "PluginContext",
     "PluginSettings",
     "Plugins",
+    "Preview",
+    "Problems",
+    "Proposal",
     "QuietHours",
     "QuietHoursSetting",
     "Reach",
@@ -224,6 +236,7 @@ __all__ = [
     "StrikebotError",
     "SubParsers",
     "Subscription",
+    "TextPatch",
     "TooManySignups",
     "TransientDeliveryError",
     "Tx",
@@ -235,6 +248,7 @@ __all__ = [
     "WebhookEndpoint",
     "Webhooks",
     "add_json_flag",
+    "ask",
     "check_update_text",
     "check_url",
     "choice_text",
@@ -246,6 +260,7 @@ __all__ = [
     "family_answers",
     "fit",
     "fit_message",
+    "guess_language",
     "i18n",
     "installed_plugins",
     "is_command_prefix",
@@ -257,6 +272,7 @@ __all__ = [
     "neutralize_mentions",
     "not_found",
     "open_context",
+    "open_plugin",
     "out",
     "page_url",
     "parse_address",

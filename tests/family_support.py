@@ -22,6 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.email import EmailAdapter
 from adapters.sms import SmsAdapter
 from adapters.web import WebSurface
+from adapters.whatsapp import WhatsAppAdapter
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig
 from bot.delivery.dispatcher import Dispatcher, DrainStats
@@ -37,7 +38,12 @@ from tests.support import ADMINS, CAMPAIGN, campaign_config
 MAIL_FROM = "UTLA Strike News <news@utla.example.org>"
 
 
-def family_env(smtp: FakeSmtp | None, twilio: FakeTwilio | None) -> dict[str, str]:
+WHATSAPP_FROM = "+12135550199"  # the campaign's WhatsApp sender
+
+
+def family_env(
+    smtp: FakeSmtp | None, twilio: FakeTwilio | None, whatsapp: bool = False
+) -> dict[str, str]:
     env: dict[str, str] = {}
     if smtp is not None:
         env |= {"STRIKEBOT_SMTP_URL": smtp.url, "STRIKEBOT_MAIL_FROM": MAIL_FROM}
@@ -48,6 +54,8 @@ def family_env(smtp: FakeSmtp | None, twilio: FakeTwilio | None) -> dict[str, st
             "TWILIO_FROM": FROM,
             "TWILIO_API_BASE": twilio.url,
         }
+        if whatsapp:
+            env |= {"TWILIO_WHATSAPP_FROM": WHATSAPP_FROM, "TWILIO_CONTENT_API_BASE": twilio.url}
     return env
 
 
@@ -63,6 +71,7 @@ class Families:
     dispatcher: Dispatcher
     smtp: FakeSmtp | None
     twilio: FakeTwilio | None
+    whatsapp: WhatsAppAdapter | None = None
 
     @property
     def server(self) -> str:
@@ -79,6 +88,18 @@ class Families:
             self.server, f"{CAMPAIGN.public_url}/sms/inbound", inbound(sender, body, sid)
         )
 
+    async def whatsapp_in(self, sender: str, body: str, sid: str) -> tuple[int, str]:
+        """A WhatsApp message to the campaign's number, signed as Twilio signs it (the fake
+        opens the sender's 24-hour window, as WhatsApp would)."""
+        assert self.twilio is not None
+        params = self.twilio.whatsapp_in(sender, body, sid, to=WHATSAPP_FROM)
+        return await signed_request(self.server, f"{CAMPAIGN.public_url}/whatsapp/inbound", params)
+
+    async def callbacks(self) -> list[int]:
+        """Twilio's status callbacks for every WhatsApp message sent so far."""
+        assert self.twilio is not None
+        return await self.twilio.send_callbacks(self.server)
+
 
 @asynccontextmanager
 async def families(
@@ -90,10 +111,14 @@ async def families(
     config: StrikeConfig | None = None,
     email_timeout: float = 5,
     sms_timeout: float = 2,
+    whatsapp: bool = False,
+    whatsapp_section: dict[str, Any] | None = None,
     **sections: Any,
 ) -> AsyncIterator[Families]:
+    if whatsapp_section is not None:
+        sections["whatsapp"] = whatsapp_section
     config = config or campaign_config(CAMPAIGN, **sections)
-    settings = Settings.from_env(family_env(smtp, twilio))
+    settings = Settings.from_env(family_env(smtp, twilio, whatsapp))
     admin = Admin(store, CAMPAIGN, ADMINS, clock)
     signups = signups_for(store, config, clock)
     plugins = installed_plugins()
@@ -105,10 +130,11 @@ async def families(
 
     email = EmailAdapter(ctx("email"), timeout=email_timeout) if smtp is not None else None
     sms = SmsAdapter(ctx("sms"), timeout=sms_timeout) if twilio is not None else None
+    wa = WhatsAppAdapter(ctx("whatsapp"), timeout=sms_timeout) if whatsapp else None
     app = web.Application(client_max_size=256 * 1024)
     WebSurface(ctx("web")).mount(app)
     adapters: dict[str, Any] = {}
-    for part in (email, sms):
+    for part in (email, sms, wa):
         if part is not None:
             part.mount(app)
             adapters[part.platform] = part
@@ -126,10 +152,10 @@ async def families(
     async with TestClient(TestServer(app)) as client:
         try:
             yield Families(
-                store, clock, admin, signups, email, sms, client, dispatcher, smtp, twilio
+                store, clock, admin, signups, email, sms, client, dispatcher, smtp, twilio, wa
             )
         finally:
-            for part in (email, sms):
+            for part in (email, sms, wa):
                 if part is not None:
                     await part.stop()
 

@@ -337,6 +337,85 @@ async def sms_rig(
         yield Rig("sms", f.sms, store, f.admin, inject, copies, sends)
 
 
+@asynccontextmanager
+async def whatsapp_rig(
+    store: Store, clock: FixedClock, tmp: Path, patience: float, monotonic: Monotonic
+) -> AsyncIterator[Rig]:
+    from tests.fakes.twilio import FakeTwilio, Fault
+    from tests.family_support import families
+
+    number = "+12135550123"
+    async with (
+        FakeTwilio(retry_after=SHORT, clock=clock) as twilio,
+        families(
+            store, clock, twilio=twilio, whatsapp=True, sms_timeout=patience,
+            whatsapp_section={"sender_name": "UTLA"},
+        ) as f,
+    ):  # fmt: skip
+        status, reply = await f.whatsapp_in(number, "JOIN", "SM-join-faults")
+        assert status == 200 and "<Message>" in reply
+        assert f.whatsapp is not None
+        faults = {
+            Shape.RATE_LIMITED: Fault.RATE_LIMITED,
+            Shape.RATE_LIMITED_LONG: Fault.RATE_LIMITED,
+            Shape.JSON_5XX: Fault.JSON_500,
+            Shape.HTML_5XX: Fault.HTML_502,
+            Shape.TEXT_5XX: Fault.PLAIN_503,
+            Shape.TRUNCATED_JSON: Fault.TRUNCATED_JSON,
+            Shape.HANG: Fault.HANG,
+            Shape.RESET: Fault.RESET,
+        }
+
+        def inject(shape: Shape) -> None:
+            twilio.retry_after = LONG if shape is Shape.RATE_LIMITED_LONG else SHORT
+            twilio.fail(faults[shape])
+
+        def copies() -> int:
+            return sum(1 for t in twilio.whatsapp(number) if HEADLINE in t.body)
+
+        def sends() -> int:
+            return twilio.requests
+
+        yield Rig("whatsapp", f.whatsapp, store, f.admin, inject, copies, sends)
+
+
+@asynccontextmanager
+async def webpush_rig(
+    store: Store, clock: FixedClock, tmp: Path, patience: float, monotonic: Monotonic
+) -> AsyncIterator[Rig]:
+    from tests.fakes.push import FakePushService, PushFault
+    from tests.push_support import VAPID_PUBLIC, push_bot
+
+    async with (
+        FakePushService(retry_after=SHORT) as push,
+        push_bot(store, clock, push, request_timeout=patience) as bot,
+    ):
+        sub = push.subscribe(VAPID_PUBLIC)
+        status, _ = await bot.subscribe(sub, "en", "all")
+        assert status == 201
+        faults = {
+            Shape.RATE_LIMITED: PushFault.RATE_LIMITED,
+            Shape.RATE_LIMITED_LONG: PushFault.RATE_LIMITED,
+            Shape.JSON_5XX: PushFault.JSON_500,
+            Shape.HTML_5XX: PushFault.HTML_502,
+            Shape.TEXT_5XX: PushFault.PLAIN_503,
+            Shape.HANG: PushFault.HANG,
+            Shape.RESET: PushFault.RESET,
+        }
+
+        def inject(shape: Shape) -> None:
+            push.retry_after = LONG if shape is Shape.RATE_LIMITED_LONG else SHORT
+            push.fail(faults[shape])
+
+        def copies() -> int:
+            return sum(1 for m in push.received(sub) if HEADLINE in m["title"])
+
+        def sends() -> int:
+            return push.requests
+
+        yield Rig("webpush", bot.adapter, store, bot.admin, inject, copies, sends)
+
+
 # ---------------------------------------------------------------------------- webhooks
 
 
@@ -393,4 +472,6 @@ RIGS: dict[str, RigFactory] = {
     "email": email_rig,
     "sms": sms_rig,
     "webhooks": webhooks_rig,
+    "whatsapp": whatsapp_rig,
+    "webpush": webpush_rig,
 }

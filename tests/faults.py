@@ -81,6 +81,23 @@ NOT_THERE: dict[str, dict[Shape, str]] = {
         Shape.ERROR_200: "Twilio answers errors with their status code",
         Shape.TRANSIENT_REPLY: _SMTP_ONLY,
     },
+    "webpush": {
+        Shape.GLOBAL_RATE_LIMITED: "a push service's 429 is for the subscriptions it holds, "
+        "not a global limit",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.TRUNCATED_JSON: "a push service answers 201 with no body to read",
+        Shape.ERROR_200: "push services answer errors with their status code",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
+    "whatsapp": {
+        Shape.GLOBAL_RATE_LIMITED: "Twilio's 429 (20429) is for the whole account: see the "
+        "429 rows",
+        Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
+        Shape.ERROR_200: "Twilio answers errors with their status code; 63016 (outside the "
+        "24-hour window) comes in the status callback, and the copy goes again as the "
+        "approved template (tests/test_whatsapp.py)",
+        Shape.TRANSIENT_REPLY: _SMTP_ONLY,
+    },
     "webhooks": {
         Shape.GLOBAL_RATE_LIMITED: "a receiver's 429 is its own",
         Shape.GLOBAL_RATE_LIMITED_LONG: "as above",
@@ -164,6 +181,28 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
         Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
     },
+    "webpush": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED, r"^127\.0\.0\.1:\d+ answered 429: slow down$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED, r"answered 429: slow down$"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^127\.0\.0\.1:\d+ answered 500$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"^127\.0\.0\.1:\d+ answered 502$"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"^127\.0\.0\.1:\d+ answered 503$"),
+        Shape.HANG: Cell(How.QUEUED, r"^the push service did not answer: TimeoutError$"),
+        Shape.RESET: Cell(How.QUEUED, r"^the push service did not answer: "
+                          r"ServerDisconnectedError$"),
+    },
+    "whatsapp": {
+        Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
+                                 r"Too Many Requests$"),
+        Shape.RATE_LIMITED_LONG: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\)"),
+        Shape.JSON_5XX: Cell(How.QUEUED, r"^Twilio answered 500 \(error 20500\): Internal "
+                             r"Server Error$"),
+        Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
+        Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
+        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+    },
     # A receiver's failures follow the webhooks schedule (docs/webhooks.md): each is a
     # Retry-After for that endpoint, and the retry carries the same webhook-id.
     "webhooks": {
@@ -175,6 +214,24 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         Shape.HANG: Cell(How.PAUSED, _WEBHOOK + r"no answer within 0\.5 s$"),
         Shape.RESET: Cell(How.PAUSED, _WEBHOOK + r"ServerDisconnectedError"),
     },
+}  # fmt: skip
+
+
+# Answers of a platform's own that end a copy some other way than delivered: each tested in
+# the plugin's own tests, and listed under its table.
+OWN_ROWS: dict[str, list[tuple[str, str]]] = {
+    "webpush": [
+        ("404 or 410, subscription gone", "the person is forgotten at once; nothing more is "
+         "sent to them; admins are not told (tests/test_webpush.py)"),
+        ("413, payload too large", "that copy stops and admins are told (payloads are cut "
+         "below 4096 bytes, so it is a bug to report)"),
+    ],
+    "whatsapp": [
+        ("63016 in the status callback, free-form", "the 24-hour window had closed: the copy "
+         "is queued again and goes as the approved template, once (tests/test_whatsapp.py)"),
+        ("template missing, unknown (21655) or not approved", "that copy stops and admins "
+         "are told which template and how to fix it; `strikebot deliveries retry` sends it"),
+    ],
 }  # fmt: skip
 
 
@@ -203,6 +260,8 @@ def render() -> str:
                 lines.append(f"| {shape} | {cells[shape].describe()} |")
             elif shape in NOT_THERE.get(platform, {}):
                 lines.append(f"| {shape} | not applicable: {NOT_THERE[platform][shape]} |")
+        for answer, what in OWN_ROWS.get(platform, []):
+            lines.append(f"| {answer} | {what} |")
         lines.append("")
     for platform, why in NOT_APPLICABLE.items():
         lines += [f"## {platform}", "", f"Not in the matrix: {why}.", ""]

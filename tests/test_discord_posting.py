@@ -208,7 +208,7 @@ async def test_only_the_author_of_a_preview_can_post_it(bot: DiscordBot) -> None
     (answer,) = await bot.fake.wait_reply(click)
 
     assert answer.type == CHANNEL_MESSAGE and answer.ephemeral
-    assert "Only the admin who wrote this preview" in answer.text
+    assert "Only the admin who wrote this draft" in answer.text
     # Still there for its author.
     mine = await bot.fake.send_interaction(
         button_payload(message, buttons(message)["Post"], like=command)
@@ -393,7 +393,7 @@ async def test_a_spanish_speaking_admin_writes_in_spanish_then_adds_english(
     first = bot.fake.original_message(iid)
     shown = " ".join(str(e) for e in first["embeds"])
     assert "La huelga sigue el martes" in shown
-    assert "Agrega el texto en inglés antes de publicar" in shown
+    assert "Escribe la actualización también en inglés" in shown
     assert "Agregar inglés" in buttons(first)
 
     click = await bot.fake.send_interaction(

@@ -330,7 +330,7 @@ async def test_posting_through_the_form_previews_then_posts_once(
     assert len(deliveries) == 1
 
     again = answer_view(await bot.submit(preview, {}), "update")  # a double click
-    assert "already submitted" in json.dumps(again["blocks"])
+    assert "already used, cancelled or has expired" in json.dumps(again["blocks"])
     async with bot.store.read() as tx:
         assert await tx.count_updates() == 1
 

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.sms import count, keyword, render_text
+from adapters.sms import count, render_text
 from adapters.sms._settings import SmsSection
 from bot.clock import FixedClock
 from bot.editorial.admin import Draft
 from bot.editorial.reach import Spend, reach
 from bot.models import Contact, DeliveryState, Status, UpdateText, Urgency
+from bot.people.keywords import normalize
 from bot.people.signups import Choice
 from bot.plugins.outbound import Field, MessageKind, OutboundMessage
 from bot.store import Store
@@ -105,14 +106,14 @@ def test_a_short_update_is_whole_and_a_confirmation_is_never_cut() -> None:
     ("text", "word"),
     [
         ("¡Sí!", "si"),
-        ("  STOP please", "stop"),
+        ("  STOP please", "stop please"),
         ("Unirse", "unirse"),
         ("", ""),
         ("ＳＴＯＰ", "stop"),
     ],
 )
 def test_keywords_ignore_case_accents_and_punctuation(text: str, word: str) -> None:
-    assert keyword(text) == word
+    assert normalize(text) == word
 
 
 # -- sending through Twilio ------------------------------------------------------------------
@@ -269,10 +270,10 @@ async def test_a_replayed_text_is_handled_once(sqlite_store: Store, clock: Fixed
     [
         ("HELP", "UTLA strike updates: https://strike.example.org/ . Reply STOP"),
         ("ayuda", "UTLA, noticias de la huelga: https://strike.example.org/es/ . Responde STOP"),
-        ("what is this?", "Reply STOP to stop, JOIN to sign up"),
+        ("what is this?", "Reply STATUS for the latest"),
         ("YES", "there is no sign-up to confirm"),
         ("cancel", "this number is not signed up"),
-        ("a" * 10_000, "Reply STOP to stop"),
+        ("a" * 10_000, "STOP to stop"),
     ],
 )
 async def test_replies_say_who_is_sending_and_how_to_stop(

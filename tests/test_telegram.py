@@ -211,9 +211,9 @@ async def test_an_admin_posts_from_telegram_and_every_chat_and_webhook_gets_it_o
             if b["text"] == "Urgent"
         )
         tg.press(ADMIN_ID, ADMIN_ID, urgency["message_id"], urgent["callback_data"])
-        await tg.until(lambda: "Preview" in replies(tg, ADMIN_ID)[-1]["text"])
+        await tg.until(lambda: "Nothing has been sent yet" in replies(tg, ADMIN_ID)[-1]["text"])
         preview = replies(tg, ADMIN_ID)[-1]
-        assert "goes to 6 subscribed channel(s)" in preview["text"]
+        assert "It will go to 5 chat channels and 1 webhook receiver." in preview["text"]
         assert "Strike is on: picket at 6:30 <everywhere> & @\u200butla_comms" in preview["text"]
         assert "La huelga empezó: piquete a las 6:30" in preview["text"]  # each wording shown
         async with rig.store.read() as tx:

@@ -185,7 +185,7 @@ def test_the_command_line_takes_text_in_any_campaign_language(cli: Cli) -> None:
         (["--text", "en", "headline", "A", "--en-headline", "B"], "given twice"),
         (["--text", "es", "title", "A"], "a field is headline, body, body_file or next_step"),
         (["--text", "fr", "headline", "A"], "not one of this campaign's languages"),
-        (["--es-body", "solo cuerpo"], "needs a headline too: add --es-headline"),
+        (["--es-body", "solo cuerpo"], "--es-headline: Add the Spanish headline"),
     ],
 )
 def test_text_flags_refuse_what_is_unclear(cli: Cli, args: list[str], says: str) -> None:

@@ -838,7 +838,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
         },
         422,
         "invalid",
-        "in the past",
+        "has already passed",
     ),
     (
         "POST",
@@ -878,7 +878,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
         {"reason": "x", "status": "strike_on"},
         404,
         "not_found",
-        "No update #999",
+        "There is no update #999",
     ),
     (
         "PATCH",

@@ -15,24 +15,17 @@ import argparse
 import logging
 import os
 import sys
-from datetime import time
 
 from rich.console import Console
 
 from adapters.console._adapter import ConsoleAdapter
-from adapters.console._session import ConsoleSession, Deliverer
+from adapters.console._session import ConsoleSession
 from bot.ports import (
     Actor,
-    Campaign,
-    CliContext,
     CommandContext,
-    Commands,
-    Dispatcher,
-    Metrics,
     add_json_flag,
-    configure_logging,
     moment_type,
-    open_context,
+    open_plugin,
     shifted_clock,
 )
 
@@ -85,19 +78,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 async def handle(args: argparse.Namespace) -> int:
     # Not the CLI's shared `out`: that one soft-wraps, which would crop text inside panels.
     console = Console(highlight=False)
-    async with open_context(args, clock=shifted_clock(args.now)) as cli:
-        # Warnings (a delivery that failed) go to stderr, secrets redacted; answers to stdout.
-        configure_logging(cli.settings, level=logging.WARNING)
-        campaign = cli.config.to_campaign()
-        metrics = Metrics()
-        commands = Commands(
-            cli.store,
-            campaign,
-            cli.admin,
-            cli.clock,
-            metrics,
-            default_briefing_time=time.fromisoformat(cli.config.briefings.default_time),
-        )
+    # Warnings (a delivery that failed) go to stderr, secrets redacted; answers to stdout.
+    async with open_plugin(
+        args, "console", clock=shifted_clock(args.now), log_level=logging.WARNING
+    ) as ctx:
         adapter = ConsoleAdapter(console, json_output=args.json)
         context = CommandContext(
             platform=adapter.platform,
@@ -107,15 +91,16 @@ async def handle(args: argparse.Namespace) -> int:
             locale=args.locale,
             timezone=args.timezone,
         )
-        dispatcher = None if args.no_deliver else _dispatcher(cli, adapter, campaign, metrics)
+        # Console channels' deliveries only; other platforms' rows are left alone.
+        dispatcher = None if args.no_deliver else ctx.deliverer(adapter, f"console-{os.getpid()}")
         session = ConsoleSession(
-            commands, context, console, dispatcher=dispatcher, json_output=args.json
+            ctx.commands, context, console, dispatcher=dispatcher, json_output=args.json
         )
         interactive = sys.stdin.isatty()
         if interactive and not args.json:
-            role = "an admin" if cli.admin.admins.allows(context.actor) else "a member"
+            role = "an admin" if ctx.admins.allows(context.actor) else "a member"
             console.print(
-                f"strikebot console — {campaign.union}. You are {args.user!r} ({role}) in "
+                f"strikebot console — {ctx.campaign.union}. You are {args.user!r} ({role}) in "
                 f"{args.workspace}/#{args.channel}. Type /strike help; Ctrl+D leaves.",
                 markup=False,
             )
@@ -124,18 +109,3 @@ async def handle(args: argparse.Namespace) -> int:
             return await session.run(sys.stdin, interactive=interactive)
         finally:
             await adapter.stop()
-
-
-def _dispatcher(
-    cli: CliContext, adapter: ConsoleAdapter, campaign: Campaign, metrics: Metrics
-) -> Deliverer:
-    """A dispatcher for console channels only (other platforms' rows are left alone)."""
-    return Dispatcher(
-        cli.store,
-        {adapter.platform: adapter},
-        campaign,
-        cli.clock,
-        settings=cli.config.delivery,
-        metrics=metrics,
-        worker_id=f"console-{os.getpid()}",
-    )

@@ -22,9 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import discord
 from aiohttp import web
@@ -34,7 +33,7 @@ from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._http_interactions import INTERACTIONS_PATH, InteractionsEndpoint
 from adapters.discord._interactions import Handlers
 from adapters.discord._outbound import RestSender, mark
-from adapters.discord._posting import DraftButton, Drafts
+from adapters.discord._posting import DraftButton
 from adapters.discord._render import render_embeds
 from adapters.discord._settings import (
     NAME,
@@ -50,16 +49,12 @@ from bot.ports import (
     OutboundMessage,
     Pacing,
     PluginContext,
-    leadership_for,
-    shard_lock_key,
 )
 
 log = logging.getLogger("strikebot.discord")
 
 RETRY_CAP = 60.0
 STOP_WAIT = 0.5
-PRUNE_EVERY = 3600.0  # seconds between clearing old interaction claims and drafts
-KEEP_SEEN = timedelta(days=1)  # an interaction's token lives 15 minutes; a day is plenty
 
 
 def build_client(
@@ -154,8 +149,7 @@ class DiscordAdapter:
             raise ConfigError(str(exc)) from None
         self._shard_count = settings.shard_count
         self.election_seconds = election_seconds
-        self.drafts = Drafts(ctx.store)
-        self.handlers = Handlers(ctx, self.drafts, defer_after=defer_after)
+        self.handlers = Handlers(ctx, defer_after=defer_after)
         delivery = ctx.delivery_as(DiscordDelivery)
         self._pacing = pacing or Pacing(
             global_per_second=delivery.discord_global_per_second,
@@ -318,16 +312,11 @@ class DiscordAdapter:
         DISCORD_SHARD_IDS is not set), and run the gateway for the shards held."""
         units: tuple[int | None, ...] = self._shards if self._shards is not None else (None,)
         leads = self.gateway_locks = {
-            unit: leadership_for(self.ctx.store, shard_lock_key(NAME, -1 if unit is None else unit))
-            for unit in units
+            unit: self.ctx.leadership(-1 if unit is None else unit) for unit in units
         }
         held: set[int | None] = set()
-        next_prune = time.monotonic() + PRUNE_EVERY
         try:
             while not self._stop_requested.is_set():
-                if time.monotonic() >= next_prune:
-                    next_prune = time.monotonic() + PRUNE_EVERY
-                    await self._prune()
                 for unit, lead in leads.items():
                     try:
                         ok = await (lead.still_held() if unit in held else lead.acquire())
@@ -353,16 +342,6 @@ class DiscordAdapter:
             for lead in leads.values():
                 with contextlib.suppress(Exception):
                     await lead.release()
-
-    async def _prune(self) -> None:
-        """Forget interaction claims and drafts (previews, open forms) older than a day."""
-        cutoff = self.ctx.clock() - KEEP_SEEN
-        try:
-            async with self.ctx.store.write() as tx:
-                await tx.forget_events_before(cutoff)
-                await tx.forget_drafts(cutoff)
-        except Exception:
-            log.exception("could not forget old Discord interaction claims; again later")
 
     def _start_gateway(self, shards: tuple[int, ...] | None) -> None:
         self.holding = shards

@@ -14,15 +14,12 @@ from adapters.discord._adapter import build_client, sync_commands
 from adapters.discord._client import GatewayHealth
 from adapters.discord._endpoints import EndpointOverride
 from adapters.discord._interactions import Handlers
-from adapters.discord._posting import Drafts
 from adapters.discord._settings import NAME, DiscordSection, DiscordSettings
 from bot.ports import (
     ConfigError,
     StrikebotError,
-    installed_plugins,
-    open_context,
+    open_plugin,
     out,
-    plugin_context,
     print_json,
 )
 
@@ -52,9 +49,8 @@ def _token() -> tuple[str, EndpointOverride]:
 
 async def handle_sync(args: argparse.Namespace) -> int:
     token, endpoints = _token()
-    async with open_context(args) as ctx:
-        plugin = installed_plugins()[NAME]
-        section = ctx.config.plugin_config(NAME).section
+    async with open_plugin(args, NAME) as plugin_ctx:
+        section = plugin_ctx.section
         configured = section.guild_ids if isinstance(section, DiscordSection) else []
         guilds = list(args.guild or configured)
         if not guilds and not args.global_:
@@ -65,10 +61,7 @@ async def handle_sync(args: argparse.Namespace) -> int:
         for guild in guilds:
             if not (guild.isascii() and guild.isdigit()):
                 raise ConfigError(f"{guild!r} is not a Discord server id (a long number).")
-        plugin_ctx = plugin_context(
-            plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock
-        )
-        client = build_client(Handlers(plugin_ctx, Drafts(ctx.store)), GatewayHealth(),
+        client = build_client(Handlers(plugin_ctx), GatewayHealth(),
                               gateway_override=False)  # fmt: skip
         endpoints.apply()
         try:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zoneinfo
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -31,11 +31,10 @@ import discord
 from discord import app_commands
 
 from adapters.discord._posting import (
+    MODAL_FORM,
     MODAL_ID,
-    Drafts,
     EditModal,
     EditRequest,
-    PostDraft,
     PostModal,
     modal_from_state,
     modal_state,
@@ -45,23 +44,22 @@ from adapters.discord._posting import (
 from adapters.discord._render import ERROR_COLOUR, render_embeds, text_embed
 from adapters.discord._settings import NAME
 from bot.ports import (
+    Action,
     Actor,
     CommandContext,
     NotAllowed,
     OutboundMessage,
     PluginContext,
+    Proposal,
     Reply,
-    Status,
     StrikebotError,
-    Update,
     UpdateState,
     UpdateText,
-    Urgency,
     i18n,
+    local_zone,
     not_found,
     say,
     stale_note,
-    update_message,
 )
 
 log = logging.getLogger("strikebot.discord")
@@ -99,16 +97,9 @@ def locale_of(interaction: Interaction) -> str:
 class Handlers:
     """What each slash command, modal and button does. Shared by every client object."""
 
-    def __init__(
-        self,
-        ctx: PluginContext,
-        drafts: Drafts,
-        *,
-        defer_after: float = 1.5,
-    ) -> None:
+    def __init__(self, ctx: PluginContext, *, defer_after: float = 1.5) -> None:
         self.ctx = ctx
         self.commands = ctx.commands
-        self.drafts = drafts
         self.defer_after = defer_after
 
     # ------------------------------------------------------------------ once
@@ -119,10 +110,7 @@ class Handlers:
         if not interaction_id:
             return False
         try:
-            async with self.ctx.store.write() as tx:
-                return await tx.first_time_seen(
-                    NAME, f"interaction:{interaction_id[:100]}", self.ctx.clock()
-                )
+            return await self.ctx.first_time(f"interaction:{interaction_id[:100]}")
         except Exception:
             # Without the store nothing can be answered properly anyway; answering (and
             # perhaps being told "already acknowledged") beats silence.
@@ -139,13 +127,13 @@ class Handlers:
         store = getattr(state, "_view_store", None)
         if match is None or store is None or custom_id in store._modals:
             return
-        saved = await self.drafts.take_modal(match["token"], self.ctx.clock())
+        saved = await self.ctx.desk.form(MODAL_FORM, match["token"], take=True)
         modal = None if saved is None else modal_from_state(self, match["token"], saved)
         if modal is not None:
             state.store_view(modal)
 
     async def open_modal(self, interaction: Interaction, modal: PostModal | EditModal) -> None:
-        await self.drafts.keep_modal(modal.token, modal_state(modal), self.ctx.clock())
+        await self.ctx.desk.keep_form(MODAL_FORM, modal.token, modal_state(modal))
         await interaction.response.send_modal(modal)
 
     # ------------------------------------------------------------------ context
@@ -325,54 +313,78 @@ class Handlers:
         await self.open_modal(interaction, modal)
 
     async def preview_post(
-        self, interaction: Interaction, draft: PostDraft, token: str | None = None
+        self,
+        interaction: Interaction,
+        *,
+        texts: Mapping[str, Mapping[str, str]],
+        status: str,
+        urgency: str,
+        publish_at: str | None,
+        next_step_at: str | None,
     ) -> None:
         """The modal was submitted: show the update as members will see it, with Post,
         Cancel and "Add <language>" for the campaign's languages not written yet. Nothing
         is written until Post."""
         if await self.refused(interaction, "post updates"):
             return
-        lang = self.language(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reach = await self.ctx.reach(self._draft_update(draft))
-        if token is None:
-            token = await self.drafts.put(draft, self.ctx.clock())
-        else:
-            await self.drafts.replace(token, draft, self.ctx.clock())
-        campaign = self.ctx.campaign
-        missing = tuple(code for code in campaign.languages if code not in draft.languages)
-        body = word(lang, "preview_body", reach=reach.sentence(lang))
-        if campaign.default_language in missing:
-            name = i18n.language_name(campaign.default_language, lang)
-            body += "\n\n" + word(lang, "needs_language", language=name)
+        try:
+            proposal = await self.commands.read(
+                self.context(interaction),
+                Action.POST,
+                texts=texts,
+                status=status,
+                urgency=urgency,
+                publish_at=publish_at,
+                next_step_at=next_step_at,
+            )
+        except StrikebotError as exc:
+            await self.send_reply(interaction, self.error_reply(interaction, exc))
+            return
+        await self._show_preview(interaction, proposal)
+
+    async def _show_preview(
+        self, interaction: Interaction, proposal: Proposal, token: str | None = None
+    ) -> None:
+        """The desk's preview of `proposal` (kept under `token` when revising it), with its
+        buttons; a draft that lacks a language is kept too, to add that language."""
+        lang = self.language(interaction)
+        desk, campaign = self.ctx.desk, self.ctx.campaign
+        try:
+            preview = await desk.preview(
+                actor_of(interaction), proposal, keep_unready=True, token=token
+            )
+        except StrikebotError as exc:
+            await self.send_reply(interaction, self.error_reply(interaction, exc))
+            return
+        assert preview.token is not None
+        body = preview.intro(lang, local_zone(None, campaign))
+        problems = preview.problems_in(lang)
+        if problems:
+            body += "\n\n" + "\n".join(f"• {text}" for text in problems.values())
         note = OutboundMessage(title=word(lang, "preview_title"), body=body, language=lang)
-        previews = [self._preview(draft, code) for code in draft.languages]
+        previews = [
+            replace(preview.messages[code], url=None, links=(), footer=word(lang, "preview_footer"))
+            for code in preview.shown(lang)
+        ]
         await interaction.edit_original_response(
             embeds=render_embeds([note, *previews]),
-            view=preview_buttons(token, lang, missing),
+            view=preview_buttons(preview.token, lang, preview.missing, ready=preview.ready),
             allowed_mentions=NO_MENTIONS,
         )
 
     async def add_text(
-        self,
-        interaction: Interaction,
-        token: str,
-        language: str,
-        headline: str,
-        body: str,
-        next_step: str,
+        self, interaction: Interaction, token: str, language: str, text: Mapping[str, str]
     ) -> None:
         """Another language's wording for a draft (its "Add <language>" modal)."""
-        lang = self.language(interaction)
-        draft = await self.drafts.peek(token, str(interaction.user.id), self.ctx.clock())
-        if not isinstance(draft, PostDraft):
-            await interaction.response.send_message(
-                embed=text_embed(word(lang, draft)), ephemeral=True
-            )
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            proposal = await self.ctx.desk.draft(actor_of(interaction), token)
+            added = self.ctx.desk.read(Action.POST, texts={language: text}).texts
+        except StrikebotError as exc:
+            await self.send_reply(interaction, self.error_reply(interaction, exc))
             return
-        await self.preview_post(
-            interaction, draft.with_text(language, headline, body, next_step), token
-        )
+        await self._show_preview(interaction, proposal.with_texts(added), token)
 
     async def draft_button(
         self, interaction: Interaction, action: str, token: str, language: str = ""
@@ -386,84 +398,53 @@ class Handlers:
         self, interaction: Interaction, action: str, token: str, language: str
     ) -> None:
         lang = self.language(interaction)
-        user = str(interaction.user.id)
+        actor = actor_of(interaction)
+        desk = self.ctx.desk
         if action == "add":
             # Another language's wording: the draft stays where it is, for Post later.
-            kept = await self.drafts.peek(token, user, self.ctx.clock())
-            if not isinstance(kept, PostDraft) or language not in self.ctx.campaign.languages:
-                key = kept if kept == "not_yours" else "expired"
+            try:
+                kept = await desk.draft(actor, token)
+            except StrikebotError as exc:
                 await interaction.response.send_message(
-                    embed=text_embed(word(lang, key)), ephemeral=True
+                    embed=text_embed(exc.localized(lang)), ephemeral=True
                 )
+                return
+            if language not in self.ctx.campaign.languages:
                 return
             modal = PostModal(
                 self,
                 language=lang,
-                status=kept.status,
-                publish_at=kept.publish_at,
-                next_step_at=kept.next_step_at,
+                status=kept.status.value if kept.status else "",
+                publish_at=None if kept.publish_at is None else kept.publish_at.isoformat(),
+                next_step_at=None if kept.next_step_at is None else kept.next_step_at.isoformat(),
                 text_language=language,
                 draft_token=token,
             )
             await self.open_modal(interaction, modal)
             return
-        draft = await self.drafts.take(token, user, self.ctx.clock())
-        if draft == "not_yours":
+        try:  # someone else's preview, or one already used: said at once
+            await desk.draft(actor, token)
+        except NotAllowed as exc:
             await interaction.response.send_message(
-                embed=text_embed(word(lang, "not_yours")), ephemeral=True
+                embed=text_embed(exc.localized(lang)), ephemeral=True
             )
             return
-        if not isinstance(draft, PostDraft):
+        except StrikebotError:
             await interaction.response.edit_message(
                 embed=text_embed(word(lang, "expired")), view=None
             )
             return
         if action == "cancel":
-            await interaction.response.edit_message(
-                embed=text_embed(word(lang, "cancelled")), view=None
-            )
+            gone = await desk.cancel(actor, token)
+            key = "cancelled" if gone else "expired"
+            await interaction.response.edit_message(embed=text_embed(word(lang, key)), view=None)
             return
         await interaction.response.defer()
-        default = self.ctx.campaign.default_language
-        main = default if default in draft.languages else draft.languages[0]
-        texts = {t[0]: t for t in draft.texts}
-        _, headline, body, next_step = texts.pop(main)
-        reply = await self.commands.post(
-            self.context(interaction),
-            draft.status,
-            headline,
-            body,
-            next_step,
-            draft.urgency,
-            publish_at=draft.publish_at,
-            texts={
-                code: {"headline": h, "body": b, "next_step": n}
-                for code, (_, h, b, n) in texts.items()
-            },
-            next_step_at=draft.next_step_at,
-            language=main,
-        )
+        reply = await self.commands.confirm(self.context(interaction), token)
         await interaction.edit_original_response(
             embeds=reply_embeds(reply),
-            view=None,
+            view=None if reply.ok else discord.utils.MISSING,
             allowed_mentions=NO_MENTIONS,
-        )
-
-    def _preview(self, draft: PostDraft, language: str) -> OutboundMessage:
-        message = update_message(self._draft_update(draft), language, self.ctx.campaign)
-        return replace(message, url=None, links=(), footer=word(language, "preview_footer"))
-
-    def _draft_update(self, draft: PostDraft) -> Update:
-        now = self.ctx.clock()
-        return Update(
-            id=0,
-            status=Status(draft.status),
-            urgency=Urgency(draft.urgency),
-            texts={code: UpdateText(h, b, n) for code, h, b, n in draft.texts},
-            author="preview",
-            created_at=now,
-            state=UpdateState.PUBLISHED,
-            published_at=now,
         )
 
     # ------------------------------------------------------------------ editing
@@ -478,14 +459,12 @@ class Handlers:
         if await self.refused(interaction, "edit updates"):
             return
         text_language = request.language or self.ctx.campaign.default_language
-        async with self.ctx.store.read() as tx:
-            update = await tx.get_update(request.update_id, self.ctx.clock())
-            marks = await tx.stale_texts(f"update:{request.update_id}")
+        update, marks = await self.ctx.desk.current(request.update_id)
         if update is None:
             exc = not_found("no_update", id=request.update_id)
             await self.send_reply(interaction, self.error_reply(interaction, exc))
             return
-        text = update.text(text_language)
+        text = update.texts.get(text_language) or UpdateText("")  # a new language starts empty
         filled = replace(request, headline=text.headline, body=text.body, next_step=text.next_step)
         ui = self.language(interaction)
         # Written before another language's wording changed: say so above the inputs.

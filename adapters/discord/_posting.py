@@ -1,33 +1,31 @@
-"""Admin posting on Discord: a modal to write the update, a preview, then Post or Cancel.
+"""Admin posting on Discord: a modal to write the update, the desk's preview, then Post or
+Cancel.
 
-The preview's buttons are `DynamicItem`s: their custom id carries the draft's token
+The preview's buttons are `DynamicItem`s: their custom id carries the desk draft's token
 (`strike:draft:post:<token>`), so a click is understood by any client object, including one
-rebuilt after a gateway failure, on any instance. Drafts live in the store (`tx.save_draft`)
-for 15 minutes, an interaction token's life; a click on an expired or already-used preview
+rebuilt after a gateway failure, on any instance; a click on a used or cancelled preview
 says so. What an open modal continues from (the status and times given with `/strike post`,
-the update being edited) is kept in the store under the modal's token too, so its
-submission can land on another instance (the Interactions Endpoint URL behind a load
-balancer, or a gateway taken over meanwhile) and still be understood.
+the update being edited) is kept as a form in progress (`Desk.keep_form`) under the
+modal's token, so its submission can land on another instance (the Interactions Endpoint
+URL behind a load balancer, or a gateway taken over meanwhile) and still be understood.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timedelta
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Store, Urgency, i18n
+from bot.ports import HEADLINE_MAX, NEXT_STEP_MAX, Urgency, i18n
 
 if TYPE_CHECKING:
     from adapters.discord._interactions import Handlers
 
-DRAFT_TTL = 15 * 60.0
-POST_DRAFT = "discord-post"
-MODAL_DRAFT = "discord-modal"
+MODAL_TTL = 15 * 60.0  # an interaction token's life: an open modal cannot outlive it
+MODAL_FORM = "discord-modal"
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
 
@@ -36,103 +34,6 @@ WORDS = i18n.Words("discord")
 
 def word(language: str, key: str, /, **values: object) -> str:
     return WORDS[i18n.pick(language)][key].format(**values)
-
-
-@dataclass(frozen=True, slots=True)
-class PostDraft:
-    """What an admin wrote in the modal(s), waiting for Post or Cancel: one wording per
-    language, `(language, headline, body, next_step)`, in the order written."""
-
-    user_id: str
-    status: str
-    texts: tuple[tuple[str, str, str, str], ...]
-    urgency: str
-    publish_at: str | None
-    next_step_at: str | None
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        return tuple(text[0] for text in self.texts)
-
-    def with_text(self, language: str, headline: str, body: str, next_step: str) -> PostDraft:
-        """This draft with `language`'s wording added (or replaced)."""
-        kept = tuple(t for t in self.texts if t[0] != language)
-        return replace(self, texts=(*kept, (language, headline, body, next_step)))
-
-
-class Drafts:
-    """Previews and open modals, in the store: any instance can take them up. `take`
-    removes a draft, so one draft is posted at most once whichever instance gets the click."""
-
-    def __init__(self, store: Store, ttl: float = DRAFT_TTL) -> None:
-        self.store = store
-        self.ttl = timedelta(seconds=ttl)
-
-    async def put(self, draft: PostDraft, now: datetime) -> str:
-        payload = {**asdict(draft), "saved_at": now.isoformat()}
-        async with self.store.write() as tx:
-            return await tx.save_draft(POST_DRAFT, payload, now)
-
-    async def take(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
-        """The draft, removed, if `user_id` wrote it; else why not: "expired" (taken
-        already, never existed, too old) or "not_yours" (left in place for its author)."""
-        async with self.store.write() as tx:
-            payload = await tx.take_draft(POST_DRAFT, token)
-            if payload is None or not _fresh(payload, now, self.ttl):
-                return "expired"
-            saved_at = datetime.fromisoformat(str(payload.pop("saved_at")))
-            if str(payload.get("user_id")) != user_id:
-                await tx.keep_draft(
-                    POST_DRAFT, token, {**payload, "saved_at": saved_at.isoformat()}, saved_at
-                )
-                return "not_yours"
-        return _post_draft(payload)
-
-    async def keep_modal(self, token: str, payload: dict[str, Any], now: datetime) -> None:
-        async with self.store.write() as tx:
-            await tx.keep_draft(MODAL_DRAFT, token, {**payload, "saved_at": now.isoformat()}, now)
-
-    async def replace(self, token: str, draft: PostDraft, now: datetime) -> None:
-        """Keep `draft` under an existing token (another language was added to it)."""
-        payload = {**asdict(draft), "saved_at": now.isoformat()}
-        async with self.store.write() as tx:
-            await tx.keep_draft(POST_DRAFT, token, payload, now)
-
-    async def peek(self, token: str, user_id: str, now: datetime) -> PostDraft | str:
-        """The draft, left in place, if `user_id` wrote it; else why not (as `take`)."""
-        async with self.store.write() as tx:
-            payload = await tx.take_draft(POST_DRAFT, token)
-            if payload is None or not _fresh(payload, now, self.ttl):
-                return "expired"
-            saved_at = datetime.fromisoformat(str(payload["saved_at"]))
-            await tx.keep_draft(POST_DRAFT, token, payload, saved_at)
-        if str(payload.get("user_id")) != user_id:
-            return "not_yours"
-        return _post_draft(payload)
-
-    async def take_modal(self, token: str, now: datetime) -> dict[str, Any] | None:
-        async with self.store.write() as tx:
-            payload = await tx.take_draft(MODAL_DRAFT, token)
-        if payload is None or not _fresh(payload, now, self.ttl):
-            return None
-        return payload
-
-
-def _post_draft(payload: dict[str, Any]) -> PostDraft | str:
-    fields = {k: v for k, v in payload.items() if k != "saved_at"}
-    try:
-        fields["texts"] = tuple(tuple(text) for text in fields["texts"])
-        return PostDraft(**fields)
-    except (KeyError, TypeError, ValueError):  # a draft saved by another version of the bot
-        return "expired"
-
-
-def _fresh(payload: dict[str, Any], now: datetime, ttl: timedelta) -> bool:
-    try:
-        saved_at = datetime.fromisoformat(str(payload.get("saved_at")))
-    except ValueError:
-        return False
-    return now - saved_at <= ttl
 
 
 def _text(
@@ -184,7 +85,7 @@ class _UpdateModal(discord.ui.Modal):
         self.token = token or secrets.token_hex(8)
         super().__init__(
             title=title[:MODAL_TITLE_MAX],
-            timeout=DRAFT_TTL,
+            timeout=MODAL_TTL,
             custom_id=f"strike:{kind}:{self.token}",
         )
         self.handlers = handlers
@@ -283,19 +184,22 @@ class PostModal(_UpdateModal):
         self.add_item(self.urgency)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
-        text = (_value(self.headline), _value(self.body), _value(self.next_step))
+        text = {
+            "headline": _value(self.headline),
+            "body": _value(self.body),
+            "next_step": _value(self.next_step),
+        }
         if self.draft_token is not None:
-            await self.handlers.add_text(interaction, self.draft_token, self.text_language, *text)
+            await self.handlers.add_text(interaction, self.draft_token, self.text_language, text)
             return
-        draft = PostDraft(
-            user_id=str(interaction.user.id),
+        await self.handlers.preview_post(
+            interaction,
+            texts={self.text_language: text},
             status=self.status,
-            texts=((self.text_language, *text),),
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
         )
-        await self.handlers.preview_post(interaction, draft)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,10 +291,14 @@ class DraftButton(
             await handlers.draft_button(interaction, self.action, self.token, self.language)
 
 
-def preview_buttons(token: str, language: str, missing: tuple[str, ...] = ()) -> discord.ui.View:
-    """Post and Cancel, and one "Add <language>" per campaign language not written yet."""
+def preview_buttons(
+    token: str, language: str, missing: tuple[str, ...] = (), *, ready: bool = True
+) -> discord.ui.View:
+    """Post (when the draft can be posted) and Cancel, and one "Add <language>" per
+    campaign language not written yet."""
     view = discord.ui.View(timeout=None)
-    view.add_item(DraftButton("post", token, label=word(language, "post")))
+    if ready:
+        view.add_item(DraftButton("post", token, label=word(language, "post")))
     view.add_item(DraftButton("cancel", token, label=word(language, "cancel")))
     for code in missing:
         name = i18n.language_name(code, language)

@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -33,7 +33,6 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._blocks import render
-from adapters.slack._drafts import forget_drafts
 from adapters.slack._errors import describe, error_code, field, status_of
 from adapters.slack._forms import Forms
 from adapters.slack._inbound import BUDGET, Inbound
@@ -61,8 +60,6 @@ log = logging.getLogger("strikebot.slack")
 DEFAULT_API_URL = "https://slack.com/api/"
 REQUEST_TIMEOUT = 10.0  # seconds for one Web API call
 CONNECT_WAIT = 15.0  # how long start() waits for the Socket Mode connection before moving on
-PRUNE_EVERY = 3600.0
-KEEP_SEEN = timedelta(days=1)  # Slack retries within minutes; a day is plenty
 HISTORY_PAGES = 5  # 200 messages each: how far back a copy in doubt is looked for
 
 # Errors that say the token or the whole workspace is unusable (every channel would fail).
@@ -160,7 +157,7 @@ class SlackAdapter:
         )
         self.inbound = Inbound(
             commands=ctx.commands,
-            store=ctx.store,
+            seen=ctx.first_time,
             campaign=ctx.campaign,
             clock=ctx.clock,
             admins=ctx.admins,
@@ -170,9 +167,7 @@ class SlackAdapter:
         )
         self.forms = Forms(
             commands=ctx.commands,
-            store=ctx.store,
             campaign=ctx.campaign,
-            clock=ctx.clock,
             context=self.inbound.form_context,
             spawn=self._spawn,
             budget=self.inbound.budget,
@@ -180,7 +175,6 @@ class SlackAdapter:
         self.inbound.register(self.app)
         self.forms.register(self.app)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._pruner: asyncio.Task[None] | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._session: aiohttp.ClientSession | None = None
         self._blocked_until: dict[str, float] = {}
@@ -241,7 +235,6 @@ class SlackAdapter:
             log.warning("Slack auth.test: %s; carrying on and retrying on use", describe(exc))
         if self.mode == "socket":
             await self._connect_socket()
-        self._pruner = self._spawn(self._prune())
 
     async def _connect_socket(self) -> None:
         assert self.settings.app_token is not None
@@ -273,7 +266,7 @@ class SlackAdapter:
 
     async def wait_idle(self) -> None:
         """Return once every late answer started so far has been delivered."""
-        while busy := [t for t in self._tasks if t is not self._pruner]:
+        while busy := list(self._tasks):
             await asyncio.gather(*busy, return_exceptions=True)
 
     async def stop(self) -> None:
@@ -282,9 +275,6 @@ class SlackAdapter:
             with contextlib.suppress(Exception):
                 await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
-        if self._pruner is not None:
-            self._pruner.cancel()
-            self._pruner = None
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             _, late = await asyncio.wait(pending, timeout=5.0)
@@ -331,18 +321,6 @@ class SlackAdapter:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("a Slack background task failed", exc_info=task.exception())
-
-    async def _prune(self) -> None:
-        """Forget handled-request ids and abandoned form drafts older than a day."""
-        while True:
-            cutoff = self.ctx.clock() - KEEP_SEEN
-            try:
-                async with self.ctx.store.write() as tx:
-                    await tx.forget_events_before(cutoff)
-                await forget_drafts(self.ctx.store, cutoff)
-            except Exception:
-                log.exception("pruning Slack's handled requests failed; trying again later")
-            await asyncio.sleep(PRUNE_EVERY)
 
     # ------------------------------------------------------------------ HTTP mode
 

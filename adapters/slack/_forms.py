@@ -1,18 +1,16 @@
-"""The admin forms' steps: each `view_submission` read, checked and answered with the next
-view (Preview → Confirm → result), within Slack's 3 seconds.
+"""The admin forms' steps: each `view_submission` read into the editorial desk's proposal
+and answered with the next view (Preview → Confirm → result), within Slack's 3 seconds.
 
-The draft shown in the preview is kept in the store (`_drafts.py`) and taken when the admin
-confirms, so a double click or a retried request posts once. What the confirmation does is
-an ordinary `bot.commands` call, so a form and a typed command behave the same.
+The desk keeps the previewed draft in the store and the confirmation view carries only its
+token; confirming takes it, so a double click or a retried request posts once, on any
+instance. A problem the desk finds is shown on the input it is about.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -20,29 +18,27 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import _modals as modals
-from adapters.slack._drafts import save_draft, take_draft
 from adapters.slack._errors import CALL_FAILURES, describe
 from adapters.slack._inbound import Spawn, reply_payload, update_id
 from adapters.slack._words import word
 from bot.ports import (
+    Action,
     Campaign,
-    Clock,
     CommandContext,
     Commands,
-    OutboundMessage,
+    Proposal,
     Reply,
     Status,
-    Store,
-    Update,
-    UpdateState,
+    StrikebotError,
+    TextPatch,
     UpdateText,
     Urgency,
     i18n,
     local_zone,
-    reach,
     say,
-    update_message,
 )
+
+TEXT_FIELDS = ("headline", "body", "next_step")
 
 log = logging.getLogger(__name__)
 
@@ -56,17 +52,14 @@ class Forms:
         self,
         *,
         commands: Commands,
-        store: Store,
         campaign: Campaign,
-        clock: Clock,
         context: FormContext,
         spawn: Spawn,
         budget: float,
     ) -> None:
         self.commands = commands
-        self.store = store
+        self.desk = commands.desk
         self.campaign = campaign
-        self.clock = clock
         self.context = context
         self.spawn = spawn
         self.budget = budget
@@ -77,88 +70,40 @@ class Forms:
         app.view(modals.EDIT)(self.on_edit_form)
         app.view(modals.CONFIRM)(self.on_confirm)
 
-    async def _find(self, uid: int | None, now: datetime) -> Update | None:
-        """The update a form names, as members see it now; None if there is none."""
-        if uid is None:
-            return None
-        async with self.store.read() as tx:
-            return await tx.get_update(uid, now)
-
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
-        lang = str(meta.get("l") or i18n.source_language())
-        now = self.clock()
-        errors: dict[str, str] = {}
-        if not values.get("headline"):
-            errors["headline"] = word(lang, "headline_required")
-        publish_at = modals.picked_time(values.get("publish_at"))
-        if publish_at is not None and publish_at <= now:
-            errors["publish_at"] = word(lang, "past_time")
-        others: dict[str, dict[str, str]] = {}
+        default = self.campaign.default_language
+        texts = {default: {k: values.get(k) or "" for k in TEXT_FIELDS}}
         for extra in self.campaign.languages[1:]:
-            if not any(values.get(f"{k}_{extra}") for k in ("headline", "body", "next_step")):
-                continue
-            if not values.get(f"headline_{extra}"):
-                errors[f"headline_{extra}"] = word(lang, "headline_required")
-            others[extra] = {
-                "headline": values.get(f"headline_{extra}") or "",
-                "body": values.get(f"body_{extra}") or "",
-                "next_step": values.get(f"next_step_{extra}") or "",
-            }
-        if errors:
-            await ack(response_action="errors", errors=errors)
-            return
-        draft = {
-            "action": "post",
-            "status": values.get("status") or Status.BARGAINING.value,
-            "urgency": values.get("urgency") or Urgency.ROUTINE.value,
-            "headline": values["headline"],
-            "body": values.get("body") or "",
-            "next_step": values.get("next_step") or "",
-            "publish_at": None if publish_at is None else publish_at.isoformat(),
-            "texts": others,
-        }
-        texts = {self.campaign.default_language: _texts(draft)}
-        texts.update({code: _texts(fields) for code, fields in others.items()})
-        provisional = Update(
-            id=0,
-            status=Status(draft["status"]),
-            urgency=Urgency(draft["urgency"]),
-            texts=texts,
-            author="",
-            created_at=now,
-            state=UpdateState.PUBLISHED,
-            publish_at=publish_at,
-            published_at=publish_at or now,
+            wording = {k: values.get(f"{k}_{extra}") for k in TEXT_FIELDS}
+            if any(wording.values()):
+                texts[extra] = {k: (v or "") if k != "headline" else v for k, v in wording.items()}
+        proposal = Proposal(
+            Action.POST,
+            texts={code: TextPatch(**fields) for code, fields in texts.items()},
+            status=Status(values.get("status") or Status.BARGAINING.value),
+            urgency=Urgency(values.get("urgency") or Urgency.ROUTINE.value),
+            publish_at=modals.picked_time(values.get("publish_at")),
         )
-        found = await reach(
-            self.store, self.campaign, provisional, sections=self.commands.cost_sections
-        )
-        if publish_at is not None:
-            when = i18n.format_datetime(
-                publish_at.astimezone(local_zone(None, self.campaign)), lang
-            )
-            intro = word(lang, "preview_intro_scheduled", when=when)
-        else:
-            intro = word(lang, "preview_intro_post", reach=found.sentence(lang))
-        previews = [update_message(provisional, code, self.campaign) for code in texts]
-        await self._confirm(ack, meta, draft, intro, previews, "post", now)
+        await self._preview(ack, body, meta, proposal, "post")
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
         lang, kind = str(meta.get("l") or i18n.source_language()), str(meta.get("k", ""))
-        now = self.clock()
         uid = update_id(values.get("update"))
-        update = await self._find(uid, now)
-        if update is None:
+        if uid is None:
             await ack(response_action="errors", errors={"update": say(lang, "no_update", id=uid)})
             return
-        base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
         if kind == "edit":
             text_lang = str(values.get("language") or self.campaign.default_language)
-            async with self.store.read() as tx:
-                marks = await tx.stale_texts(f"update:{update.id}")
+            update, marks = await self.desk.current(uid)
+            if update is None:
+                await ack(
+                    response_action="errors", errors={"update": say(lang, "no_update", id=uid)}
+                )
+                return
             stale = next((m.edited for m in marks if m.language == text_lang), None)
+            base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
             form = modals.edit_form(
                 lang,
                 update,
@@ -169,48 +114,27 @@ class Forms:
             await ack(response_action="update", view=form)
             return
         if kind == "retract":
-            reason = str(values.get("reason") or "").strip()
-            if not reason:
-                await ack(
-                    response_action="errors", errors={"reason": word(lang, "reason_required")}
-                )
-                return
-            gone = replace(
-                update, state=UpdateState.RETRACTED, retraction_reason=reason, retracted_at=now
+            proposal = Proposal(
+                Action.RETRACT, update_id=uid, reason=str(values.get("reason") or "")
             )
-            await self._confirm(
-                ack,
-                meta,
-                {"action": "retract", "update_id": update.id, "reason": reason},
-                word(lang, "preview_intro_retract", id=update.id),
-                [update_message(gone, lang, self.campaign)],
-                "retract",
-                now,
-            )
+            await self._preview(ack, body, meta, proposal, "retract", errors_at="update")
             return
-        await self._confirm(
-            ack,
-            meta,
-            {"action": "approve", "update_id": update.id},
-            word(lang, "preview_intro_approve", id=update.id),
-            [update_message(update, lang, self.campaign)],
-            "approve",
-            now,
+        await self._preview(
+            ack, body, meta, Proposal(Action.APPROVE, update_id=uid), "approve", errors_at="update"
         )
 
     async def on_edit_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
         lang = str(meta.get("l") or i18n.source_language())
         text_lang = str(meta.get("tl") or self.campaign.default_language)
-        now = self.clock()
         uid = update_id(meta.get("u"))
-        update = await self._find(uid, now)
+        update, _ = (None, ()) if uid is None else await self.desk.current(uid)
         if update is None:
             await ack(response_action="update", view=modals.note_view(
                 lang, "failed_title", say(lang, "no_update", id=uid)))  # fmt: skip
             return
-        old = update.texts.get(text_lang) or update.text(text_lang)
-        changes: dict[str, Any] = {}
+        old = update.texts.get(text_lang) or UpdateText("")
+        patch: dict[str, str] = {}
         # Compared with what the form showed: a body longer than one input was shown cut,
         # and saving an untouched cut body would lose its end.
         for key, before in (
@@ -220,68 +144,57 @@ class Forms:
         ):
             after = values.get(key) or ""
             if after.strip() != before.strip():
-                changes[key] = after
-        for key, current in (("status", update.status.value), ("urgency", update.urgency.value)):
-            if values.get(key) and values[key] != current:
-                changes[key] = values[key]
-        reason = str(values.get("reason") or "").strip()
-        errors: dict[str, str] = {}
-        if not changes:
-            errors["headline"] = word(lang, "nothing_changed")
-        if "headline" in changes and not changes["headline"].strip():
-            errors["headline"] = word(lang, "headline_required")
-        if not reason:
-            errors["reason"] = word(lang, "reason_required")
-        if errors:
-            await ack(response_action="errors", errors=errors)
-            return
+                patch[key] = after
+        status, urgency = values.get("status"), values.get("urgency")
         correction = "yes" in (values.get("correction") or [])
-        new_text = UpdateText(
-            changes.get("headline", old.headline),
-            changes.get("body", old.body),
-            changes.get("next_step", old.next_step),
+        proposal = Proposal(
+            Action.CORRECT if correction else Action.EDIT,
+            update_id=update.id,
+            texts={text_lang: TextPatch(**patch)} if patch else {},
+            status=Status(status) if status else None,
+            urgency=Urgency(urgency) if urgency else None,
+            reason=str(values.get("reason") or ""),
         )
-        edited = replace(
-            update,
-            texts={**update.texts, text_lang: new_text},
-            status=Status(changes.get("status", update.status.value)),
-            urgency=Urgency(changes.get("urgency", update.urgency.value)),
-            revision=update.revision + 1,
-        )
-        intro_key = "preview_intro_edit_correction" if correction else "preview_intro_edit"
-        await self._confirm(
-            ack,
-            meta,
-            {
-                "action": "edit",
-                "update_id": update.id,
-                "language": text_lang,
-                "reason": reason,
-                "correction": correction,
-                **changes,
-            },
-            word(lang, intro_key, reason=reason),
-            [update_message(edited, text_lang, self.campaign)],
-            "save",
-            now,
-        )
+        await self._preview(ack, body, meta, proposal, "save", main=text_lang)
 
-    async def _confirm(
+    async def _preview(
         self,
         ack: AsyncAck,
+        body: Mapping[str, Any],
         meta: Mapping[str, Any],
-        draft: Mapping[str, Any],
-        intro: str,
-        previews: Sequence[OutboundMessage],
+        proposal: Proposal,
         submit_key: str,
-        now: datetime,
+        *,
+        main: str | None = None,
+        errors_at: str | None = None,
     ) -> None:
-        """Keep the draft, and push the view that shows it and asks to go ahead."""
-        token = await save_draft(self.store, draft, now)
-        base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
+        """Ask the desk how the proposal goes out: its problems on the form's inputs, or
+        the view that shows it (the draft kept in the store) and asks to go ahead."""
         lang = str(meta.get("l") or i18n.source_language())
+        ctx = await self.context(body, meta)
+        try:
+            preview = await self.desk.preview(ctx.actor, proposal)
+        except StrikebotError as exc:
+            block = errors_at or "headline"
+            await ack(response_action="errors", errors={block: exc.localized(lang)})
+            return
+        if not preview.ready:
+            errors: dict[str, str] = {}
+            own = main or self.campaign.default_language
+            for name, problem in preview.problems_in(lang).items():
+                block = _block(name, own)
+                errors.setdefault(errors_at if errors_at and block != "reason" else block, problem)
+            await ack(response_action="errors", errors=errors)
+            return
+        assert preview.token is not None
+        base = {k: meta[k] for k in ("c", "t", "l") if k in meta}
+        intro = preview.intro(lang, local_zone(None, self.campaign))
         view = modals.confirm_view(
-            lang, intro, previews, submit_key, modals.encode_meta(d=token, **base)
+            lang,
+            intro,
+            [preview.messages[code] for code in preview.shown(main or lang)],
+            submit_key,
+            modals.encode_meta(d=preview.token, **base),
         )
         await ack(response_action="push", view=view)
 
@@ -292,14 +205,9 @@ class Forms:
     ) -> None:
         meta = modals.decode_meta(view)
         lang = str(meta.get("l") or i18n.source_language())
-        draft = await take_draft(self.store, str(meta.get("d", "")))
-        if draft is None:
-            note = word(lang, "draft_gone", command="post")
-            await ack(response_action="update", view=modals.note_view(lang, "failed_title", note))
-            return
         # Who is asking (users.info, user groups) counts against the budget too: Slack's
         # 3 seconds cover the lookups as well as the change.
-        work = asyncio.ensure_future(self._as_asker(body, meta, draft))
+        work = asyncio.ensure_future(self._as_asker(body, meta, str(meta.get("d", ""))))
         try:
             _, reply = await asyncio.wait_for(asyncio.shield(work), self.budget)
         except TimeoutError:
@@ -311,41 +219,10 @@ class Forms:
         await ack(response_action="update", view=modals.result_view(lang, messages, ok=reply.ok))
 
     async def _as_asker(
-        self, body: Mapping[str, Any], meta: Mapping[str, Any], draft: Mapping[str, Any]
+        self, body: Mapping[str, Any], meta: Mapping[str, Any], token: str
     ) -> tuple[CommandContext, Reply]:
         ctx = await self.context(body, meta)
-        return ctx, await self._carry_out(ctx, draft)
-
-    async def _carry_out(self, ctx: CommandContext, draft: Mapping[str, Any]) -> Reply:
-        action = draft.get("action")
-        c = self.commands
-        if action == "post":
-            return await c.post(
-                ctx,
-                draft["status"],
-                draft["headline"],
-                draft.get("body", ""),
-                draft.get("next_step", ""),
-                draft.get("urgency", "routine"),
-                publish_at=_aware(draft.get("publish_at")),
-                texts=draft.get("texts") or None,
-            )
-        if action == "edit":
-            return await c.edit(
-                ctx,
-                draft["update_id"],
-                headline=draft.get("headline"),
-                body=draft.get("body"),
-                next_step=draft.get("next_step"),
-                status=draft.get("status"),
-                reason=draft.get("reason", ""),
-                correction=bool(draft.get("correction")),
-                urgency=draft.get("urgency"),
-                language=draft.get("language"),
-            )
-        if action == "retract":
-            return await c.retract(ctx, draft["update_id"], draft.get("reason", ""))
-        return await c.approve(ctx, draft["update_id"])
+        return ctx, await self.commands.confirm(ctx, token)
 
     async def _tell_later(
         self, work: asyncio.Future[tuple[CommandContext, Reply]], client: AsyncWebClient
@@ -367,15 +244,11 @@ class Forms:
                 log.warning("could not tell %s the result of a Slack form: %s", user, describe(exc))
 
 
-def _texts(values: Mapping[str, Any]) -> UpdateText:
-    return UpdateText(
-        str(values.get("headline") or ""),
-        str(values.get("body") or ""),
-        str(values.get("next_step") or ""),
-    )
-
-
-def _aware(value: object) -> datetime | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(str(value))
+def _block(field: str, main: str) -> str:
+    """The form input a desk problem is about: texts.es.body -> body_es (the form's own
+    language's inputs carry no suffix)."""
+    if field.startswith("texts."):
+        _, language, *rest = field.split(".")
+        name = rest[0] if rest else "headline"
+        return name if language == main else f"{name}_{language}"
+    return field if field in ("publish_at", "reason", "status", "urgency") else "headline"

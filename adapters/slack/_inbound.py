@@ -41,7 +41,6 @@ from bot.ports import (
     NotAllowed,
     OutboundMessage,
     Reply,
-    Store,
     UpdateState,
     command_named,
     i18n,
@@ -114,7 +113,7 @@ class Inbound:
         self,
         *,
         commands: Commands,
-        store: Store,
+        seen: Callable[[str], Awaitable[bool]],
         campaign: Campaign,
         clock: Clock,
         admins: AdminList,
@@ -123,7 +122,7 @@ class Inbound:
         budget: float = BUDGET,
     ) -> None:
         self.commands = commands
-        self.store = store
+        self.seen = seen
         self.campaign = campaign
         self.clock = clock
         self.admins = admins
@@ -142,12 +141,9 @@ class Inbound:
     ) -> BoltResponse | None:
         """Let each Slack request through once; a repeat is acknowledged and dropped."""
         key = event_key(body)
-        if key is not None:
-            async with self.store.write() as tx:
-                first = await tx.first_time_seen(NAME, key, self.clock())
-            if not first:
-                log.info("Slack delivered %s again; it was already handled", key)
-                return BoltResponse(status=200, body="")
+        if key is not None and not await self.seen(key):
+            log.info("Slack delivered %s again; it was already handled", key)
+            return BoltResponse(status=200, body="")
         await next()
         return None
 
@@ -180,11 +176,7 @@ class Inbound:
 
     async def language(self, ctx: CommandContext) -> str:
         """The language `bot.commands` will answer `ctx` in (asker, then channel, then campaign)."""
-        if ctx.locale:
-            return i18n.pick(ctx.locale)
-        async with self.store.read() as tx:
-            sub = await tx.find_subscription(NAME, ctx.workspace, ctx.channel)
-        return i18n.pick(sub.language if sub is not None else self.campaign.default_language)
+        return await self.commands.language_of(ctx)
 
     def quick_language(self, user_id: str) -> str:
         """Without waiting on anything: the asker's cached locale, else the campaign's."""
@@ -285,29 +277,23 @@ class Inbound:
         except NotAllowed as exc:
             return note_payload(say(lang, "error_title_not_allowed"), exc.localized(lang), lang)
         meta = {"c": ctx.channel, "t": ctx.workspace, "l": lang}
-        now = self.clock()
         chosen = update_id(words[1]) if len(words) > 1 else None
         view: modals.View
         if form == "post":
-            async with self.store.read() as tx:
-                latest = await tx.latest_update(now)
-            current = latest.status if latest is not None else None
+            current = await self.commands.desk.current_status()
             view = modals.post_form(lang, self.campaign, current, modals.encode_meta(**meta))
         elif form == "edit" and chosen is not None:
-            async with self.store.read() as tx:
-                update = await tx.get_update(chosen, now)
+            update, _ = await self.commands.desk.current(chosen)
             if update is None or update.retracted:
                 return reply_payload(await self.commands.handle(ctx, " ".join(words)))
-            text_lang = lang if lang in self.campaign.languages else self.campaign.default_language
+            # The asker's own wording where the update has one, else the campaign's main one.
+            text_lang = lang if lang in update.texts else self.campaign.default_language
             view = modals.edit_form(
                 lang, update, text_lang, modals.encode_meta(u=update.id, tl=text_lang, **meta)
             )
         else:
-            if form == "approve":
-                async with self.store.read() as tx:
-                    choices = await tx.pending_approval(now)
-            else:
-                choices = await self.commands.recent_updates(25, LIVE_STATES)
+            states = {UpdateState.PENDING_APPROVAL} if form == "approve" else LIVE_STATES
+            choices = await self.commands.recent_updates(25, states)
             if not choices:
                 return note_payload(
                     word(lang, f"{form}_title"),

@@ -34,6 +34,7 @@ from bot.ports import (
     Status,
     Update,
     UpdateState,
+    UpdateText,
     Urgency,
     i18n,
     stale_note,
@@ -297,8 +298,9 @@ def edit_form(
     lang: str, update: Update, text_language: str, meta: str, stale_after: str | None = None
 ) -> View:
     """The update's text in `text_language` to change; `stale_after` names the language(s)
-    edited since that text was written, so the admin sees it may no longer match."""
-    text = update.texts.get(text_language) or update.text(text_language)
+    edited since that text was written, so the admin sees it may no longer match. A language
+    the update has no wording in yet starts empty: the admin writes it, headline first."""
+    text = update.texts.get(text_language) or UpdateText("")
     blocks: list[Block] = []
     if stale_after:
         note = stale_note(lang, text_language, stale_after)

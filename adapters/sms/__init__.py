@@ -17,14 +17,13 @@ from adapters.sms._settings import NAME, SmsSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
-    from adapters.sms._adapter import SmsAdapter, keyword
+    from adapters.sms._adapter import SmsAdapter
     from adapters.sms._render import render_text, short_name
 
 # The platform's libraries load only when something here needs them (the plugin's
 # declaration does not), so `strikebot --help` and the other commands start quickly.
 _LAZY = {
     "SmsAdapter": "adapters.sms._adapter",
-    "keyword": "adapters.sms._adapter",
     "render_text": "adapters.sms._render",
     "short_name": "adapters.sms._render",
 }
@@ -37,7 +36,6 @@ __all__ = [
     "SmsAdapter",
     "SmsSettings",
     "count",
-    "keyword",
     "plugin",
     "render_text",
     "short_name",

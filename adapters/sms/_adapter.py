@@ -11,8 +11,9 @@ Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook). Ever
 must carry a valid `X-Twilio-Signature` (HMAC-SHA1 of the public URL and the sorted
 parameters with the auth token, checked by `twilio.request_validator`): anything unsigned
 or forged gets 403 and changes nothing. A message handled once (`MessageSid`) is not
-handled again when Twilio retries it or someone replays it. Keywords, in English or Spanish
-(accents and case ignored):
+handled again when Twilio retries it or someone replays it. A message is a keyword only
+when the whole of it is one (`bot.ports.Keywords`: trimmed, case and accents ignored, as
+Twilio reads STOP), in English or the campaign's languages:
 
     JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself)
     YES / SÍ                     confirm a sign-up made on the web page
@@ -20,6 +21,11 @@ handled again when Twilio retries it or someone replays it. Keywords, in English
       CANCEL, END, QUIT, REVOKE,
       OPTOUT, PARAR, BAJA...
     HELP / AYUDA / INFO          who is sending and how to stop
+    STATUS / ESTADO, DEMANDS /   answered as `/strike status`, `demands`, `next` answer in
+      DEMANDAS, NEXT / SIGUIENTE chat, cut to the text's segments, with the page's link
+
+Anything else ("End of the strike, when?") gets a short menu in the sender's language and
+changes nothing.
 
 The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
 """
@@ -27,7 +33,6 @@ The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Mapping
 
 from aiohttp import web
@@ -35,10 +40,11 @@ from twilio.request_validator import RequestValidator
 from twilio.twiml.messaging_response import MessagingResponse
 
 from bot.ports import (
-    Campaign,
     ChannelRef,
     Contact,
     InvalidInput,
+    KeywordKind,
+    Keywords,
     Offer,
     OutboundMessage,
     Outcome,
@@ -46,7 +52,9 @@ from bot.ports import (
     PermanentDeliveryError,
     PluginContext,
     SignUps,
+    ask,
     choice_text,
+    guess_language,
     i18n,
     page_url,
 )
@@ -65,33 +73,7 @@ STATUSES = frozenset(
     {"accepted", "queued", "sending", "sent", "delivered", "undelivered", "failed", "read"}
 )
 
-# What a text may start with, per kind; each language's words are in the catalogue
-# ("sms.words_stop": "stop stopall unsubscribe ..."), written as `keyword` reads them.
-KINDS = ("stop", "join", "yes", "help")
-
 REPLIES = i18n.Words("sms")
-
-
-def keywords(campaign: Campaign) -> dict[str, tuple[str, str]]:
-    """word -> (kind, language) for the campaign's languages; an earlier language wins a
-    word two languages share. The source language's words (STOP, HELP: what carriers
-    require) always work, answered in the campaign's first language if it has no other."""
-    found: dict[str, tuple[str, str]] = {}
-    source = i18n.source_language()
-    for language in (source, *reversed(campaign.languages)):
-        answer = language if language in campaign.languages else campaign.default_language
-        for kind in KINDS:
-            for word in REPLIES[language][f"words_{kind}"].split():
-                found[keyword(word)] = (kind, answer)
-    return found
-
-
-def keyword(body: str) -> str:
-    """The first word of a text, lower-case, without accents or punctuation: "¡Sí!" -> "si"."""
-    text = unicodedata.normalize("NFKD", body.strip()).casefold()
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    first = text.split()[0] if text.split() else ""
-    return "".join(ch for ch in first if ch.isalnum())
 
 
 class SmsAdapter:
@@ -113,7 +95,7 @@ class SmsAdapter:
         self.sender = Sender(self.settings.sender, self.settings.messaging_service)
         self.validator = RequestValidator(self.settings.token)
         self.who = short_name(ctx.campaign, self.section)
-        self.keywords = keywords(ctx.campaign)
+        self.words = Keywords(ctx.campaign.languages, ctx.campaign.default_language)
         self.signups.offer(
             Offer(
                 Contact.PHONE,
@@ -217,39 +199,54 @@ class SmsAdapter:
         )
         if not sid or not sender:
             return web.Response(status=400, text="MessageSid and From are required")
-        async with self.ctx.store.write() as tx:
-            first = await tx.first_time_seen(NAME, sid[:128], self.ctx.clock())
-        if not first:
+        if not await self.ctx.first_time(sid):
             return _twiml(None)  # a retry or a replay: answered the first time
         return _twiml(await self._answer(sender, body))
 
     async def _answer(self, sender: str, body: str) -> str | None:
-        word = keyword(body[:200])
+        heard = self.words.read(body)
+        kind, word = heard.kind, heard.word.upper()
         campaign = self.ctx.campaign
-        kind, language = self.keywords.get(word, ("help", campaign.default_language))
-        url = page_url(campaign, language)
+        language = heard.language
         try:
             number = self.signups.read(Contact.PHONE, sender)
         except InvalidInput:
-            if kind == "stop":
+            if kind is KeywordKind.STOP:
                 return None
-            return self._say(language, "bad_number", url)
-        if kind == "stop":
+            if kind is None:
+                language = guess_language(body, campaign.languages, campaign.default_language)
+            return self._say(language, "bad_number", page_url(campaign, language))
+        if kind is None or heard.question:
+            person = await self.signups.find(number, Contact.PHONE)
+            if kind is None:
+                language = (
+                    person.language
+                    if person is not None
+                    else guess_language(body, campaign.languages, campaign.default_language)
+                )
+                return self._say(language, "menu", page_url(campaign, language))
+            key = person.key if person is not None and person.confirmed else None
+            answer = await ask(
+                self.ctx.commands, kind, platform=NAME, person=key, language=language
+            )
+            return self.render(answer)
+        url = page_url(campaign, language)
+        if kind is KeywordKind.STOP:
             outcome = await self.signups.unsubscribe_address(
-                Contact.PHONE, number, via=f"text {word.upper()}"
+                Contact.PHONE, number, via=f"text {word}"
             )
             key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
             return self._say(language, key, url)
-        if kind == "join":
+        if kind is KeywordKind.JOIN:
             outcome = await self.signups.join(
-                Contact.PHONE, number, language=language, via=f"text {word.upper()}"
+                Contact.PHONE, number, language=language, via=f"text {word}"
             )
             return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
-        if kind == "yes":
+        if kind is KeywordKind.YES:
             outcome = await self.signups.confirm_by_reply(
-                Contact.PHONE, number, via=f"reply {word.upper()}"
+                Contact.PHONE, number, via=f"reply {word}"
             )
-            person = await self.signups.find(number)
+            person = await self.signups.find(number, Contact.PHONE)
             if person is not None and outcome is Outcome.CONFIRMED:
                 language = person.language
                 url = page_url(campaign, language)
@@ -281,13 +278,9 @@ class SmsAdapter:
         error = params.get("ErrorCode") or None
         known = await self.signups.record_receipt(delivery, NAME, status, error and error[:16])
         if known and status in ("undelivered", "failed") and error in UNREACHABLE:
-            async with self.ctx.store.read() as tx:
-                sub_id = await tx.subscription_of_delivery(delivery)
-                sub = await tx.get_subscription(sub_id) if sub_id is not None else None
-            if sub is not None:
-                await self.signups.mark_broken(
-                    sub.channel, f"the number cannot receive texts (Twilio {error})"
-                )
+            await self.signups.mark_broken_by_delivery(
+                delivery, f"the number cannot receive texts (Twilio {error})"
+            )
         return web.Response(status=204)
 
     def _refuse(self, request: web.Request) -> web.Response:

@@ -27,7 +27,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
@@ -70,8 +69,6 @@ log = logging.getLogger("strikebot.telegram")
 
 REQUEST_TIMEOUT = 10.0
 POLL_TIMEOUT = 25  # seconds getUpdates waits for something to happen
-PRUNE_EVERY = 3600.0
-KEEP_SEEN = timedelta(days=1)
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 TgApplication = Application[Any, Any, Any, Any, Any, Any]
@@ -206,7 +203,6 @@ class TelegramAdapter:
         await self.application.start()
         self._started = True
         await self._register_menus()
-        self._spawn(self._prune())
         try:
             await self._receive()
         except TelegramError as exc:  # a hiccup: deliveries go on, and this is retried
@@ -286,18 +282,6 @@ class TelegramAdapter:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    async def _prune(self) -> None:
-        """Forget handled update ids and abandoned forms older than a day."""
-        while True:
-            cutoff = self.ctx.clock() - KEEP_SEEN
-            try:
-                async with self.ctx.store.write() as tx:
-                    await tx.forget_events_before(cutoff)
-                    await tx.forget_drafts(cutoff)
-            except Exception:
-                log.exception("pruning Telegram's handled updates failed; trying again later")
-            await asyncio.sleep(PRUNE_EVERY)
 
     async def _register_menus(self) -> None:
         """setMyCommands: the members' commands in each language (by the user's app

@@ -21,24 +21,28 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from adapters.telegram._settings import NAME
 from adapters.telegram._words import word
 from bot.ports import (
     HEADLINE_MAX,
     NEXT_STEP_MAX,
     REASON_MAX,
+    Action,
+    Actor,
     CommandContext,
     OutboundMessage,
     PluginContext,
+    Proposal,
     Reply,
     Status,
+    TextPatch,
     Update,
     UpdateState,
     UpdateText,
     Urgency,
     i18n,
+    local_zone,
     say,
-    update_message,
-    wants,
 )
 
 KIND = "telegram-form"
@@ -77,28 +81,26 @@ class Forms:
     # ------------------------------------------------------------------ storage
 
     async def _load(self, chat_id: int) -> dict[str, Any] | None:
-        async with self.ctx.store.write() as tx:
-            form = await tx.take_draft(KIND, token_for(chat_id))
-            if form is not None:  # read without using it up: put it back as it was
-                await tx.keep_draft(KIND, token_for(chat_id), form, self.ctx.clock())
-        return form
+        return await self.ctx.desk.form(KIND, token_for(chat_id))
 
     async def _keep(self, chat_id: int, form: Mapping[str, Any]) -> None:
-        async with self.ctx.store.write() as tx:
-            await tx.keep_draft(KIND, token_for(chat_id), form, self.ctx.clock())
+        await self.ctx.desk.keep_form(KIND, token_for(chat_id), form)
 
     async def _take(self, chat_id: int) -> dict[str, Any] | None:
-        async with self.ctx.store.write() as tx:
-            return await tx.take_draft(KIND, token_for(chat_id))
+        return await self.ctx.desk.form(KIND, token_for(chat_id), take=True)
 
     # ------------------------------------------------------------------ opening
 
-    async def open(self, chat_id: int, user_id: int, action: str, args: str, lang: str) -> Prompt:
-        """Start the form for `action` (post, edit, retract, approve) in this private chat."""
+    async def open(self, chat_id: int, actor: Actor, action: str, args: str, lang: str) -> Prompt:
+        """Start the form for `action` (post, edit, retract, approve) in this private chat,
+        for `actor` (an admin: the form keeps who they are for the desk's preview)."""
         form: dict[str, Any] = {
             "serial": secrets.token_hex(4),
             "action": action,
-            "user": user_id,
+            "user": int(actor.user_id),
+            "name": actor.display_name,
+            "roles": sorted(actor.roles),
+            "chat": chat_id,
             "lang": lang,
         }
         if action == "post":
@@ -108,12 +110,8 @@ class Forms:
         chosen = _update_id(args)
         if chosen is not None:
             return await self._picked(chat_id, form, chosen)
-        now = self.ctx.clock()
-        if action == "approve":
-            async with self.ctx.store.read() as tx:
-                choices = await tx.pending_approval(now)
-        else:
-            choices = await self.commands.recent_updates(10, LIVE_STATES)
+        states = {UpdateState.PENDING_APPROVAL} if action == "approve" else LIVE_STATES
+        choices = await self.commands.recent_updates(10, states)
         if not choices:
             verb = i18n.Words("command_names")[lang][action]
             return Prompt(word(lang, "nothing_to_pick", action=verb))
@@ -198,8 +196,7 @@ class Forms:
 
     async def _picked(self, chat_id: int, form: dict[str, Any], update_id: int) -> Prompt:
         lang = str(form["lang"])
-        async with self.ctx.store.read() as tx:
-            update = await tx.get_update(update_id, self.ctx.clock())
+        update, _ = await self.ctx.desk.current(update_id)
         if update is None or update.retracted:
             await self._take(chat_id)
             return Prompt(say(lang, "no_update", id=update_id))
@@ -214,7 +211,7 @@ class Forms:
             return Prompt(word(lang, "ask_reason_retract"), [self._cancel_row(form)])
         form["step"] = "new_headline"
         await self._keep(chat_id, form)
-        current = update.text(self._text_language(lang)).headline
+        current = update.text(self._edit_language(form, update)).headline
         return Prompt(
             word(lang, "ask_new_headline", id=update.id, current=current), [self._cancel_row(form)]
         )
@@ -251,133 +248,89 @@ class Forms:
             return Prompt(word(lang, "ask_reason_edit"), cancel)
         update = None
         if "update_id" in form:
-            async with self.ctx.store.read() as tx:
-                update = await tx.get_update(int(form["update_id"]), self.ctx.clock())
+            update, _ = await self.ctx.desk.current(int(form["update_id"]))
             if update is None:
                 await self._take(chat_id)
                 return Prompt(say(lang, "no_update", id=form["update_id"]))
         return await self._preview(form, update)
 
-    async def _preview(self, form: Mapping[str, Any], update: Update | None) -> Prompt:
-        """The update as members will see it, and the buttons that go ahead or cancel."""
+    async def _preview(self, form: dict[str, Any], update: Update | None) -> Prompt:
+        """The desk's preview of what the form asks for, as members will see it, and the
+        buttons that go ahead or cancel; the desk's draft token is kept in the form."""
         lang = str(form["lang"])
         serial = form["serial"]
-        now = self.ctx.clock()
-        action = form["action"]
         cancel = (word(lang, "button_cancel"), f"f:{serial}:no")
-        if action == "post":
-            texts = self._texts(form)
-            draft = Update(
-                id=0,
-                status=Status(form["status"]),
-                urgency=Urgency(form["urgency"]),
-                texts=texts,
-                author="preview",
-                created_at=now,
-                state=UpdateState.PUBLISHED,
-                published_at=now,
-            )
-            # The admin's own language first, then each other wording as its readers see it.
-            wordings = tuple(
-                replace(update_message(draft, code, self.ctx.campaign), url=None, links=())
-                for code in texts
-            )
-            intro = word(lang, "preview_post", count=await self.audience(form))
-            go = [(word(lang, "button_post"), f"f:{serial}:ok"), cancel]
-            return Prompt(intro, [go], wordings)
-        assert update is not None
+        action = str(form["action"])
+        preview = await self.ctx.desk.preview(self._actor(form), self._proposal(form, update))
+        if not preview.ready:
+            return Prompt("\n".join(preview.problems_in(lang).values()), [[cancel]])
+        form["token"] = preview.token
+        await self._keep(int(form["chat"]), form)
+        intro = preview.intro(lang, local_zone(None, self.ctx.campaign))
+        shown = tuple(
+            replace(preview.messages[code], url=None, links=()) for code in preview.shown(lang)
+        )
         if action == "edit":
-            text_lang = self._text_language(lang)
-            old = update.texts.get(text_lang) or update.text(text_lang)
-            edited = replace(
-                update,
-                texts={
-                    **update.texts,
-                    text_lang: UpdateText(
-                        form.get("new_headline") or old.headline,
-                        form.get("new_body") or old.body,
-                        old.next_step,
-                    ),
-                },
-                revision=update.revision + 1,
-            )
-            shown = update_message(edited, lang, self.ctx.campaign)
             go = [
                 (word(lang, "button_save"), f"f:{serial}:ok"),
                 (word(lang, "button_correct"), f"f:{serial}:okc"),
             ]
-            intro = word(lang, "preview_edit", id=update.id, reason=form.get("reason", ""))
-            return Prompt(intro, [go, [cancel]], (shown,))
-        if action == "retract":
-            gone = replace(
-                update,
-                state=UpdateState.RETRACTED,
-                retraction_reason=form.get("reason", ""),
-                retracted_at=now,
-            )
-            shown = update_message(gone, lang, self.ctx.campaign)
-            go = [(word(lang, "button_retract"), f"f:{serial}:ok"), cancel]
-            return Prompt(word(lang, "preview_retract", id=update.id), [go], (shown,))
-        shown = update_message(update, lang, self.ctx.campaign)
-        go = [(word(lang, "button_approve"), f"f:{serial}:ok"), cancel]
-        return Prompt(word(lang, "preview_approve", id=update.id), [go], (shown,))
+            return Prompt(intro, [go, [cancel]], shown[:1])
+        key = {"post": "button_post", "retract": "button_retract", "approve": "button_approve"}
+        return Prompt(intro, [[(word(lang, key[action]), f"f:{serial}:ok"), cancel]], shown)
 
-    async def audience(self, form: Mapping[str, Any]) -> int:
-        """How many channels a posted draft would reach."""
-        now = self.ctx.clock()
-        probe = Update(
-            id=0,
-            status=Status(form["status"]),
-            urgency=Urgency(form["urgency"]),
-            texts={self.ctx.campaign.default_language: UpdateText("x")},
-            author="",
-            created_at=now,
-            state=UpdateState.PUBLISHED,
-        )
-        async with self.ctx.store.read() as tx:
-            return sum(1 for s in await tx.list_subscriptions() if wants(s, probe))
+    def _proposal(self, form: Mapping[str, Any], update: Update | None) -> Proposal:
+        """What the form collected, in the desk's terms."""
+        action = str(form["action"])
+        if action == "post":
+            texts = {
+                code: TextPatch(t.headline, t.body, t.next_step)
+                for code, t in self._texts(form).items()
+            }
+            return Proposal(
+                Action.POST,
+                texts=texts,
+                status=Status(form["status"]),
+                urgency=Urgency(form["urgency"]),
+            )
+        assert update is not None
+        if action == "edit":
+            patch = TextPatch(form.get("new_headline") or None, form.get("new_body") or None)
+            texts = {self._edit_language(form, update): patch} if patch != TextPatch() else {}
+            return Proposal(
+                Action.EDIT, update_id=update.id, texts=texts, reason=form.get("reason", "")
+            )
+        if action == "retract":
+            return Proposal(Action.RETRACT, update_id=update.id, reason=form.get("reason", ""))
+        return Proposal(Action.APPROVE, update_id=update.id)
+
+    def _actor(self, form: Mapping[str, Any]) -> Actor:
+        """The admin who opened the form, as they were checked then."""
+        roles = frozenset(str(r) for r in form.get("roles", ()))
+        return Actor(NAME, str(form["user"]), str(form.get("name", "")), roles)
 
     async def _carry_out(
         self, ctx: CommandContext, form: Mapping[str, Any], *, correction: bool
     ) -> Reply:
-        c = self.commands
-        action = form["action"]
-        if action == "post":
-            main = self._text_language(str(form["lang"]))
-            others = {
-                code: {"headline": t.headline, "body": t.body, "next_step": t.next_step}
-                for code, t in self._texts(form).items()
-                if code != main
-            }
-            return await c.post(
-                ctx,
-                form["status"],
-                form["headline"],
-                form.get("body", ""),
-                form.get("next_step", ""),
-                form.get("urgency", "routine"),
-                texts=others,
-                language=main,
-            )
-        if action == "edit":
-            return await c.edit(
-                ctx,
-                int(form["update_id"]),
-                headline=form.get("new_headline") or None,
-                body=form.get("new_body") or None,
-                reason=form.get("reason", ""),
-                correction=correction,
-                language=self._text_language(str(form["lang"])),
-            )
-        if action == "retract":
-            return await c.retract(ctx, int(form["update_id"]), form.get("reason", ""))
-        return await c.approve(ctx, int(form["update_id"]))
+        """The admin tapped Post (Save, Save with a correction note, Retract, Approve)."""
+        token = str(form.get("token") or "")
+        if correction:  # the same edit, with a visible correction note
+            desk = self.ctx.desk
+            proposal = await desk.draft(ctx.actor, token)
+            await desk.preview(ctx.actor, replace(proposal, action=Action.CORRECT), token=token)
+        return await self.commands.confirm(ctx, token)
 
     # ------------------------------------------------------------------ helpers
 
     def _text_language(self, lang: str) -> str:
         campaign = self.ctx.campaign
         return lang if lang in campaign.languages else campaign.default_language
+
+    def _edit_language(self, form: Mapping[str, Any], update: Update) -> str:
+        """The wording an edit changes: the admin's own language where the update has it,
+        else the campaign's main language."""
+        own = self._text_language(str(form["lang"]))
+        return own if own in update.texts else self.ctx.campaign.default_language
 
     def _ask_other(self, form: Mapping[str, Any], field: str, language: str) -> Prompt:
         """Ask for another language's wording; the campaign's main language cannot be

@@ -111,9 +111,7 @@ class Inbound:
     # ------------------------------------------------------------------ once
 
     async def once(self, update: TgUpdate, context: Any) -> None:
-        async with self.ctx.store.write() as tx:
-            first = await tx.first_time_seen(NAME, f"update:{update.update_id}", self.ctx.clock())
-        if not first:
+        if not await self.ctx.first_time(f"update:{update.update_id}"):
             log.info("Telegram delivered update %s again; it was already handled", update.update_id)
             raise ApplicationHandlerStop
 
@@ -207,7 +205,7 @@ class Inbound:
                 except NotAllowed as exc:
                     await self.reply(bot, message, _refusal(exc, lang))
                     return
-                prompt = await self.forms.open(chat.id, user.id, canonical, rest, lang)
+                prompt = await self.forms.open(chat.id, ctx.actor, canonical, rest, lang)
                 await self.show(bot, chat.id, prompt, reply_to=message)
                 return
         if private and canonical in ("subscribe", "unsubscribe"):

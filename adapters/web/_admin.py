@@ -8,22 +8,22 @@ the models in `_schemas`; a malformed body is a 400, a body that breaks a rule a
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from bot.ports import (
+    Action,
     Actor,
-    Changes,
     DemandResult,
     DemandWording,
-    Draft,
-    InvalidInput,
     NotFound,
+    Problems,
+    Proposal,
+    TextPatch,
     Update,
-    UpdateText,
+    local_zone,
 )
 
 from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
@@ -39,7 +39,9 @@ from ._schemas import (
     DemandWordingIn,
     EditUpdateIn,
     PostUpdateIn,
+    PreviewOut,
     RetractIn,
+    SpendOut,
     StaleOut,
     demand_event_out,
     demand_out,
@@ -152,15 +154,18 @@ async def _admin_view(request: web.Request, update: Update) -> web.Response:
 
 
 async def post_update(request: web.Request) -> web.StreamResponse:
-    ctx = state_of(request).ctx
     body = await _body(request, PostUpdateIn)
-    draft = Draft(
+    proposal = Proposal(
+        Action.POST,
+        texts={lang: TextPatch(t.headline, t.body, t.next_step) for lang, t in body.texts.items()},
         status=body.status,
-        texts={lang: UpdateText(t.headline, t.body, t.next_step) for lang, t in body.texts.items()},
         urgency=body.urgency,
         next_step_at=body.next_step_at,
+        publish_at=body.publish_at,
     )
-    update = await ctx.admin.post(HTTP_ACTOR, draft, publish_at=body.publish_at)
+    if request.query.get("dry_run", "").lower() in ("1", "true", "yes"):
+        return await _dry_run(request, proposal)
+    update = await _commit(request, proposal)
     response = await _admin_view(request, update)
     response.set_status(201)
     response.headers["Location"] = f"/api/v1/updates/{update.id}"
@@ -168,58 +173,29 @@ async def post_update(request: web.Request) -> web.StreamResponse:
 
 
 async def edit_update(request: web.Request) -> web.StreamResponse:
-    ctx = state_of(request).ctx
     update_id = _update_id(request)
     body = await _body(request, EditUpdateIn)
-    given = set(body.model_fields_set)
-    if not body.texts:
-        given.discard("texts")  # {} or null changes no wording
-    if body.status is None:
-        given.discard("status")
-    if body.urgency is None:
-        given.discard("urgency")
-    if not given & {"texts", "status", "urgency", "next_step_at"}:
-        raise InvalidInput(
-            "Nothing to change: give texts, status, urgency or next_step_at along with the reason."
-        )
-    texts: dict[str, UpdateText] | None = None
-    if body.texts:
-        async with ctx.store.read() as tx:
-            current = await tx.get_update(update_id, ctx.clock())
-        if current is None:
-            raise NotFound(f"No update #{update_id}. See the numbers at /api/v1/updates.")
-        texts = {}
-        for lang, patch in body.texts.items():
-            base = current.texts.get(lang)
-            if base is None and patch.headline is None:
-                raise InvalidInput(
-                    f"Update #{update_id} has no {lang!r} text yet; give its headline too."
-                )
-            merged = base or UpdateText("")
-            texts[lang] = replace(
-                merged,
-                **{k: v for k, v in patch.model_dump().items() if v is not None},
-            )
-    clear = "next_step_at" in given and body.next_step_at is None
-    changes = Changes(
-        texts=texts,
+    proposal = Proposal(
+        Action.CORRECT if body.correction else Action.EDIT,
+        update_id=update_id,
+        texts={
+            lang: TextPatch(p.headline, p.body, p.next_step)
+            for lang, p in (body.texts or {}).items()
+        },
         status=body.status,
         urgency=body.urgency,
         next_step_at=body.next_step_at,
-        clear_next_step_at=clear,
+        clear_next_step="next_step_at" in body.model_fields_set and body.next_step_at is None,
+        reason=body.reason,
     )
-    update = await ctx.admin.edit(
-        HTTP_ACTOR, update_id, changes, reason=body.reason, correction=body.correction
-    )
-    return await _admin_view(request, update)
+    return await _admin_view(request, await _commit(request, proposal))
 
 
 async def retract_update(request: web.Request) -> web.StreamResponse:
-    ctx = state_of(request).ctx
     update_id = _update_id(request)
     body = await _body(request, RetractIn)
-    update = await ctx.admin.retract(HTTP_ACTOR, update_id, reason=body.reason)
-    return await _admin_view(request, update)
+    proposal = Proposal(Action.RETRACT, update_id=update_id, reason=body.reason)
+    return await _admin_view(request, await _commit(request, proposal))
 
 
 class _Empty(BaseModel):
@@ -227,11 +203,44 @@ class _Empty(BaseModel):
 
 
 async def approve_update(request: web.Request) -> web.StreamResponse:
-    ctx = state_of(request).ctx
     update_id = _update_id(request)
     await _body(request, _Empty, optional=True)
-    update = await ctx.admin.approve(HTTP_ACTOR, update_id)
-    return await _admin_view(request, update)
+    proposal = Proposal(Action.APPROVE, update_id=update_id)
+    return await _admin_view(request, await _commit(request, proposal))
+
+
+async def _dry_run(request: web.Request, proposal: Proposal) -> web.StreamResponse:
+    """The desk's preview of `proposal`; it refuses what the post would refuse."""
+    ctx = state_of(request).ctx
+    shown = await ctx.desk.preview(HTTP_ACTOR, proposal, keep=False)
+    if shown.problems:
+        _refuse(Problems(shown.problems))
+    found, language = shown.reach, ctx.campaign.default_language
+    return json_response(
+        PreviewOut(
+            sentence=shown.sentence(language, local_zone(None, ctx.campaign)),
+            channels=found.channels,
+            receivers=found.receivers,
+            people={s.platform: SpendOut(messages=s.messages, units=s.units) for s in found.spends},
+            preview={lang: message.to_json() for lang, message in shown.messages.items()},
+        )
+    )
+
+
+def _refuse(exc: Problems) -> NoReturn:
+    details = [
+        {"field": name, "problem": problem.message} for name, problem in exc.problems.items()
+    ]
+    raise BadRequest(422, "invalid", exc.message, details) from None
+
+
+async def _commit(request: web.Request, proposal: Proposal) -> Update:
+    """Carry `proposal` out through the desk; its problems are a 422 naming each field."""
+    try:
+        outcome = await state_of(request).ctx.desk.commit(HTTP_ACTOR, proposal)
+    except Problems as exc:
+        _refuse(exc)
+    return outcome.update
 
 
 async def record_demand(request: web.Request) -> web.StreamResponse:

@@ -52,7 +52,7 @@ STORE_BACKOFF = 1.0  # after a failure, seconds before the store is asked again
 STALE_MARKER = b"<!--strikebot:stale-notice-->"
 # No scripts, no frames, nothing fetched from elsewhere: the pages need none of it.
 CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; manifest-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 
@@ -126,6 +126,8 @@ class WebState:
     counters: dict[tuple[Hashable, int], tuple[str, str]] = field(default_factory=dict)
     _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
     _hot: HotKeys | None = None
+    # What the pages' CSP adds (the "Notify me" button's script, when it is offered).
+    csp_extra: Callable[[], str] = lambda: ""
 
     def __post_init__(self) -> None:
         self.zone = ZoneInfo(self.ctx.campaign.timezone)
@@ -350,7 +352,7 @@ def ready(request: web.Request, entry: Cached, max_age: int) -> Ready:
         if not unchanged:
             made = {"Content-Type": entry.content_type, **made}
         shell = web.StreamResponse(headers=made)  # as `surface` would complete them
-        secure(path, shell)
+        secure(path, shell, state_of(request).csp_extra())
         headers = entry.ready[shape] = shell.headers
     if unchanged:
         return Ready(status=304, headers=headers)
@@ -445,7 +447,7 @@ async def surface(request: web.Request, handler: Handler) -> web.StreamResponse:
             except Exception as exc:  # each kind is answered, or raised again, below
                 response = error_response(request, exc)
         if type(response) is not Ready:  # a Ready response holds them already
-            secure(path, response)
+            secure(path, response, state_of(request).csp_extra())
         status = response.status
         return response
     except web.HTTPException as exc:
@@ -547,8 +549,9 @@ def error_response(request: web.Request, exc: Exception) -> web.StreamResponse:
     return web.Response(status=500, text=message, content_type="text/plain")
 
 
-def security_headers(path: str, content_type: str | None) -> dict[str, str]:
-    """The headers every answer carries (those it does not set itself)."""
+def security_headers(path: str, content_type: str | None, csp_extra: str = "") -> dict[str, str]:
+    """The headers every answer carries (those it does not set itself); `csp_extra` adds
+    sources to the pages' policy (the "Notify me" button's script)."""
     headers = {}
     if is_public_data(path):
         # Other sites (a union website, a news desk's tools) may read the public data.
@@ -556,12 +559,12 @@ def security_headers(path: str, content_type: str | None) -> dict[str, str]:
     headers["X-Content-Type-Options"] = "nosniff"
     headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
     if content_type == "text/html":
-        headers["Content-Security-Policy"] = CSP
+        headers["Content-Security-Policy"] = f"{CSP}; {csp_extra}" if csp_extra else CSP
     return headers
 
 
-def secure(path: str, response: web.StreamResponse) -> None:
-    for name, value in security_headers(path, response.content_type).items():
+def secure(path: str, response: web.StreamResponse, csp_extra: str = "") -> None:
+    for name, value in security_headers(path, response.content_type, csp_extra).items():
         response.headers.setdefault(name, value)
 
 

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext, watch_public_version
 
-from . import _admin, _api, _feeds, _openapi, _pages, _subscribe, _webhooks
+from . import _admin, _api, _feeds, _notify, _openapi, _pages, _subscribe, _webhooks
 from ._app import (
     MAX_BODY,
     STATE,
@@ -57,6 +57,9 @@ class WebSurface:
         _admin.add_routes(app)
         _subscribe.add_routes(app, self.ctx.campaign)
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
+        _notify.add_routes(app, self.ctx.campaign)
+        state.templates.globals["reach"] = _notify.reach(self.ctx, lambda: state.static)
+        state.csp_extra = lambda: _notify.csp_extra(self.ctx)
         _webhooks.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
         # From the route table just built: the document describes what is served.

@@ -182,6 +182,24 @@ class AdminUpdateOut(UpdateDetailOut):
     )
 
 
+class SpendOut(BaseModel):
+    messages: int = Field(description="people it goes to on this platform")
+    units: int = Field(description="what they cost, in the platform's units (text segments)")
+
+
+class PreviewOut(BaseModel):
+    """What posting would do (`?dry_run=true`): nothing is written."""
+
+    dry_run: bool = True
+    sentence: str = Field(description="what posting does, in the campaign's main language")
+    channels: int = Field(description="chat channels it goes to")
+    receivers: int = Field(description="webhook receivers it goes to")
+    people: dict[str, SpendOut] = Field(description="per platform that reaches people one by one")
+    preview: dict[str, dict[str, Any]] = Field(
+        description="the update as members will see it, per language (the neutral message)"
+    )
+
+
 class ConfirmTranslationIn(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 

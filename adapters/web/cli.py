@@ -17,11 +17,9 @@ from pathlib import Path
 from bot.ports import (
     SubParsers,
     add_json_flag,
-    installed_plugins,
     moment_type,
-    open_context,
+    open_plugin,
     out,
-    plugin_context,
     print_json,
     shifted_clock,
 )
@@ -51,11 +49,7 @@ def register(sub: SubParsers[argparse.ArgumentParser]) -> None:
 
 async def handle_publish(args: argparse.Namespace) -> int:
     clock = shifted_clock(args.now)
-    async with open_context(args, clock=clock) as ctx:
-        plugin = installed_plugins()[NAME]
-        web_ctx = plugin_context(
-            plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=clock
-        )
+    async with open_plugin(args, NAME, clock=clock) as web_ctx:
         result = await publish_site(web_ctx, args.directory)
     if args.json:
         print_json(result.to_json())

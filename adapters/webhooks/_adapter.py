@@ -100,8 +100,7 @@ class WebhookAdapter:
         )
         if outcome.ok:
             self._sent += 1
-            async with self.ctx.store.write() as tx:
-                await tx.record_webhook_success(endpoint.id, now)
+            await self.ctx.webhooks.answered(endpoint.id)
             return f"http-{outcome.status}"
         self._failed += 1
         self._last_error = f"#{endpoint.id}: {outcome.detail}"
@@ -124,9 +123,8 @@ class WebhookAdapter:
     # ------------------------------------------------------------------ helpers
 
     async def _endpoint(self, channel: ChannelRef) -> WebhookEndpoint:
-        async with self.ctx.store.read() as tx:
-            endpoint = await tx.find_webhook_endpoint(NAME, channel.workspace, channel.channel)
-        if endpoint is None or not endpoint.active:
+        endpoint = await self.ctx.webhooks.receiver(channel.workspace, channel.channel)
+        if endpoint is None:
             raise PermanentDeliveryError(
                 "this webhook endpoint was removed; add it again with `strikebot webhooks add`"
             )
@@ -136,12 +134,10 @@ class WebhookAdapter:
         self, endpoint: WebhookEndpoint, outcome: Outcome, now: datetime
     ) -> PermanentDeliveryError | TransientDeliveryError:
         """Record the failure; disable the endpoint (a permanent error) or say when to retry."""
-        async with self.ctx.store.write() as tx:
-            since = await tx.record_webhook_failure(endpoint.id, now, outcome.detail)
-            hours = (now - since).total_seconds() / 3600
-            disable = outcome.gone or outcome.refused or hours >= self.policy.disable_after_hours
-            if disable:  # a new failing streak starts if it is enabled again
-                await tx.reset_webhook_failures(endpoint.id)
+        since, disable = await self.ctx.webhooks.failed(
+            endpoint.id, outcome.detail, for_good=outcome.gone or outcome.refused
+        )
+        hours = (now - since).total_seconds() / 3600
         where = f"webhook #{endpoint.id} ({endpoint.url})"
         if outcome.gone:
             reason = f"{where} answered 410 Gone, asking to be removed: disabled"

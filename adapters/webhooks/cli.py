@@ -22,15 +22,11 @@ from adapters.webhooks._adapter import NAME, body_of
 from adapters.webhooks._sending import Sender
 from bot.ports import (
     Actor,
-    CliContext,
     InvalidInput,
-    Webhooks,
     add_json_flag,
     events,
-    installed_plugins,
-    open_context,
+    open_plugin,
     out,
-    plugin_context,
     print_json,
     webhook_summary,
 )
@@ -85,16 +81,9 @@ def _briefing(value: str | None) -> clock_time | None:
         ) from None
 
 
-def _webhooks(ctx: CliContext) -> Webhooks:
-    plugin = installed_plugins()[NAME]
-    return plugin_context(
-        plugin, ctx.settings, ctx.config, store=ctx.store, admin=ctx.admin, clock=ctx.clock
-    ).webhooks
-
-
 async def handle_add(args: argparse.Namespace) -> int:
-    async with open_context(args) as ctx:
-        created = await _webhooks(ctx).add(
+    async with open_plugin(args, NAME) as ctx:
+        created = await ctx.webhooks.add(
             CLI_ACTOR,
             args.url,
             description=args.description,
@@ -112,8 +101,8 @@ async def handle_add(args: argparse.Namespace) -> int:
 
 
 async def handle_list(args: argparse.Namespace) -> int:
-    async with open_context(args) as ctx:
-        endpoints = await _webhooks(ctx).list()
+    async with open_plugin(args, NAME) as ctx:
+        endpoints = await ctx.webhooks.list()
     if args.json:
         print_json([webhook_summary(e) for e in endpoints])
         return 0
@@ -145,8 +134,8 @@ async def handle_enable(args: argparse.Namespace) -> int:
 
 
 async def _change(args: argparse.Namespace, action: str, done: str) -> int:
-    async with open_context(args) as ctx:
-        webhooks = _webhooks(ctx)
+    async with open_plugin(args, NAME) as ctx:
+        webhooks = ctx.webhooks
         target = (await webhooks.find(args.target)).id
         endpoint = await getattr(webhooks, action)(CLI_ACTOR, target)
     shown = webhook_summary(endpoint)
@@ -159,11 +148,11 @@ async def _change(args: argparse.Namespace, action: str, done: str) -> int:
 
 async def handle_test(args: argparse.Namespace) -> int:
     """Sign and send one `webhook.test` now, from here, and show what the receiver said."""
-    async with open_context(args) as ctx:
-        webhooks = _webhooks(ctx)
+    async with open_plugin(args, NAME) as ctx:
+        webhooks = ctx.webhooks
         endpoint = await webhooks.find(args.target)
         now = ctx.clock()
-        event = events.ping_event(ctx.admin.campaign, now, "Test from strikebot webhooks test")
+        event = events.ping_event(ctx.campaign, now, "Test from strikebot webhooks test")
         message_id = f"test_{secrets.token_hex(8)}"
         sender = Sender(webhooks.policy)
         started = time.perf_counter()

@@ -25,7 +25,7 @@ import secrets
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import time
+from datetime import datetime, time
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -310,6 +310,34 @@ class Webhooks:
                 _audit(after),
             )
         return after
+
+    # -- what delivering to an endpoint records ------------------------------------
+
+    async def receiver(self, workspace: str, channel: str) -> WebhookEndpoint | None:
+        """The endpoint a subscription delivers to; None once it was removed."""
+        async with self.store.read() as tx:
+            found = await tx.find_webhook_endpoint(PLATFORM, workspace, channel)
+        return found if found is not None and found.active else None
+
+    async def answered(self, endpoint_id: int) -> None:
+        """The receiver took an event: its failing streak, if any, is over."""
+        async with self.store.write() as tx:
+            await tx.record_webhook_success(endpoint_id, self.clock())
+
+    async def failed(
+        self, endpoint_id: int, detail: str, *, for_good: bool
+    ) -> tuple[datetime, bool]:
+        """The receiver failed an event: when its failing streak began, and whether the
+        endpoint is now disabled (`for_good`, or failing for `disable_after_hours`; a new
+        streak starts if it is enabled again)."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            since = await tx.record_webhook_failure(endpoint_id, now, detail)
+            hours = (now - since).total_seconds() / 3600
+            disable = for_good or hours >= self.policy.disable_after_hours
+            if disable:
+                await tx.reset_webhook_failures(endpoint_id)
+        return since, disable
 
     async def queue_test(self, actor: Actor, endpoint_id: int) -> str:
         """Queue a `webhook.test` event to the endpoint; returns its delivery id (the

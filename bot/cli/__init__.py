@@ -27,8 +27,12 @@ from bot.cli._shared import moment_type
 from bot.clock import Clock, shifted_clock
 from bot.config import Settings, StrikeConfig, load_config
 from bot.editorial.admin import Admin
+from bot.editorial.desk import Desk
+from bot.editorial.reach import cost_sections
 from bot.errors import StrikebotError
 from bot.plugins import installed_plugins
+from bot.runtime.context import PluginContext, plugin_context
+from bot.runtime.logging import configure_logging
 from bot.store import Store
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -47,6 +51,18 @@ class CliContext:
     store: Store
     admin: Admin
     clock: Clock
+
+    @property
+    def desk(self) -> Desk:
+        """The editorial desk the admin commands go through (`bot.editorial.desk`)."""
+        plugins = installed_plugins()
+        return Desk(
+            self.store,
+            self.admin,
+            plugins=plugins,
+            cost_sections=cost_sections(self.config, plugins),
+            clock=self.clock,
+        )
 
 
 @asynccontextmanager
@@ -69,6 +85,31 @@ async def open_context(
             await apply_seed(store, config, clock)
         admin = Admin(store, config.to_campaign(), config.to_admins(), clock)
         yield CliContext(settings, config, store, admin, clock)
+
+
+@asynccontextmanager
+async def open_plugin(
+    args: argparse.Namespace,
+    name: str,
+    *,
+    clock: Clock | None = None,
+    log_level: int | None = None,
+) -> AsyncIterator[PluginContext]:
+    """The running core as plugin `name`'s own command sees it (`strikebot webhooks add`,
+    `strikebot publish`): the store opened and seeded, and the plugin's context, built as
+    `strikebot run` builds it. With `log_level`, log records (secrets redacted) go to
+    stderr from that level."""
+    async with open_context(args, clock=clock) as ctx:
+        if log_level is not None:
+            configure_logging(ctx.settings, level=log_level)
+        yield plugin_context(
+            installed_plugins()[name],
+            ctx.settings,
+            ctx.config,
+            store=ctx.store,
+            admin=ctx.admin,
+            clock=ctx.clock,
+        )
 
 
 def print_json(data: Any) -> None:

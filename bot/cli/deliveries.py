@@ -19,7 +19,7 @@ from rich.table import Table
 
 from bot.cli import add_json_flag, open_context, out, print_json
 from bot.cli._shared import MAX_ID, actor_from, add_actor_flag, iso, local, shorten, update_number
-from bot.errors import Conflict, InvalidInput, NotFound
+from bot.errors import InvalidInput
 from bot.models import Delivery, DeliveryState, Subscription
 from bot.store import outbox_queries as q
 
@@ -123,42 +123,9 @@ async def retry_handler(args: argparse.Namespace) -> int:
         )
     if args.ids and args.all_dead:
         raise InvalidInput("Give delivery ids or --all-dead, not both.")
-    async with open_context(args) as ctx, ctx.store.write() as tx:
-        now = ctx.clock()
-        ids: list[str] | None = None
-        if args.ids:
-            ids = list(dict.fromkeys(args.ids))
-            found = {d.id: d for d in await q.deliveries_by_id(tx, ids)}
-            missing = [i for i in ids if i not in found]
-            if missing:
-                raise NotFound(
-                    f"No delivery {missing[0]!r}. List them with `strikebot deliveries`."
-                )
-            alive = [found[i] for i in ids if found[i].state is not DeliveryState.DEAD]
-            if alive:
-                raise Conflict(
-                    f"Delivery {alive[0].id} is {alive[0].state}, not dead; only dead "
-                    "deliveries can be retried."
-                )
-        requeued = await q.requeue_dead(tx, now=now, ids=ids)
-        repaired: list[Subscription] = []
-        for sub_id in sorted({d.subscription_id for d in requeued}):
-            sub = await tx.get_subscription(sub_id)
-            if sub is not None and sub.broken_reason is not None:
-                await tx.mark_subscription_broken(sub_id, None)
-                await tx.audit(
-                    now,
-                    actor.id,
-                    "subscription.resume",
-                    f"subscription:{sub_id}",
-                    {"broken_reason": sub.broken_reason},
-                    {"broken_reason": None},
-                )
-                repaired.append(sub)
-        for d in requeued:
-            before = {"state": str(d.state), "attempts": d.attempts, "last_error": d.last_error}
-            after = {"state": str(DeliveryState.PENDING)}
-            await tx.audit(now, actor.id, "delivery.retry", f"delivery:{d.id}", before, after)
+    async with open_context(args) as ctx:
+        done = await ctx.admin.retry(actor, list(args.ids) if args.ids else None)
+    requeued, repaired = done.requeued, done.resumed
     if args.json:
         print_json(
             {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -34,13 +35,12 @@ from bot.cli._shared import (
     update_number,
 )
 from bot.cli.progress import any_dead, settle, summary_json, wait_for_deliveries
-from bot.editorial.admin import Changes, Draft
-from bot.editorial.parsing import parse_language, parse_status, parse_timezone, parse_urgency
-from bot.editorial.reach import cost_sections, reach
+from bot.editorial.desk import Action, Done, Problems, Proposal
+from bot.editorial.parsing import parse_language, parse_timezone
 from bot.editorial.translations import StaleText, update_target
-from bot.errors import InvalidInput, NotFound
-from bot.messages.compose import update_message, update_url
-from bot.models import Campaign, Status, Update, UpdateState, UpdateText, Urgency
+from bot.errors import InvalidInput, NotFound, StrikebotError
+from bot.messages.compose import local_zone, update_url
+from bot.models import Actor, Campaign, Status, Update, UpdateState, Urgency
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -189,29 +189,34 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 # ---------------------------------------------------------------------------- handlers
 
+# Which flag each of the desk's fields comes from, to name it in a refusal.
+_FLAGS = {
+    "status": "--status",
+    "urgency": "--urgency",
+    "publish_at": "--at",
+    "next_step_at": "--next-step-at",
+    "reason": "--reason",
+    "update_id": "ID",
+}
+
 
 async def post_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
         zone = parse_timezone(args.timezone or campaign.timezone)
-        texts = _texts(args, campaign, current=None)
-        urgency = parse_urgency(args.urgency)
-        if args.status is not None:
-            status = parse_status(args.status)
-        else:
-            status = await _current_status(ctx)
-        publish_at = parse_moment(args.at, zone, option="--at") if args.at else None
-        next_step_at = (
-            parse_moment(args.next_step_at, zone, option="--next-step-at")
-            if args.next_step_at
-            else None
+        proposal = _read(
+            ctx,
+            args,
+            Action.POST,
+            urgency=args.urgency,
+            status=args.status,
+            publish_at=parse_moment(args.at, zone, option="--at") if args.at else None,
+            next_step_at=_next_step_at(args, zone),
         )
-        draft = Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at)
-        if args.dry_run:  # refused exactly as the post would be
-            checked = ctx.admin.check_post(draft, publish_at)
-            return await _dry_run(ctx, checked, publish_at, as_json=args.json)
-        update = await ctx.admin.post(actor, draft, publish_at=publish_at)
+        if args.dry_run:
+            return await _dry_run(ctx, args, actor, proposal)
+        update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
         document: dict[str, Any] = {"update": update_json(update, campaign), "outbox": outbox}
         if not args.wait or update.state is UpdateState.PENDING_APPROVAL:
@@ -231,24 +236,15 @@ async def post_handler(args: argparse.Namespace) -> int:
 
 
 async def _dry_run(
-    ctx: CliContext, draft: Draft, publish_at: datetime | None, *, as_json: bool
+    ctx: CliContext, args: argparse.Namespace, actor: Actor, proposal: Proposal
 ) -> int:
-    """The preview of a post: how it reads in each language, and how far it will go."""
+    """The preview of a post: how it reads in each language, and how far it will go. It
+    refuses what the post would refuse."""
     campaign = ctx.admin.campaign
-    now = ctx.clock()
-    update = Update(
-        id=0,
-        status=draft.status,
-        urgency=draft.urgency,
-        texts=draft.texts,
-        author="preview",
-        created_at=now,
-        state=UpdateState.PUBLISHED,
-        next_step_at=draft.next_step_at,
-        published_at=publish_at or now,
-    )
-    found = await reach(ctx.store, campaign, update, sections=cost_sections(ctx.config))
-    if as_json:
+    preview = await ctx.desk.preview(actor, proposal, keep=False)
+    _refuse(preview.problems, _main(args, ctx))
+    found = preview.reach
+    if args.json:
         print_json(
             {
                 "dry_run": True,
@@ -256,18 +252,18 @@ async def _dry_run(
                 "people": {
                     s.platform: {"messages": s.messages, "units": s.units} for s in found.spends
                 },
-                "preview": {
-                    lang: update_message(update, lang, campaign).to_json() for lang in draft.texts
-                },
+                "preview": {lang: m.to_json() for lang, m in preview.messages.items()},
             }
         )
         return 0
-    for lang in draft.texts:
-        text = update.text(lang)
+    for lang, text in preview.update.texts.items():
         out.print(f"[bold]{escape(text.headline)}[/] ({lang})")
         if text.body:
             out.print(escape(text.body))
-    out.print(f"[bold]Nothing was posted.[/] {escape(found.sentence(campaign.default_language))}")
+    zone = local_zone(None, campaign)
+    out.print(
+        f"[bold]Nothing was posted.[/] {escape(preview.sentence(campaign.default_language, zone))}"
+    )
     return 0
 
 
@@ -276,27 +272,17 @@ async def edit_handler(args: argparse.Namespace) -> int:
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
         zone = parse_timezone(args.timezone or campaign.timezone)
-        current = await _get(ctx, args.update_id)
-        texts = _texts(args, campaign, current=current)
-        changes = Changes(
-            texts=texts or None,
-            status=parse_status(args.status) if args.status is not None else None,
-            urgency=parse_urgency(args.urgency) if args.urgency is not None else None,
-            next_step_at=(
-                parse_moment(args.next_step_at, zone, option="--next-step-at")
-                if args.next_step_at
-                else None
-            ),
-            clear_next_step_at=args.clear_next_step_at,
+        proposal = _read(
+            ctx,
+            args,
+            Action.CORRECT if args.correction else Action.EDIT,
+            update_id=args.update_id,
+            status=args.status,
+            urgency=args.urgency,
+            next_step_at="off" if args.clear_next_step_at else _next_step_at(args, zone),
+            reason=args.reason,
         )
-        if changes == Changes():
-            raise InvalidInput(
-                "Nothing to change: give --headline, --body, --next-step (or --text for "
-                "another language), --status, --urgency or --next-step-at."
-            )
-        update = await ctx.admin.edit(
-            actor, args.update_id, changes, reason=args.reason, correction=args.correction
-        )
+        update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
         if args.json:
             print_json({"update": update_json(update, campaign), "outbox": outbox})
@@ -324,7 +310,8 @@ async def retract_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        update = await ctx.admin.retract(actor, args.update_id, reason=args.reason)
+        proposal = _read(ctx, args, Action.RETRACT, update_id=args.update_id, reason=args.reason)
+        update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
         if args.json:
             print_json({"update": update_json(update, campaign), "outbox": outbox})
@@ -347,7 +334,8 @@ async def approve_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        update = await ctx.admin.approve(actor, args.update_id)
+        proposal = _read(ctx, args, Action.APPROVE, update_id=args.update_id)
+        update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
         if args.json:
             print_json({"update": update_json(update, campaign), "outbox": outbox})
@@ -402,18 +390,6 @@ async def _get(ctx: CliContext, update_id: int) -> Update:
     return update
 
 
-async def _current_status(ctx: CliContext) -> Status:
-    async with ctx.store.read() as tx:
-        latest = await tx.latest_update(ctx.clock())
-    if latest is None:
-        raise InvalidInput(
-            "There is no current status yet, so give --status: one of "
-            + ", ".join(s.value for s in Status)
-            + "."
-        )
-    return latest.status
-
-
 async def _outbox(ctx: CliContext, update_id: int) -> dict[str, dict[str, int]]:
     """{action: {state: count}} of this update's deliveries."""
     async with ctx.store.read() as tx:
@@ -425,11 +401,60 @@ async def _outbox(ctx: CliContext, update_id: int) -> dict[str, dict[str, int]]:
     return summary
 
 
-def _texts(
-    args: argparse.Namespace, campaign: Campaign, *, current: Update | None
-) -> dict[str, UpdateText]:
-    """The texts given on the command line, per language, merged field by field over
-    `current`'s."""
+def _read(ctx: CliContext, args: argparse.Namespace, action: Action, **given: Any) -> Proposal:
+    """The command line's flags as the desk's proposal; a refusal names the flags."""
+    try:
+        texts = _texts(args, ctx.admin.campaign) if hasattr(args, "headline") else None
+        return ctx.desk.read(action, texts=texts, **given)
+    except Problems as exc:
+        _refuse(exc.problems, _main(args, ctx))
+        raise
+
+
+async def _commit(
+    ctx: CliContext, args: argparse.Namespace, actor: Actor, proposal: Proposal
+) -> Done:
+    try:
+        return await ctx.desk.commit(actor, proposal)
+    except Problems as exc:
+        _refuse(exc.problems, _main(args, ctx))
+        raise
+
+
+def _main(args: argparse.Namespace, ctx: CliContext) -> str:
+    """The language of --headline, --body and --next-step."""
+    campaign = ctx.admin.campaign
+    code = getattr(args, "lang", None)
+    return parse_language(code, campaign.languages) if code else campaign.default_language
+
+
+def _refuse(problems: Mapping[str, StrikebotError], main: str) -> None:
+    """Every problem the desk found, each after the flag it is about (`main`: the language
+    of --headline, --body and --next-step)."""
+    if not problems:
+        return
+    lines = [f"{_flag(name, main)}: {problem.message}" for name, problem in problems.items()]
+    raise InvalidInput("\n".join(lines))
+
+
+def _flag(field: str, main: str) -> str:
+    """The flag a desk field comes from: texts.es.headline -> --es-headline, and the main
+    language's -> --headline."""
+    if field.startswith("texts."):
+        _, language, *rest = field.split(".")
+        name = rest[0].replace("_", "-") if rest else "headline"
+        return f"--{name}" if language == main else f"--{language}-{name}"
+    return _FLAGS.get(field, field)
+
+
+def _next_step_at(args: argparse.Namespace, zone: str) -> datetime | None:
+    if not args.next_step_at:
+        return None
+    return parse_moment(args.next_step_at, zone, option="--next-step-at")
+
+
+def _texts(args: argparse.Namespace, campaign: Campaign) -> dict[str, dict[str, str | None]]:
+    """The wording given on the command line, per language and field (None: not given)."""
     main = parse_language(args.lang, campaign.languages) if args.lang else campaign.default_language
     given: dict[str, dict[str, str | None]] = {
         main: {
@@ -451,29 +476,7 @@ def _texts(
         if fields[field] is not None:
             raise InvalidInput(f"The {language!r} {field} is given twice; give it once.")
         fields[field] = value
-    texts: dict[str, UpdateText] = {}
-    for language, fields in given.items():
-        if all(v is None for v in fields.values()):
-            continue
-        base = current.texts.get(language) if current is not None else None
-        headline = fields["headline"]
-        if base is None and headline is None:
-            flag = "--headline" if language == main else f"--{language}-headline"
-            raise InvalidInput(
-                f"The {language!r} text needs a headline too: add {flag}."
-                if current is None
-                else f"Update #{current.id} has no {language!r} text yet: add {flag} as well."
-            )
-        texts[language] = UpdateText(
-            headline=(headline if headline is not None else base.headline if base else "").strip(),
-            body=_pick(fields["body"], base.body if base else ""),
-            next_step=_pick(fields["next_step"], base.next_step if base else ""),
-        )
-    return texts
-
-
-def _pick(given: str | None, kept: str) -> str:
-    return kept if given is None else given.strip()
+    return {lang: f for lang, f in given.items() if any(v is not None for v in f.values())}
 
 
 def _body(text: str | None, path: str | None, option: str) -> str | None:

@@ -8,30 +8,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, time
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from bot import i18n
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
-from bot.editorial.admin import Changes, Draft
+from bot.editorial.desk import Action, Done, Problems, Proposal
 from bot.editorial.parsing import (
-    is_off,
     parse_briefing_time,
     parse_days,
     parse_flag,
     parse_language,
     parse_quiet_hours,
-    parse_status,
     parse_timezone,
     parse_update_id,
     parse_urgencies,
-    parse_urgency,
-    parse_when,
     valid_timezone,
 )
-from bot.editorial.reach import reach
-from bot.editorial.rules import check_reason, check_update_text, clean_text
-from bot.errors import InvalidInput
-from bot.i18n.sentences import in_every_language, invalid, not_found, say
+from bot.editorial.rules import check_reason
+from bot.i18n.sentences import invalid, not_found, say
 from bot.messages.compose import update_message
 from bot.models import (
     QuietHours,
@@ -260,45 +253,48 @@ class AdminOrders(CommandsBase):
         others: object,
         next_step_at: object,
         language: object = None,
+        *,
+        preview: bool = False,
     ) -> Reply:
-        actor, lang = a.ctx.actor, a.language
-        self.admin.admins.require(actor, "post updates")
-        draft_status = parse_status(status)
-        draft_urgency = parse_urgency(urgency or "routine")
-        languages = self.campaign.languages
+        self.admin.admins.require(a.ctx.actor, "post updates")
         main = self.campaign.default_language
         if language is not None and str(language).strip():
-            main = parse_language(language, languages)
-        texts = {main: _update_text(headline, body, next_step)}
+            main = parse_language(language, self.campaign.languages)
+        texts: dict[str, Mapping[str, object]] = {
+            main: {"headline": headline, "body": body or "", "next_step": next_step or ""}
+        }
         for code, value in (others if isinstance(others, Mapping) else {}).items():
-            other = parse_language(code, languages)
-            if other in texts:
-                raise invalid("text_twice", language=other)
-            texts[other] = _other_text(value, other)
-        now = self.clock()
-        embargo = None
-        if publish_at is not None and str(publish_at).strip():
-            embargo = parse_when(publish_at, a.zone)
-            if embargo <= now:
-                raise invalid("past_datetime", when=_plain_time(embargo, a.zone))
-        next_at = None
-        if next_step_at is not None and not is_off(next_step_at):
-            next_at = parse_when(next_step_at, a.zone)
-        update = await self.admin.post(
-            actor, Draft(draft_status, texts, draft_urgency, next_at), publish_at=embargo
+            if parse_language(code, self.campaign.languages) == main:
+                raise invalid("text_twice", language=main)
+            texts[str(code)] = _wording(value)
+        proposal = self.desk.read(
+            Action.POST,
+            texts=texts,
+            status=status,
+            urgency=urgency or "routine",
+            publish_at=publish_at,
+            next_step_at=next_step_at,
+            zone=a.zone,
         )
-        queued = await self._queued(update.id)
-        if update.state is UpdateState.PENDING_APPROVAL:
-            title, text = "pending_title", say(lang, "pending_body", id=update.id)
-        elif update.state is UpdateState.SCHEDULED:
-            when = i18n.format_datetime((update.publish_at or now).astimezone(a.zone), lang)
-            title, text = "scheduled_title", say(lang, "scheduled_body", when=when)
-        else:
-            title, text = "posted_title", say(lang, "posted_body", count=queued)
-            found = await reach(self.store, self.campaign, update, sections=self.cost_sections)
-            if found.people:  # what it costs: e-mails and text segments
-                text += " " + found.sentence(lang)
-        return self._done(a, title, text, update)
+        if preview:
+            return await self._preview(a, proposal)
+        return await self._commit(a, proposal)
+
+    async def _preview(self, a: Asker, proposal: Proposal) -> Reply:
+        """What posting would do, and the update as members will see it; nothing is kept."""
+        shown = await self.desk.preview(a.ctx.actor, proposal, keep=False)
+        if shown.problems:
+            raise Problems(shown.problems)
+        lang = a.language
+        return Reply(
+            OutboundMessage(
+                title=say(lang, "preview_title"),
+                body=shown.intro(lang, a.zone),
+                language=lang,
+            ),
+            ephemeral=True,
+            extra=tuple(shown.messages[code] for code in shown.shown(lang)),
+        )
 
     async def _edit(
         self,
@@ -314,71 +310,86 @@ class AdminOrders(CommandsBase):
         urgency: object = None,
         next_step_at: object = None,
         language: object = None,
+        texts: Mapping[str, Mapping[str, object]] | None = None,
     ) -> Reply:
-        actor = a.ctx.actor
-        self.admin.admins.require(actor, "edit updates")
-        uid = parse_update_id(update_id)
-        if all(v is None for v in (headline, body, next_step, status, urgency, next_step_at)):
+        self.admin.admins.require(a.ctx.actor, "edit updates")
+        given = {"headline": headline, "body": body, "next_step": next_step}
+        wording: dict[str, Mapping[str, object]] = dict(texts or {})
+        if any(v is not None for v in given.values()):
+            code = language if language is not None and str(language).strip() else None
+            wording[str(code or self.campaign.default_language)] = given
+        if not wording and all(v is None for v in (status, urgency, next_step_at)):
             raise invalid("nothing_to_edit", example=EXAMPLES["edit"])
         why = _reason(reason, EXAMPLES["edit"])
         is_correction = parse_flag(correction if correction is not None else False)
-        text_lang = self.campaign.default_language
-        if language is not None and str(language).strip():
-            text_lang = parse_language(language, self.campaign.languages)
-        async with self.store.read() as tx:
-            before = await tx.get_update(uid, self.clock())
-        if before is None:
-            raise not_found("no_update", id=uid)
-        texts = None
-        if headline is not None or body is not None or next_step is not None:
-            base = before.texts.get(text_lang) or before.text(text_lang)
-            texts = {
-                text_lang: _update_text(
-                    base.headline if headline is None else headline,
-                    base.body if body is None else body,
-                    base.next_step if next_step is None else next_step,
-                )
-            }
-        changes = Changes(
-            texts=texts,
-            status=None if status is None else parse_status(status),
-            urgency=None if urgency is None else parse_urgency(urgency),
-            next_step_at=None
-            if next_step_at is None or is_off(next_step_at)
-            else parse_when(next_step_at, a.zone),
-            clear_next_step_at=next_step_at is not None and is_off(next_step_at),
+        proposal = self.desk.read(
+            Action.CORRECT if is_correction else Action.EDIT,
+            update_id=parse_update_id(update_id),
+            texts=wording,
+            status=status,
+            urgency=urgency,
+            next_step_at=next_step_at,
+            reason=why,
+            zone=a.zone,
         )
-        after = await self.admin.edit(actor, uid, changes, reason=why, correction=is_correction)
-        async with self.store.read() as tx:
-            holders = len(await tx.posted_subscriptions(uid))
-        key = "corrected_body" if is_correction else "edited_body"
-        return self._done(a, "edited_title", say(a.language, key, count=holders), after)
+        return await self._commit(a, proposal)
 
     async def _retract(self, a: Asker, update_id: object, reason: object) -> Reply:
-        actor = a.ctx.actor
-        self.admin.admins.require(actor, "retract updates")
+        self.admin.admins.require(a.ctx.actor, "retract updates")
         uid = parse_update_id(update_id)
         why = _reason(reason, EXAMPLES["retract"])
-        after = await self.admin.retract(actor, uid, reason=why)
-        async with self.store.read() as tx:
-            holders = len(await tx.posted_subscriptions(uid))
-        return self._done(
-            a, "retracted_title", say(a.language, "retracted_body", count=holders), after
-        )
+        return await self._commit(a, self.desk.read(Action.RETRACT, update_id=uid, reason=why))
 
     async def _approve(self, a: Asker, update_id: object) -> Reply:
-        actor = a.ctx.actor
-        self.admin.admins.require(actor, "approve updates")
-        uid = parse_update_id(update_id)
-        after = await self.admin.approve(actor, uid)
-        if after.state is UpdateState.SCHEDULED and after.published_at is not None:
-            when = i18n.format_datetime(after.published_at.astimezone(a.zone), a.language)
-            text = say(a.language, "approved_scheduled_body", when=when)
-        else:
-            text = say(a.language, "approved_body", count=await self._queued(uid))
-        return self._done(a, "approved_title", text, after)
+        self.admin.admins.require(a.ctx.actor, "approve updates")
+        proposal = self.desk.read(Action.APPROVE, update_id=parse_update_id(update_id))
+        return await self._commit(a, proposal)
+
+    async def read(self, ctx: CommandContext, action: Action, **given: Any) -> Proposal:
+        """What a form collected, as the desk's proposal: `Desk.read` with times read in
+        the asker's zone, as a typed command reads them."""
+        asker = await self._asker(ctx)
+        return self.desk.read(action, zone=asker.zone, **given)
+
+    async def confirm(self, ctx: CommandContext, token: str) -> Reply:
+        """Carry out the desk's draft behind `token` (a form's Post, Save or Retract), and
+        answer as the typed command would."""
+
+        async def answer(a: Asker) -> Reply:
+            return self.outcome_reply(a, await self.desk.confirm(a.ctx.actor, token))
+
+        return await self._run(ctx, "confirm", answer)
+
+    async def _commit(self, a: Asker, proposal: Proposal) -> Reply:
+        return self.outcome_reply(a, await self.desk.commit(a.ctx.actor, proposal))
 
     # -- helpers -------------------------------------------------------------------
+
+    def outcome_reply(self, a: Asker, outcome: Done) -> Reply:
+        """An admin's confirmation of what the desk did, with the update as members see it."""
+        lang, update, action = a.language, outcome.update, outcome.action
+        announcing = action in (Action.POST, Action.APPROVE)
+        if action is Action.POST and update.state is UpdateState.PENDING_APPROVAL:
+            title, text = "pending_title", say(lang, "pending_body", id=update.id)
+        elif announcing and update.state is UpdateState.SCHEDULED:
+            when = (update.publish_at or self.clock()).astimezone(a.zone)
+            title = "scheduled_title" if action is Action.POST else "approved_title"
+            key = "scheduled_body" if action is Action.POST else "approved_scheduled_body"
+            text = say(lang, key, when=i18n.format_datetime(when, lang))
+        elif announcing:
+            title = "posted_title" if action is Action.POST else "approved_title"
+            key = "posted_body" if action is Action.POST else "approved_body"
+            text = say(lang, key, count=outcome.copies)
+            if outcome.reach is not None and outcome.reach.people:
+                text += " " + outcome.reach.sentence(lang)  # what it costs: e-mails, texts
+        else:
+            title, key = {
+                Action.EDIT: ("edited_title", "edited_body"),
+                Action.CORRECT: ("edited_title", "corrected_body"),
+                Action.RETRACT: ("retracted_title", "retracted_body"),
+            }[action]
+            text = say(lang, key, count=outcome.copies)
+        return self._done(a, title, text, update)
 
     def _done(self, a: Asker, title_key: str, text: str, update: Update) -> Reply:
         """An admin's confirmation, with the update as members will see it."""
@@ -395,48 +406,19 @@ class AdminOrders(CommandsBase):
             extra=(preview,),
         )
 
-    async def _queued(self, update_id: int) -> int:
-        async with self.store.read() as tx:
-            counts = await tx.delivery_counts(update_id)
-        return sum(n for (_platform, state), n in counts.items() if state in ("pending", "sent"))
 
-
-def _update_text(headline: object, body: object, next_step: object) -> UpdateText:
-    """Typed update text, checked here so the person reads the problem in their language."""
-    return check_update_text(headline, body, next_step)
-
-
-def _missing_headline(language: str) -> InvalidInput:
-    return in_every_language(
-        InvalidInput,
-        lambda lang: say(
-            lang,
-            "missing_language_headline",
-            name=i18n.language_name(language, lang),
-            language=language,
-        ),
-    )
-
-
-def _other_text(value: object, language: str) -> UpdateText:
+def _wording(value: object) -> Mapping[str, object]:
+    """Another language's wording as the desk reads it: an UpdateText, or a mapping with
+    any of headline, body and next_step."""
     if isinstance(value, UpdateText):
-        return _update_text(value.headline, value.body, value.next_step)
+        return {"headline": value.headline, "body": value.body, "next_step": value.next_step}
     if isinstance(value, Mapping):
-        if not clean_text(value.get("headline") or ""):
-            raise _missing_headline(language)
-        return _update_text(
-            value.get("headline"), value.get("body", ""), value.get("next_step", "")
-        )
-    raise _missing_headline(language)
+        return {k: value.get(k) for k in ("headline", "body", "next_step")}
+    return {"headline": None}
 
 
 def _reason(value: object, example: str) -> str:
     return check_reason(value, example)
-
-
-def _plain_time(moment: datetime, zone: ZoneInfo) -> str:
-    """A time both languages read the same way: 2019-01-18 10:00 PST."""
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _days_text(days: frozenset[int], lang: str) -> str:

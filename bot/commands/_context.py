@@ -20,13 +20,14 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.clock import Clock, utcnow
 from bot.editorial.admin import Admin
+from bot.editorial.desk import Desk
 from bot.editorial.parsing import valid_timezone
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
 from bot.i18n.sentences import say
 from bot.messages.compose import local_zone, neutralize_mentions
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
-from bot.plugins import Section
+from bot.plugins import Plugins, Section, installed_plugins
 from bot.plugins.outbound import Field, OutboundMessage
 from bot.store import Store
 
@@ -87,6 +88,7 @@ class CommandsBase:
         *,
         default_briefing_time: time = time(7, 0),
         cost_sections: Mapping[str, Section | None] | None = None,
+        plugins: Plugins | None = None,
     ) -> None:
         self.store = store
         self.campaign = campaign
@@ -97,6 +99,14 @@ class CommandsBase:
         self.default_briefing_time = default_briefing_time
         # What the preview of a post measures texts with (`bot.editorial.reach.cost_sections`).
         self.cost_sections = dict(cost_sections or {})
+        # The editorial desk every admin surface goes through (`bot.editorial.desk`).
+        self.desk = Desk(
+            store,
+            admin,
+            plugins=installed_plugins() if plugins is None else plugins,
+            cost_sections=self.cost_sections,
+            clock=clock,
+        )
 
     async def _run(
         self, ctx: CommandContext, command: str, answer: Callable[[Asker], Awaitable[Reply]]
@@ -127,6 +137,11 @@ class CommandsBase:
         return replace(
             reply, message=_inert(reply.message), extra=tuple(_inert(m) for m in reply.extra)
         )
+
+    async def language_of(self, ctx: CommandContext) -> str:
+        """The language a command from `ctx` is answered in (the asker's, then the
+        channel's, then the campaign's), for a surface's own words around the answer."""
+        return (await self._asker(ctx)).language
 
     def _hinted_language(self, ctx: CommandContext) -> str:
         return i18n.supported(ctx.locale) or i18n.pick(self.campaign.default_language)

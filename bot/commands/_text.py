@@ -12,7 +12,7 @@ from bot import i18n
 from bot.commands._admin import EXAMPLES, AdminOrders
 from bot.commands._context import Asker, CommandContext, Reply
 from bot.commands._demands import DEMAND_FLAGS, DEMAND_OPTIONS, DemandOrders, wants_change
-from bot.editorial.parsing import tokenize
+from bot.editorial.parsing import parse_flag, tokenize
 from bot.errors import StrikebotError
 from bot.i18n.sentences import invalid, short
 
@@ -82,6 +82,7 @@ _POST_OPTIONS = {
     "when": "next_step_at", "next_step_at": "next_step_at",
     "urgency": "urgency", "at": "publish_at", "publish_at": "publish_at",
     "embargo": "publish_at", "lang": "language", "language": "language",
+    "preview": "preview", "dry_run": "preview",
 }  # fmt: skip
 # Another language's text in the typed form: headline_es=, body_ko=, next_es=, next_step_es=.
 _POST_TEXT_OPTIONS = {"headline": "headline", "body": "body", "next": "next_step",
@@ -213,7 +214,9 @@ class TypedForm(DemandOrders, AdminOrders):
         return await self._approve(a, args[0])
 
     async def _typed_post(self, a: Asker, args: list[str]) -> Reply:
-        positional, options = _options(args, _post_options(self.campaign.languages))
+        positional, options = _options(
+            args, _post_options(self.campaign.languages), flags={"preview", "dry_run"}
+        )
         if len(positional) < 2:
             raise invalid("missing_post")
         body = options.pop("body", "")
@@ -235,6 +238,7 @@ class TypedForm(DemandOrders, AdminOrders):
             others or None,
             options.get("next_step_at"),
             options.get("language"),
+            preview=parse_flag(options.get("preview", False)),
         )
 
 

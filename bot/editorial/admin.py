@@ -8,7 +8,7 @@ message, demand changes included.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -43,7 +43,9 @@ from bot.i18n.sentences import localized_error
 from bot.models import (
     Actor,
     Campaign,
+    Delivery,
     DeliveryAction,
+    DeliveryState,
     Demand,
     DemandChange,
     DemandEvent,
@@ -133,7 +135,14 @@ class Admin:
         """Post now, or at `publish_at` (embargo). Needs a second admin if approval is on."""
         self.admins.require(actor, "post updates")
         now = self.clock()
-        draft = self.check_post(draft, publish_at, seeding=seed_key is not None)
+        draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
+        check_year(draft.next_step_at)
+        check_year(publish_at)
+        if publish_at is not None and publish_at <= now and seed_key is None:
+            raise InvalidInput(
+                f"The embargo time {publish_at.isoformat()} is in the past. "
+                "Give a future time, or leave it out to publish now."
+            )
         async with self.store.write() as tx:
             if seed_key is not None:
                 existing = await tx.get_update_by_seed(seed_key, now)
@@ -143,22 +152,6 @@ class Admin:
                 tx, actor, draft, now, publish_at=publish_at, seed_key=seed_key,
                 created_at=created_at,
             )  # fmt: skip
-
-    def check_post(
-        self, draft: Draft, publish_at: datetime | None = None, *, seeding: bool = False
-    ) -> Draft:
-        """The draft as `post` would store it, or the `InvalidInput` `post` would raise:
-        every check a post makes before it writes, so a preview refuses what the post
-        refuses (texts, their lengths and languages, plausible years, an embargo ahead)."""
-        draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
-        check_year(draft.next_step_at)
-        check_year(publish_at)
-        if publish_at is not None and publish_at <= self.clock() and not seeding:
-            raise InvalidInput(
-                f"The embargo time {publish_at.isoformat()} is in the past. "
-                "Give a future time, or leave it out to publish now."
-            )
-        return draft
 
     async def _insert(
         self,
@@ -732,6 +725,42 @@ class Admin:
             )
             return sub
 
+    # -- deliveries --------------------------------------------------------------
+
+    async def retry(self, actor: Actor, ids: Sequence[str] | None = None) -> Retried:
+        """Queue dead deliveries again (`ids`, or every dead one), and resume the channels
+        they paused: the admin fixed the cause (usually the bot's access to the channel)."""
+        self.admins.require(actor, "retry deliveries")
+        now = self.clock()
+        async with self.store.write() as tx:
+            if ids is not None:
+                ids = list(dict.fromkeys(ids))
+                found = {d.id: d for d in await outbox_queries.deliveries_by_id(tx, ids)}
+                missing = [i for i in ids if i not in found]
+                if missing:
+                    raise localized_error(NotFound, "admin.no_delivery", id=missing[0])
+                alive = [found[i] for i in ids if found[i].state is not DeliveryState.DEAD]
+                if alive:
+                    raise localized_error(
+                        Conflict, "admin.not_dead", id=alive[0].id, state=alive[0].state
+                    )
+            requeued = await outbox_queries.requeue_dead(tx, now=now, ids=ids)
+            resumed: list[Subscription] = []
+            for sub_id in sorted({d.subscription_id for d in requeued}):
+                sub = await tx.get_subscription(sub_id)
+                if sub is not None and sub.broken_reason is not None:
+                    await tx.mark_subscription_broken(sub_id, None)
+                    await tx.audit(
+                        now, actor.id, "subscription.resume", f"subscription:{sub_id}",
+                        {"broken_reason": sub.broken_reason}, {"broken_reason": None},
+                    )  # fmt: skip
+                    resumed.append(sub)
+            for d in requeued:
+                before = {"state": str(d.state), "attempts": d.attempts, "last_error": d.last_error}
+                after = {"state": str(DeliveryState.PENDING)}
+                await tx.audit(now, actor.id, "delivery.retry", f"delivery:{d.id}", before, after)
+        return Retried(tuple(requeued), tuple(resumed))
+
     # -- helpers ---------------------------------------------------------------
 
     async def _get(self, tx: Tx, update_id: int, now: datetime) -> Update:
@@ -761,6 +790,14 @@ class Admin:
         return check_texts(
             texts, self.campaign.languages, require=default if require_default else None
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Retried:
+    """Dead deliveries queued again, and the channels that were paused and now resume."""
+
+    requeued: tuple[Delivery, ...]
+    resumed: tuple[Subscription, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ class Spend:
 class Reach:
     channels: int = 0  # chat channels (platforms that cost nothing per message)
     spends: tuple[Spend, ...] = ()
+    receivers: int = 0  # machines that take an event per change (webhook endpoints)
     _plugins: Plugins = field(default_factory=Plugins, repr=False, compare=False)
 
     @property
@@ -57,6 +58,8 @@ class Reach:
         parts = []
         if self.channels:
             parts.append(_plural(lang, "reach.channels", self.channels))
+        if self.receivers:
+            parts.append(_plural(lang, "reach.receivers", self.receivers))
         for spend in self.spends:
             plugin = self._plugins.get(spend.platform)
             if plugin is None or plugin.cost is None or not spend.messages:
@@ -103,11 +106,13 @@ async def reach(
     sections = sections or {}
     async with store.read() as tx:
         audience = await tx.audience_counts(str(update.urgency))  # as `bot.delivery.planning.wants`
-    channels = 0
+    channels = receivers = 0
     groups: Counter[tuple[str, str, str]] = Counter()
     for (platform, language, zone), n in audience.items():
         plugin = plugins.get(platform)
-        if plugin is None or plugin.cost is None:
+        if plugin is not None and plugin.events:
+            receivers += n
+        elif plugin is None or plugin.cost is None:
             channels += n
         else:
             groups[(platform, language, zone)] += n
@@ -121,4 +126,4 @@ async def reach(
         messages[platform] += n
         units[platform] += n * each
     spends = tuple(Spend(p, messages[p], units[p]) for p in sorted(messages))
-    return Reach(channels, spends, plugins)
+    return Reach(channels, spends, receivers, plugins)

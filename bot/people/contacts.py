@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 import phonenumbers
 from email_validator import EmailNotValidError, validate_email
@@ -28,6 +29,7 @@ from bot.i18n.sentences import localized_error
 from bot.models import Contact
 
 EMAIL_MAX = 254  # RFC 5321's limit on a forward path
+ENDPOINT_MAX = 2048  # a push service's endpoint URL (the column's size)
 PHONE_INPUT_MAX = 40  # "+1 (213) 555-0123 ext. 1234" and then some
 _PHONE_TYPES = frozenset(
     {phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE}
@@ -58,11 +60,14 @@ def read_email(text: object) -> str:
     return str(found.ascii_email or found.normalized).lower()
 
 
-def read_phone(text: object, countries: Sequence[str], *, anywhere: bool = False) -> str:
+def read_phone(
+    text: object, countries: Sequence[str], *, anywhere: bool = False, mobile: bool = True
+) -> str:
     """The mobile number in E.164 (`+12135550123`), or `InvalidInput` saying what to write.
 
     `countries` are the ISO codes texts may go to; the first is assumed for a number written
-    without its country code. `anywhere`: any country (to find a record, not to sign up)."""
+    without its country code. `anywhere`: any country (to find a record, not to sign up).
+    `mobile=False`: any type of number (one that wrote on WhatsApp has WhatsApp)."""
     value = _clean(text, PHONE_INPUT_MAX)
     region = countries[0] if countries else "US"
     example = phonenumbers.format_number(
@@ -82,13 +87,38 @@ def read_phone(text: object, countries: Sequence[str], *, anywhere: bool = False
     if not anywhere and phonenumbers.region_code_for_number(number) not in countries:
         allowed = ", ".join(countries)
         raise localized_error(InvalidInput, "contacts.country_not_allowed", allowed=allowed)
-    if phonenumbers.number_type(number) not in _PHONE_TYPES:
+    if mobile and phonenumbers.number_type(number) not in _PHONE_TYPES:
         raise localized_error(InvalidInput, "contacts.not_mobile_type")
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
+def read_endpoint(text: object) -> str:
+    """A browser push subscription's endpoint: an absolute http(s) URL in plain ASCII, with
+    no login in it, at most `ENDPOINT_MAX` characters. Which push services may be named is
+    the push plugin's to say (`[webpush] services`)."""
+    value = str(text if text is not None else "").strip()
+    if len(value) > ENDPOINT_MAX:
+        raise localized_error(
+            InvalidInput, "contacts.too_long", length=len(value), limit=ENDPOINT_MAX
+        )
+    parts = urlsplit(value) if value.isascii() else None
+    if (
+        parts is None
+        or parts.scheme not in ("https", "http")
+        or not parts.hostname
+        or parts.username is not None
+        or any(ch.isspace() or not ch.isprintable() for ch in value)
+    ):
+        raise localized_error(InvalidInput, "contacts.not_an_endpoint")
+    return value
+
+
 def read_contact(kind: Contact, text: object, countries: Sequence[str] = ("US",)) -> str:
-    return read_email(text) if kind is Contact.EMAIL else read_phone(text, countries)
+    if kind is Contact.EMAIL:
+        return read_email(text)
+    if kind is Contact.PUSH:
+        return read_endpoint(text)
+    return read_phone(text, countries, mobile=kind is Contact.PHONE)
 
 
 def mask(address: str) -> str:

@@ -102,6 +102,16 @@ class Offer:
     quiet_hours: QuietHours | None = None
     countries: tuple[str, ...] = ("US",)
     sender_name: str = ""  # how its messages say who sends them ("UTLA")
+    # Whether the page's sign-up form asks for this address (e-mail, a mobile number). A
+    # WhatsApp number signs up by writing first; a browser by its "Notify me" button.
+    by_form: bool = True
+    # For the page, per language: a link that starts the sign-up elsewhere (WhatsApp's
+    # click-to-chat, https://wa.me/<number>?text=UNIRSE) and what it says.
+    invites: Mapping[str, Link] = field(default_factory=dict)
+    # For the page's "Notify me" button: the push service's application server key (the
+    # VAPID public key, RFC 8292) and where the browser posts its subscription.
+    key: str = ""
+    path: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +134,8 @@ class Contactable:
     language: str
     manage_token: str = field(repr=False)
     confirmed: bool
+    keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # a browser's (push)
+    heard_at: datetime | None = None  # when they last wrote (WhatsApp's window)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +242,8 @@ class SignUps:
 
     @property
     def offered(self) -> list[Contact]:
-        return [c for c in Contact if c in self.offers]
+        """The addresses the page's sign-up form asks for (`Offer.by_form`)."""
+        return [c for c in Contact if c in self.offers and self.offers[c].by_form]
 
     def _offer(self, contact: Contact | str) -> Offer:
         try:
@@ -545,21 +558,34 @@ class SignUps:
         language: str,
         via: str,
         choice: Choice = Choice.URGENT,
+        keys: Mapping[str, str] | None = None,
+        client: str | None = None,
     ) -> Outcome:
-        """A keyword (JOIN, UNIRSE, START) texted from the phone itself: the sender has shown
-        the number is theirs, so this signs up and confirms at once."""
+        """A keyword (JOIN, UNIRSE, START) texted from the phone itself, or a browser's push
+        subscription made by its own "Notify me" button: the sender has shown the address
+        is theirs, so this signs up and confirms at once. `keys`: what a browser's messages
+        are encrypted to (kept with the endpoint). `client`: who asked over the web (counted
+        against the per-client cap, as the form is)."""
         offer = self._offer(contact)
         normalized = read_contact(offer.contact, address, offer.countries)
         lang = self._language(language)
         now = self.clock()
+        if client is not None:
+            self._count_client(client, now)
         async with self.store.write() as tx:
             person = await tx.find_subscriber(offer.contact, normalized)
+            if person is not None and keys is not None and person.keys != keys:
+                await tx.set_subscriber(person.id, {"keys": dict(keys)})
             if person is not None and person.confirmed and person.broken_reason is None:
+                if choice is not Choice(person.choice) and client is not None:
+                    await self._set_choice(tx, person, offer, choice, now, via)
                 if person.language != lang:
                     await self._confirm_choice(tx, person, offer, lang, now, via)
                 return Outcome.ALREADY
             if person is None:
                 person = await self._create(tx, offer, normalized, lang, choice, via, now)
+                if keys is not None:
+                    await tx.set_subscriber(person.id, {"keys": dict(keys)})
             else:
                 await tx.set_subscriber(
                     person.id, {"requested": {"language": lang, "choice": str(choice)}}
@@ -568,6 +594,41 @@ class SignUps:
                 assert person is not None
             await self._confirm(tx, person, via, now)
             return Outcome.JOINED
+
+    async def _set_choice(
+        self, tx: Tx, person: Subscriber, offer: Offer, choice: Choice, now: datetime, via: str
+    ) -> None:
+        """A subscribed browser asked again with another choice: keep what it asks now."""
+        await tx.set_subscriber(
+            person.id, {"requested": {"language": person.language, "choice": str(choice)}}
+        )
+        fresh = await tx.subscriber_by_key(person.key)
+        assert fresh is not None
+        await self._confirm(tx, fresh, via, now)
+
+    async def heard(self, contact: Contact, address: str) -> None:
+        """The person at `address` wrote just now (WhatsApp's 24-hour window opens again)."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(contact, address)
+            if person is not None:
+                await tx.set_subscriber(person.id, {"heard_at": now})
+
+    async def send_again(self, delivery_id: str, platform: str, *, why: str) -> bool:
+        """The provider said later that a copy it had accepted was not delivered for a
+        reason the next try avoids (WhatsApp's 63016: the 24-hour window had closed, so a
+        template goes instead): queue that copy again, due now, and forget the person's
+        window. False when there is no such sent copy (it was queued again already)."""
+        now = self.clock()
+        async with self.store.write() as tx:
+            again = await tx.send_again(delivery_id, platform, why, now)
+            if again is None:
+                return False
+            sub = await tx.get_subscription(again)
+            person = await tx.subscriber_by_key(sub.channel) if sub is not None else None
+            if person is not None:
+                await tx.set_subscriber(person.id, {"heard_at": None})
+            return True
 
     async def _confirm_choice(
         self, tx: Tx, person: Subscriber, offer: Offer, language: str, now: datetime, via: str
@@ -642,6 +703,8 @@ class SignUps:
             language=person.language,
             manage_token=person.manage_token,
             confirmed=person.confirmed,
+            keys=dict(person.keys or {}),
+            heard_at=person.heard_at,
         )
 
     async def recipient(self, key: str, message: OutboundMessage) -> Contactable:
@@ -692,6 +755,15 @@ class SignUps:
                 {"reason": reason[:500]},
             )
 
+    async def mark_broken_by_delivery(self, delivery_id: str, reason: str) -> None:
+        """`mark_broken` for the person delivery `delivery_id` went to (a provider's receipt
+        names the delivery, not the person); nothing when it is not a person's."""
+        async with self.store.read() as tx:
+            sub_id = await tx.subscription_of_delivery(delivery_id)
+            sub = await tx.get_subscription(sub_id) if sub_id is not None else None
+        if sub is not None:
+            await self.mark_broken(sub.channel, reason)
+
     async def record_receipt(
         self, delivery_id: str, platform: str, status: str, error: str | None = None
     ) -> bool:
@@ -700,9 +772,11 @@ class SignUps:
 
     # -- a person's own data (the command line) ---------------------------------------------
 
-    async def find(self, address: str) -> Subscriber | None:
-        """The record for `address` (an e-mail address or a phone number, any common form)."""
-        kind, normalized = self._guess(address)
+    async def find(self, address: str, contact: Contact | None = None) -> Subscriber | None:
+        """The record for `address` (an e-mail address or a phone number, any common form;
+        `contact` when the kind is known: a number that wrote on WhatsApp, a browser's push
+        endpoint)."""
+        kind, normalized = self._guess(address) if contact is None else self._read(contact, address)
         async with self.store.read() as tx:
             return await tx.find_subscriber(kind, normalized)
 
@@ -787,6 +861,13 @@ class SignUps:
             "people": by_kind,
             "receipts": {f"{p}:{s}": n for (p, s), n in sorted(receipts.items())},
         }
+
+    def _read(self, contact: Contact, address: str) -> tuple[Contact, str]:
+        if contact is Contact.EMAIL or contact is Contact.PUSH:
+            return contact, read_contact(contact, address)
+        offer = self.offers.get(contact)
+        countries = offer.countries if offer else ("US",)
+        return contact, read_phone(address, countries, anywhere=True, mobile=False)
 
     def _guess(self, address: str) -> tuple[Contact, str]:
         text = str(address).strip()

@@ -36,6 +36,7 @@ from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
 from bot.plugins.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.runtime.context import PluginContext, commands_for, plugin_context
 from bot.runtime.doctor import startup_notes, startup_warnings
+from bot.runtime.housekeeping import keep_house
 from bot.runtime.seed import apply_seed
 from bot.store import Store
 from bot.store.wakeups import watch_other_writers
@@ -193,6 +194,12 @@ async def serve(
         # Registered after the adapters, so it stops first: in-flight sends finish while
         # the adapters are still connected.
         stack.push_async_callback(_logged, "dispatcher", _stop_task, dispatcher.stop, dispatching)
+
+        housekeeping_stop = asyncio.Event()
+        housekeeping = asyncio.create_task(keep_house(store, clock, housekeeping_stop))
+        stack.push_async_callback(
+            _logged, "housekeeping", _stop_task, _setter(housekeeping_stop), housekeeping
+        )
 
         scheduler = BriefingScheduler(
             store,

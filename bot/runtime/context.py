@@ -17,15 +17,18 @@ from typing import TypeVar
 from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
 from bot.clock import Clock
 from bot.commands import Commands
-from bot.config import Settings, StrikeConfig
+from bot.config import DeliverySection, Settings, StrikeConfig
+from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
 from bot.editorial.admin import Admin
+from bot.editorial.desk import Desk
 from bot.editorial.reach import Reach, cost_sections, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
 from bot.plugins.admins import AdminList
-from bot.plugins.outbound import HealthBoard
+from bot.plugins.outbound import Adapter, HealthBoard
 from bot.store import Store
 
 T = TypeVar("T")
@@ -49,6 +52,18 @@ class PluginContext:
     health: HealthBoard = field(default_factory=HealthBoard)
     signups: SignUps | None = None  # people signing up for e-mail and text (bot.signups)
 
+    @property
+    def desk(self) -> Desk:
+        """The editorial desk every admin surface goes through (`bot.editorial.desk`)."""
+        return self.commands.desk
+
+    async def first_time(self, key: str) -> bool:
+        """True the first time this plugin sees `key` (an event's id), for one instance
+        only: a platform's retry, or one event handed to several sessions, is handled
+        once. The ids are forgotten after a day (`bot.runtime.housekeeping`)."""
+        async with self.store.write() as tx:
+            return await tx.first_time_seen(self.plugin.name, key[:128], self.clock())
+
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments
         (for a preview; see `bot.editorial.reach`)."""
@@ -62,6 +77,25 @@ class PluginContext:
         return self.signups
 
     webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    delivery_settings: DeliverySection = field(default_factory=DeliverySection)
+
+    def leadership(self, unit: int) -> Leadership:
+        """The lock that makes one instance of all run this plugin's `unit` (a gateway
+        shard): see `bot.delivery.leadership`."""
+        return leadership_for(self.store, shard_lock_key(self.plugin.name, unit))
+
+    def deliverer(self, adapter: Adapter, worker_id: str) -> Dispatcher:
+        """A dispatcher for this plugin's deliveries only, run by a command of the plugin's
+        own (`strikebot console` shows console deliveries as they go out)."""
+        return Dispatcher(
+            self.store,
+            {self.plugin.name: adapter},
+            self.campaign,
+            self.clock,
+            settings=self.delivery_settings,
+            metrics=self.metrics,
+            worker_id=worker_id,
+        )
 
     @property
     def admins(self) -> AdminList:
@@ -150,4 +184,5 @@ def plugin_context(
             allowed_networks=parse_networks(config.webhooks.allowed_networks),
             disable_after_hours=config.webhooks.disable_after_hours,
         ),
+        delivery_settings=config.delivery,
     )

@@ -59,11 +59,10 @@ from bot.store.codecs import (
 from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
-from bot.store.subscribers import SubscriberStore
+from bot.store.subscribers import OUTBOX_CHANNEL, SubscriberStore
 from bot.store.translations import TranslationStore
 from bot.store.webhooks import WebhookStore
 
-OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
 SUBSCRIPTIONS_VERSION = "subscriptions_version"  # meta key: bumped by every channel change
 PUBLIC_VERSION_ROW = 1
 
@@ -682,4 +681,4 @@ def _plain(value: object) -> object:
     return value
 
 
-__all__ = ["NewDelivery", "Tx"]
+__all__ = ["OUTBOX_CHANNEL", "NewDelivery", "Tx"]

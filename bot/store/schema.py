@@ -351,8 +351,9 @@ subscribers = Table(
     # is also their subscription's channel. A row is deleted when its person unsubscribes.
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("key", String(24), nullable=False, unique=True),
-    Column("kind", String(8), nullable=False),  # email | phone
-    Column("address", String(320), nullable=False),
+    Column("kind", String(8), nullable=False),  # email | phone | whatsapp | push
+    # An e-mail address, a number, or a browser push subscription's endpoint (a URL).
+    Column("address", String(2048), nullable=False),
     Column("language", String(8), nullable=False),
     Column("choice", String(16), nullable=False),  # urgent | all | briefing
     Column("state", String(16), nullable=False),  # pending | confirmed
@@ -373,6 +374,12 @@ subscribers = Table(
     Column("confirmations_since", UTCDateTime, nullable=True),
     Column("broken_reason", Text, nullable=True),
     Column("broken_at", UTCDateTime, nullable=True),
+    # A browser push subscription's keys ({"p256dh", "auth"}): what its messages are
+    # encrypted to (RFC 8291). Nothing else about a browser is kept.
+    Column("keys", JSON, nullable=True),
+    # When the person last wrote to the number (WhatsApp: free-form messages only within 24
+    # hours of it; templates otherwise).
+    Column("heard_at", UTCDateTime, nullable=True),
     UniqueConstraint("kind", "address", name="uq_subscribers_address"),
     Index("ix_subscribers_state_signed_up", "state", "signed_up_at"),
 )

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Row, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.models import Subscriber, Subscription
+from bot.models import DeliveryState, Subscriber, Subscription
 from bot.store import schema as t
 from bot.store.codecs import subscription_to_values
 
@@ -41,11 +41,21 @@ def _subscriber(row: Row[Any]) -> Subscriber:
         confirmations_since=row.confirmations_since,
         broken_reason=row.broken_reason,
         broken_at=row.broken_at,
+        keys=dict(row.keys) if row.keys else None,
+        heard_at=row.heard_at,
     )
+
+
+OUTBOX_CHANNEL = "strikebot_outbox"  # PostgreSQL NOTIFY channel for new outbox rows
 
 
 class SubscriberStore:
     conn: AsyncConnection
+    enqueued: int
+
+    @property
+    def dialect(self) -> str:
+        return self.conn.dialect.name
 
     async def _one_subscriber(self, *conditions: Any) -> Subscriber | None:
         row = (await self.conn.execute(select(t.subscribers).where(*conditions))).first()
@@ -183,6 +193,36 @@ class SubscriberStore:
         r = t.receipts.c
         query = select(r.platform, r.status, func.count()).group_by(r.platform, r.status)
         return {(p, s): int(n) for p, s, n in await self.conn.execute(query)}
+
+    async def send_again(
+        self, delivery_id: str, platform: str, why: str, now: datetime
+    ) -> int | None:
+        """Put a SENT copy on `platform` back in the queue, due now (the provider said later
+        it was not delivered, for a reason the next try avoids). Returns its subscription's
+        id, or None when there is no such sent copy."""
+        d = t.deliveries.c
+        sub_id = await self.conn.scalar(
+            update(t.deliveries)
+            .where(
+                d.id == delivery_id,
+                d.platform == platform,
+                d.state == str(DeliveryState.SENT),
+            )
+            .values(
+                state=str(DeliveryState.PENDING),
+                not_before=now,
+                last_error=why[:500],
+                claimed_by=None,
+                claimed_until=None,
+            )
+            .returning(d.subscription_id)
+        )
+        if sub_id is None:
+            return None
+        self.enqueued += 1
+        if self.dialect == "postgresql":
+            await self.conn.execute(select(func.pg_notify(OUTBOX_CHANNEL, "")))
+        return int(sub_id)
 
     async def subscription_of_delivery(self, delivery_id: str) -> int | None:
         return await self.conn.scalar(

@@ -16,6 +16,19 @@ It behaves like Twilio at its worst where the adapter must cope:
 `callback(sid, status, error, server=...)` posts the status callback Twilio would post for
 a sent message, signed for the public URL it was given, to the bot's local address (as a
 reverse proxy would pass it on). `signed_post` does the same for an inbound text.
+
+WhatsApp through the same API (`To`/`From` are `whatsapp:+1...`), as Twilio runs it:
+- the 24-hour window is enforced: a free-form `Body` to a number that has not written in
+  the last 24 hours (by the fake's `clock`) is accepted (201, queued) and then fails with
+  63016, as Twilio reports it in the status callback, and the person gets nothing;
+- a template (`ContentSid`, `ContentVariables` as a JSON object of "1", "2"... to one-line
+  values) must name a content the fake holds (else 400 21655) with well-formed variables
+  (else 400 21656); outside the window it must be approved at WhatsApp (else 63016 too);
+- the Content API answers `GET /v1/Content/{sid}/ApprovalRequests` with the approval status
+  (`contents`, set with `add_content`), and `GET /2010-04-01/Accounts/{sid}.json` checks the
+  login, for `strikebot doctor`;
+- `whatsapp_in(...)` is an inbound WhatsApp message's parameters and opens the window;
+  `send_callbacks(server)` posts every pending status callback (delivered, or failed 63016).
 """
 
 from __future__ import annotations
@@ -23,9 +36,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import itertools
+import json
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +50,7 @@ import aiohttp
 from aiohttp import web
 from twilio.request_validator import RequestValidator
 
+from bot.clock import utcnow
 from tests.fakes._server import serve
 
 ACCOUNT_SID = "AC" + "0123456789abcdef" * 2
@@ -51,6 +68,9 @@ class Fault(StrEnum):
     TRUNCATED_JSON = "201-cut"  # created, but the answer is cut short
 
 
+WINDOW = timedelta(hours=24)
+
+
 @dataclass(slots=True)
 class Text:
     sid: str
@@ -59,6 +79,22 @@ class Text:
     sender: str
     status_callback: str
     status: str = "queued"
+    content_sid: str = ""  # a WhatsApp template's, when one was sent
+    error: str = ""  # the error its status callback will carry
+    called_back: bool = False
+
+    @property
+    def delivered(self) -> bool:
+        return not self.error
+
+
+@dataclass(slots=True)
+class Content:
+    """A content template: its body with {{1}}... and WhatsApp's verdict on it."""
+
+    body: str
+    status: str = "approved"  # approved | pending | rejected | paused | disabled
+    name: str = "strike_update"
 
 
 @dataclass(slots=True)
@@ -71,6 +107,9 @@ class FakeTwilio:
     faults: deque[Fault] = field(default_factory=deque)
     account_status: str = "active"
     account_type: str = "Full"
+    clock: Callable[[], datetime] = utcnow
+    contents: dict[str, Content] = field(default_factory=dict)
+    heard: dict[str, datetime] = field(default_factory=dict)  # whatsapp number -> last wrote
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -80,6 +119,7 @@ class FakeTwilio:
         app = web.Application()
         app.router.add_post("/2010-04-01/Accounts/{sid}/Messages.json", self._create)
         app.router.add_get("/2010-04-01/Accounts/{sid}.json", self._account)
+        app.router.add_get("/v1/Content/{sid}/ApprovalRequests", self._approval)
         self._runner, port = await serve(app)
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -95,13 +135,95 @@ class FakeTwilio:
     def fail(self, *faults: Fault) -> None:
         self.faults.extend(faults)
 
-    async def _account(self, request: web.Request) -> web.StreamResponse:
-        if not _authorized(request) or request.match_info["sid"] != ACCOUNT_SID:
+    def add_content(self, body: str, status: str = "approved", name: str = "") -> str:
+        """A content template; returns its SID (HX...)."""
+        sid = f"HX{next(self._ids):032x}"
+        self.contents[sid] = Content(body, status, name or f"strike_{len(self.contents)}")
+        return sid
+
+    def whatsapp(self, number: str) -> list[Text]:
+        """What reached `number` on WhatsApp (delivered only)."""
+        return [t for t in self.texts if t.to == f"whatsapp:{number}" and t.delivered]
+
+    def whatsapp_in(self, sender: str, body: str, sid: str, *, to: str = FROM) -> dict[str, str]:
+        """An inbound WhatsApp message's parameters; the sender's window opens now."""
+        self.heard[sender] = self.clock()
+        params = inbound(f"whatsapp:{sender}", body, sid, to=f"whatsapp:{to}")
+        params |= {"ProfileName": "Rosa", "WaId": sender.lstrip("+")}
+        return params
+
+    async def send_callbacks(self, server: str) -> list[int]:
+        """Post the status callback of every WhatsApp message not called back yet."""
+        statuses = []
+        for text in [t for t in self.texts if t.to.startswith("whatsapp:") and not t.called_back]:
+            text.called_back = True
+            if not text.status_callback:
+                continue
+            status = "failed" if text.error else "delivered"
+            statuses.append(
+                await self.callback(text.sid, status, text.error or None, server=server)
+            )
+        return statuses
+
+    async def _account(self, request: web.Request) -> web.Response:
+        if request.match_info["sid"] != ACCOUNT_SID or not _authorized(request):
             return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
         return _json(200, {
-            "sid": ACCOUNT_SID, "friendly_name": "Strike line", "status": self.account_status,
+            "sid": ACCOUNT_SID, "friendly_name": "UTLA", "status": self.account_status,
             "type": self.account_type,
         })  # fmt: skip
+
+    async def _approval(self, request: web.Request) -> web.Response:
+        if not _authorized(request):
+            return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
+        sid = request.match_info["sid"]
+        content = self.contents.get(sid)
+        if content is None:
+            return _json(404, {"code": 20404, "message": "The requested resource was not found",
+                               "status": 404})  # fmt: skip
+        verdict = {"status": content.status, "name": content.name, "category": "UTILITY"}
+        if content.status == "rejected":
+            verdict["rejection_reason"] = "The template's content is not allowed."
+        return _json(200, {"sid": sid, "account_sid": ACCOUNT_SID, "whatsapp": verdict})
+
+    def _whatsapp(
+        self, to: str, form: Any, status_callback: str
+    ) -> tuple[web.Response | None, Text | None]:
+        """A WhatsApp message, as Twilio takes it: (an error answer, or the Text to keep)."""
+        number = to.removeprefix("whatsapp:")
+        sender = str(form.get("From") or form.get("MessagingServiceSid") or "")
+        opened = self.heard.get(number)
+        inside = opened is not None and self.clock() - opened < WINDOW
+        content_sid = str(form.get("ContentSid", ""))
+        sid = f"SM{next(self._ids):032x}"
+        if content_sid:
+            content = self.contents.get(content_sid)
+            if content is None:
+                return _json(400, {"code": 21655, "message": "The ContentSid is Invalid"}), None
+            try:
+                variables = json.loads(str(form.get("ContentVariables") or "{}"))
+            except ValueError:
+                variables = None
+            if not isinstance(variables, dict) or not all(
+                isinstance(v, str) and v.strip() and not re.search(r"[\n\t]| {5,}", v)
+                for v in variables.values()
+            ):
+                return _json(400, {"code": 21656, "message": "The ContentVariables Parameter "
+                                   "is invalid"}), None  # fmt: skip
+            body = re.sub(
+                r"\{\{(\d+)\}\}", lambda m: str(variables.get(m.group(1), "")), content.body
+            )
+            error = "" if inside or content.status == "approved" else "63016"
+            return None, Text(sid, to, body, sender, status_callback, content_sid=content_sid,
+                              error=error)  # fmt: skip
+        body = str(form.get("Body", ""))
+        if not body.strip():
+            return _json(400, {"code": 21619, "message": "A text message body or media urls "
+                               "must be specified."}), None  # fmt: skip
+        if len(body) > 1600:
+            return _json(400, {"code": 21617, "message": "The concatenated message body "
+                               "exceeds the 1600 character limit."}), None  # fmt: skip
+        return None, Text(sid, to, body, sender, status_callback, error="" if inside else "63016")
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
@@ -139,6 +261,18 @@ class FakeTwilio:
         form = await request.post()
         to, body = str(form.get("To", "")), str(form.get("Body", ""))
         sender = str(form.get("From") or form.get("MessagingServiceSid") or "")
+        if to.startswith("whatsapp:"):
+            if not re.fullmatch(r"whatsapp:\+[1-9]\d{6,14}", to) or not (
+                sender.startswith("whatsapp:") or sender.startswith("MG")
+            ):
+                return _json(400, {"code": 63007, "message": "Twilio could not find a Channel "
+                                   "with the specified From address"})  # fmt: skip
+            refused, made = self._whatsapp(to, form, str(form.get("StatusCallback", "")))
+            if refused is not None:
+                return refused
+            assert made is not None
+            self.texts.append(made)
+            return _json(201, {"sid": made.sid, "status": "queued", "to": to})
         if not re.fullmatch(r"\+[1-9]\d{6,14}", to):
             return _json(400, {"code": 21211, "message": "The 'To' number is not valid."})
         if not sender:
