@@ -170,7 +170,7 @@ async def test_the_rules_are_in_the_schema_and_the_refusal_names_them(
     assert "1970 to 2200" in post["next_step_at"]["description"]
     # A past embargo is a rule no schema can state: the description says it, and the 422.
     assert "in the future" in post["publish_at"]["description"]
-    assert status == 422 and "in the past" in body["error"]["message"]
+    assert status == 422 and "has already passed" in body["error"]["message"]
     assert blank_status == 422
     assert blank_body["error"]["message"].startswith(
         "texts.en.headline: needs at least one character that shows"
@@ -181,3 +181,20 @@ async def test_the_rules_are_in_the_schema_and_the_refusal_names_them(
             stated = set(prop) & {"description", "maxLength", "pattern", "enum", "$ref",
                                   "anyOf", "properties", "type"}  # fmt: skip
             assert stated, (name, field)
+
+
+async def test_dry_run_is_a_documented_flag_and_nothing_else_passes_for_it(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    post = {"status": "strike_on", "texts": HEADLINE}
+    async with client_for(web_context(sqlite_store, clock)) as client:
+        document = await (await client.get("/api/v1/openapi.json")).json()
+        odd, said = await _post(client, f"{POSTS}?dry_run=yes", post)
+        preview, shown = await _post(client, f"{POSTS}?dry_run=true", post)
+        async with sqlite_store.read() as tx:
+            assert await tx.count_updates() == 0  # neither posted anything
+    assert odd == 400 and "write dry_run=true" in said["error"]["message"]
+    assert preview == 200 and shown["dry_run"] is True
+    operation = document["paths"][POSTS]["post"]
+    assert [p["name"] for p in operation["parameters"]] == ["dry_run"]
+    assert "200" in operation["responses"] and "400" in operation["responses"]

@@ -46,6 +46,7 @@ from ._schemas import (
     demand_event_out,
     demand_out,
     problems,
+    query_flag,
     refusal,
     revisions_out,
     update_out,
@@ -163,7 +164,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         next_step_at=body.next_step_at,
         publish_at=body.publish_at,
     )
-    if request.query.get("dry_run", "").lower() in ("1", "true", "yes"):
+    if query_flag(request.query, "dry_run"):
         return await _dry_run(request, proposal)
     update = await _commit(request, proposal)
     response = await _admin_view(request, update)

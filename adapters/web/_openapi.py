@@ -41,6 +41,7 @@ from ._schemas import (
     LiveOut,
     Operation,
     PostUpdateIn,
+    PreviewOut,
     ReadyOut,
     RetractIn,
     StatusOut,
@@ -106,9 +107,14 @@ OPERATIONS: Mapping[tuple[str, str], Operation] = {
     ),
     ("POST", ADMIN_UPDATES): Operation(
         "postUpdate",
-        "Post an update now, or at `publish_at` (embargo)",
-        {201: (AdminUpdateOut, "posted (or waiting for approval)")},
+        "Post an update now, or at `publish_at` (embargo); with `?dry_run=true`, only say what "
+        "posting would do",
+        {
+            201: (AdminUpdateOut, "posted (or waiting for approval)"),
+            200: (PreviewOut, "dry_run=true: what posting would do; nothing was written"),
+        },
         body=PostUpdateIn,
+        query=("dry_run",),
     ),
     ("PATCH", f"{ADMIN_UPDATES}/{{id}}"): Operation(
         "editUpdate",
@@ -252,6 +258,14 @@ def _query(campaign: Campaign) -> dict[str, dict[str, Any]]:
             "in": "query",
             "required": False,
             "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        },
+        "dry_run": {
+            "name": "dry_run",
+            "in": "query",
+            "required": False,
+            "description": "true: check and preview only (the message per language, the reach); "
+            "nothing is posted",
+            "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
         },
         "after": {
             "name": "after",

@@ -46,6 +46,7 @@ from bot.ports import (
     i18n,
 )
 
+from ._app import BadRequest
 from ._data import RevisionNote
 from ._present import hex_colour
 
@@ -581,6 +582,19 @@ def problems(exc: ValidationError) -> list[dict[str, str]]:
         field = ".".join(parts) or "(body)"
         found.setdefault(field, _problem(error))
     return [{"field": field, "problem": problem} for field, problem in found.items()]
+
+
+def query_flag(query: Mapping[str, str], name: str) -> bool:
+    """A boolean query parameter, as the schema gives it: `true` or `false` (left out:
+    false). Anything else is a 400 saying so, not silently false."""
+    value = query.get(name)
+    if value is None or value == "false":
+        return False
+    if value == "true":
+        return True
+    raise BadRequest(
+        400, "bad_query", f"{name}={value[:40]!r} is not a flag; write {name}=true or leave it out."
+    )
 
 
 def refusal(found: list[dict[str, str]]) -> str:
