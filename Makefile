@@ -1,31 +1,43 @@
-# Two commands for a newcomer: `make run` and `make test`. Both set up .venv first.
+# Two commands for a newcomer: `make run` and `make test`. Both set up .venv first: `run`
+# with only what running needs, `test` with the developer tools as well.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: run test lint typecheck pytest bench clean
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "make: setting up $(VENV) (the first time takes a minute or two)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+# What `strikebot run` needs, and nothing more.
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing strikebot and what it runs on into $(VENV)"
+	@$(BIN)/python -m pip install --quiet --quiet -e .
+	@touch $@
 
-run: $(STAMP)
-	$(BIN)/strikebot run
+# The developer tools too (pytest, ruff, mypy, import-linter, schemathesis, ...).
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing strikebot and the developer tools into $(VENV)"
+	@$(BIN)/python -m pip install --quiet --quiet -e '.[dev]'
+	@touch $@ $(RUN_STAMP)
 
-lint: $(STAMP)
+run: $(RUN_STAMP)
+	@$(BIN)/strikebot run
+
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(DEV_STAMP)
 	@# Cached bytecode for the strikebot processes the tests start (even where
 	@# PYTHONDONTWRITEBYTECODE is set, as on some CI machines); stale files are never used.
 	$(BIN)/python -m compileall -q bot adapters tests bench >/dev/null
@@ -35,7 +47,7 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m bench.fanout
 
 clean:

@@ -7,7 +7,7 @@ here: tokens come only from the environment (`Settings`).
 from __future__ import annotations
 
 import ipaddress
-import os
+import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from bot import i18n
 from bot.errors import ConfigError
@@ -37,8 +38,18 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
-from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section, installed_plugins
+from bot.plugins import (
+    AdminRule,
+    FromEnvironment,
+    Plugin,
+    Plugins,
+    PluginSettings,
+    Section,
+    from_environment,
+    installed_plugins,
+)
 from bot.plugins.admins import AdminList
+from bot.store.engine import DEFAULT_DATABASE_URL
 
 DEFAULT_CONFIG_PATH = Path("config/strike.toml")
 
@@ -314,7 +325,13 @@ class StrikeConfig(_Model):
         )
 
     def to_admins(self) -> AdminList:
-        return AdminList({name: parts.admins for name, parts in self._plugins.items()})
+        rules = {name: parts.admins for name, parts in self._plugins.items()}
+        return AdminList(rules, file=self.file)
+
+    @property
+    def file(self) -> str:
+        """The campaign file this was read from, as people name it."""
+        return self._source if not self._source.startswith("<") else "the campaign file"
 
     def plugin_config(self, name: str) -> PluginConfig:
         """The validated `[<name>]`, `[admins.<name>]` and `[delivery] <name>_...` parts."""
@@ -324,6 +341,7 @@ class StrikeConfig(_Model):
             raise ConfigError(f"No platform plugin called {name!r} is installed.") from None
 
     _plugins: dict[str, PluginConfig] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr(default="<config>")
 
 
 def _check_localized(where: str, value: Localized, languages: set[str], default: str) -> None:
@@ -346,7 +364,7 @@ def _check_extra(where: str, value: dict[str, Any], languages: set[str]) -> None
 
 def load_config(path: Path | str | None = None) -> StrikeConfig:
     """Read and validate the campaign file. Raises `ConfigError` naming file, key and fix."""
-    path = Path(path or os.environ.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH)
+    path = Path(path or from_environment(CoreSettings).config_path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -408,6 +426,7 @@ def parse_config(
                 raise ConfigError(_explain(exc, source, values, prefix=where)) from None
         bound[name] = PluginConfig(validated["section"], validated["admins"], validated["delivery"])
     config._plugins.update(bound)
+    config._source = source
     return config
 
 
@@ -465,13 +484,11 @@ def _explain(exc: ValidationError, source: str, raw: dict[str, Any], *, prefix: 
     for error in exc.errors()[:5]:
         loc = _dotted(error["loc"], raw)
         loc = f"{prefix}.{loc}" if prefix and loc else prefix or loc
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key; check its spelling against config/strike.toml"
-        elif error["type"] == "missing":
-            message = "required; add it"
+        message = _config_problem(error)
         got = (
-            "" if error["type"] in ("missing", "extra_forbidden") else f" (got {error['input']!r})"
+            ""
+            if error["type"] in ("missing", "extra_forbidden")
+            else f" (got {_shown(error['input'])})"
         )
         where = f"{loc}: " if loc else ""
         lines.append(f"{source}: {where}{message}{got}")
@@ -479,6 +496,70 @@ def _explain(exc: ValidationError, source: str, raw: dict[str, Any], *, prefix: 
     if more > 0:
         lines.append(f"...and {more} more problem(s).")
     return "\n".join(lines)
+
+
+_PATTERNS = {
+    CampaignSection.model_fields["slug"].metadata[0].pattern: "use 2-63 lower-case letters, "
+    "digits and '-', starting with a letter or a digit, e.g. acme-workers-2026",
+}
+
+
+def _config_problem(error: ErrorDetails) -> str:
+    """What is wrong with one value of the campaign file, in words (no pydantic jargon)."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key; check its spelling against config/strike.toml"
+    if kind == "missing":
+        return "required; add it"
+    if kind == "string_pattern_mismatch":
+        return _PATTERNS.get(str(ctx.get("pattern")), "not in the form this key takes")
+    if kind in ("string_too_short", "too_short"):
+        return "may not be empty" if ctx.get("min_length") == 1 else "too short"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        bounds = {"greater_than_equal": "at least", "less_than_equal": "at most",
+                  "greater_than": "more than", "less_than": "less than"}  # fmt: skip
+        limit = next(iter(ctx.values()), "")
+        return f"must be {bounds[kind]} {limit}"
+    if kind in ("bool_type", "bool_parsing"):
+        return "write true or false"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "write a whole number"
+    if kind in ("float_type", "float_parsing"):
+        return "write a number"
+    if kind in ("string_type",):
+        return 'write text in double quotes, e.g. "…"'
+    if kind in ("list_type",):
+        return 'write a list in brackets, e.g. ["…", "…"]'
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return 'write a table of keys, e.g. { en = "…" }'
+    if kind in (
+        "date_type",
+        "date_parsing",
+        "date_from_datetime_inexact",
+        "date_from_datetime_parsing",
+    ):
+        return "write a date as YYYY-MM-DD, e.g. 2019-01-14"
+    if kind in ("datetime_type", "datetime_parsing", "datetime_from_date_parsing"):
+        return "write a date and time with its UTC offset, e.g. 2019-01-14T06:00:00-08:00"
+    if kind == "enum":
+        return f"use one of {ctx.get('expected')}"
+    if kind == "literal_error":
+        return f"use {ctx.get('expected')}"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _shown(value: object) -> str:
+    """A value from the campaign file as it was written there (TOML), not as Python's repr."""
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _dotted(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
@@ -491,39 +572,67 @@ def _dotted(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
     return out
 
 
+class CoreSettings(FromEnvironment):
+    """The core's own variables, read by pydantic-settings; each default is written here
+    once (docs/configuration.md lists them, and a test keeps the two in step)."""
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL,
+        alias="STRIKEBOT_DATABASE_URL",
+        description="SQLite file, or postgresql+asyncpg://user:password@host/db",
+    )
+    config_path: Path = Field(
+        default=DEFAULT_CONFIG_PATH, alias="STRIKEBOT_CONFIG", description="the campaign file"
+    )
+    http_host: str = Field(
+        default="127.0.0.1", alias="STRIKEBOT_HTTP_HOST", description="where the web server listens"
+    )
+    http_port: int = Field(default=8080, alias="STRIKEBOT_HTTP_PORT", description="its port")
+
+    @field_validator("http_port", mode="before")
+    @classmethod
+    def _port(cls, value: object) -> object:
+        text = str(value).strip()
+        if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+            raise ValueError(f"{text} is not a port; use a number from 1 to 65535, such as 8080")
+        return int(text)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything that comes from the environment: the core's variables, and each installed
-    plugin's (`PluginSettings`). Secrets are never logged or printed."""
+    """Everything that comes from the environment: the core's variables (`CoreSettings`),
+    and each installed plugin's (`PluginSettings`). Secrets are never logged or printed."""
 
-    database_url: str
-    config_path: Path
-    http_host: str
-    http_port: int
+    core: CoreSettings = field(default_factory=lambda: from_environment(CoreSettings, {}))
     plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
 
     @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, *, plugins: Plugins | None = None
     ) -> Settings:
-        e = dict(os.environ if env is None else env)
+        """The core's and every installed plugin's variables, from `env` (default: the
+        process's environment)."""
         plugins = installed_plugins() if plugins is None else plugins
-        port_text = e.get("STRIKEBOT_HTTP_PORT", "8080")
-        try:
-            port = int(port_text)
-            if not 0 <= port <= 65535:
-                raise ValueError
-        except ValueError:
-            raise ConfigError(
-                f"STRIKEBOT_HTTP_PORT={port_text!r} is not a port; use a number such as 8080."
-            ) from None
         return cls(
-            database_url=e.get("STRIKEBOT_DATABASE_URL") or "sqlite+aiosqlite:///data/strikebot.db",
-            config_path=Path(e.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH),
-            http_host=e.get("STRIKEBOT_HTTP_HOST") or "127.0.0.1",
-            http_port=port,
-            plugins={name: plugin.settings.from_env(e) for name, plugin in plugins.items()},
+            core=from_environment(CoreSettings, env),
+            plugins={name: plugin.settings.from_env(env) for name, plugin in plugins.items()},
         )
+
+    @property
+    def database_url(self) -> str:
+        return self.core.database_url
+
+    @property
+    def config_path(self) -> Path:
+        return self.core.config_path
+
+    @property
+    def http_host(self) -> str:
+        return self.core.http_host
+
+    @property
+    def http_port(self) -> int:
+        return self.core.http_port
 
     def plugin(self, plugin: Plugin) -> PluginSettings:
         """`plugin`'s settings (its defaults when they were not read from the environment)."""
@@ -532,8 +641,3 @@ class Settings:
 
     def secrets(self) -> list[str]:
         return [secret for found in self.plugins.values() for secret in found.secrets()]
-
-    def __repr__(self) -> str:
-        # Plugin settings print their secrets as '**********' (pydantic's SecretStr).
-        parts = [f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__]
-        return f"Settings({', '.join(parts)})"

@@ -163,7 +163,7 @@ def test_a_command_not_loaded_is_still_parsed_in_full_when_chosen() -> None:
 def test_an_unknown_command_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         bot.cli.build_parser(["bogus"]).parse_args(["bogus"])
-    assert "invalid choice: 'bogus'" in capsys.readouterr().err
+    assert "'bogus' is not a command of `strikebot`" in capsys.readouterr().err
 
 
 def test_the_newest_migration_is_known_without_alembic() -> None:

@@ -391,7 +391,7 @@ async def test_members_cannot_change_anything_and_learn_how_to_get_access(
         assert not reply.ok and reply.ephemeral, text
         assert reply.message.title == "Admins only"
         assert "Only union admins can" in reply.message.body
-        assert "'5555'" in reply.message.body and "[admins.discord]" in reply.message.body
+        assert "“5555”" in reply.message.body and "[admins.discord]" in reply.message.body
     es = await commands_any_db.handle(ctx(locale="es"), "retract 2 porque")
     assert es.message.title == "Solo para administración"
     assert es.message.body.startswith("Solo las personas administradoras")

@@ -158,7 +158,7 @@ headline = { en = "On strike" }
     message = refusal(path)
     assert str(path) in message
     assert "updates[0].status" in message
-    assert "'strike_on'" in message and "'striking'" in message
+    assert "'strike_on'" in message and '(got "striking")' in message
 
 
 def test_a_bad_time_zone_says_to_write_an_iana_name(tmp_path: Path) -> None:

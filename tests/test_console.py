@@ -210,7 +210,7 @@ def test_console_user_who_is_not_an_admin_is_refused(tmp_path: Path) -> None:
     result = run_console(tmp_path, '/strike post strike_on "Strike over"\n', "--user", "maria")
     assert result.returncode == 1
     assert "Only union admins can post updates" in result.stdout
-    assert "[admins.console]" in result.stdout and "'maria'" in result.stdout
+    assert "[admins.console]" in result.stdout and "“maria”" in result.stdout
 
 
 def test_interactive_console_shows_deliveries_as_they_go_out(tmp_path: Path) -> None:

@@ -329,7 +329,11 @@ async def test_demands_change_through_the_admin_api(store: Store, clock: FixedCl
         recorded = await client.put(
             "/api/v1/admin/demands/pay",
             headers=AUTH,
-            json={"offer": {"en": "5%"}, "source": "Jan 10 letter", "at": "2019-01-10T09:00-08:00"},
+            json={
+                "offer": {"en": "5%"},
+                "source": "Jan 10 letter",
+                "at": "2019-01-10T09:00:00-08:00",
+            },
         )
         assert recorded.status == 200, await recorded.text()
         history = (await recorded.json())["history"]
@@ -337,7 +341,7 @@ async def test_demands_change_through_the_admin_api(store: Store, clock: FixedCl
         future = await client.put(
             "/api/v1/admin/demands/pay",
             headers=AUTH,
-            json={"offer": {"en": "5%"}, "source": "x", "at": "2099-01-10T09:00-08:00"},
+            json={"offer": {"en": "5%"}, "source": "x", "at": "2099-01-10T09:00:00-08:00"},
         )
         assert future.status == 422 and "future" in await future.text()
 

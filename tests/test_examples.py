@@ -31,6 +31,8 @@ PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|…\"?$|\||\b[A-Z]{3,}\b")
 # Examples whose answer depends on the world outside this machine: the webhook receiver's
 # host must resolve. Offline, the example must fail for exactly that reason.
 NEEDS_NETWORK = {"strikebot webhooks add https://hooks.example.org/strike": "cannot be found"}
+# `doctor` with no platform token (as here) exits 5, saying nothing reaches anyone yet.
+EXPLAINED_EXITS = {"strikebot doctor": (5, "nothing reaches anyone yet")}
 # A chat example that, on the shipped campaign (require_approval = false), says why it
 # does nothing, as its row in the README explains.
 EXPLAINED_REFUSALS = {"/strike approve 4": "not waiting for approval"}
@@ -139,7 +141,7 @@ def test_the_readme_has_examples_to_run() -> None:
     found = examples(README.read_text(encoding="utf-8"))
     texts = [e.text for e in found]
     assert len([e for e in found if e.kind == "chat"]) >= 10
-    assert any(t.startswith("strikebot init") for t in texts)
+    assert any(t.startswith(".venv/bin/strikebot init") for t in texts)
     assert "/strike status" in texts and "/strike demand pay" in texts
 
 
@@ -195,6 +197,12 @@ def test_every_readme_example_runs_as_written(fresh: tuple[Path, dict[str, str]]
             continue
         result = run_shell(command, cwd, env)
         bare = command.split("  #")[0].strip()
+        bare = re.sub(r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?", "", bare)
+        if bare in EXPLAINED_EXITS:
+            code, said = EXPLAINED_EXITS[bare]
+            if result.returncode != code or said not in result.stdout:
+                failures.append(f"{where}\n  expected exit {code} saying {said!r}: {result.stdout}")
+            continue
         if bare in NEEDS_NETWORK and result.returncode != 0:
             if NEEDS_NETWORK[bare] not in result.stderr:
                 failures.append(f"{where}\n  exit {result.returncode}: {result.stderr[-500:]}")

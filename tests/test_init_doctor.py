@@ -6,6 +6,7 @@ no edit by hand. Start-up warns about a loopback public_url or placeholder admin
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -128,8 +129,6 @@ def test_init_prompts_one_question_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In a terminal, whatever no flag gave is asked; Enter takes the default or skips."""
-    import io
-
     from bot.cli import main
 
     answers = [
@@ -138,11 +137,6 @@ def test_init_prompts_one_question_at_a_time(
         "console", "111111111111111111", "", "",  # admins: console, Discord, Slack, Telegram
         "staffing=Safe staffing ratios", "",
     ]  # fmt: skip
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "stdin", Terminal("\n".join(answers) + "\n"))
     assert main(["init"]) == 0, capsys.readouterr().err
@@ -152,6 +146,75 @@ def test_init_prompts_one_question_at_a_time(
     assert "strike_start" not in raw["campaign"]
     assert raw["admins"]["discord"]["user_ids"] == ["111111111111111111"]
     assert raw["demands"][0]["title"] == {"en": "Safe staffing ratios"}
+
+
+class Terminal(io.StringIO):
+    """Standard input as a terminal, typed in advance."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_init_asks_again_and_keeps_every_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29: one wrong answer ("Pacific Time") exited and lost every answer; an
+    unsupported language was refused only after the last question; any text was accepted as
+    a Discord admin id. Each answer is checked as it is typed, and asked again."""
+    from bot.cli import main
+
+    answers = [
+        "Bay Nurses Union", "Bay Hospital", "",
+        "Pacific Time", "America/Los_Angeles",  # refused, then asked again
+        "en,ko", "en,es",  # refused when typed, before any later question
+        "next Monday", "2026-01-05", "",
+        "strike.baynurses.example", "https://strike.baynurses.example/",
+        "console",
+        "Bob#1234", "111111111111111111",  # Discord: a snowflake
+        "U0123ABCD, S0456EFGH",  # Slack: a person and a user group
+        "not-a-number, 42", "42, -1001234567890",  # Telegram: a person and a group
+        "staffing=Safe staffing ratios", "staffing=Ratios again", "pay=Fair pay", "",
+    ]  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", Terminal("\n".join(answers) + "\n"))
+    assert main(["init"]) == 0, capsys.readouterr().err
+    said = capsys.readouterr().err
+    raw = tomllib.loads((tmp_path / "config" / "bay-nurses-union.toml").read_text())
+    assert raw["campaign"]["union"] == "Bay Nurses Union"  # kept through every refusal
+    assert raw["campaign"]["timezone"] == "America/Los_Angeles"
+    assert raw["campaign"]["languages"] == ["en", "es"]
+    assert raw["campaign"]["start_date"].isoformat() == "2026-01-05"
+    assert raw["campaign"]["public_url"] == "https://strike.baynurses.example"
+    assert raw["admins"]["discord"]["user_ids"] == ["111111111111111111"]
+    assert raw["admins"]["slack"] == {"user_ids": ["U0123ABCD"], "usergroup_ids": ["S0456EFGH"]}
+    assert raw["admins"]["telegram"] == {"user_ids": ["42"], "admin_chat_ids": ["-1001234567890"]}
+    assert [d["key"] for d in raw["demands"]] == ["staffing", "pay"]
+    for refusal in ("Pacific Time” is not a time zone", "no catalogue for 'ko'",
+                    "'next Monday' is not a date", "not a web address",
+                    "'Bob#1234' is not a Discord user id", "'not-a-number' is not a Telegram id",
+                    "already a demand with the key 'staffing'"):  # fmt: skip
+        assert refusal in said, said
+    assert said.count("Try again.") == 7
+    assert "Traceback" not in said
+
+
+async def test_init_checks_admin_ids_by_platform_in_a_script(tmp_path: Path) -> None:
+    base = [a for a in INIT if not a.startswith(("discord:", "slack:")) and a != "--admin"]
+    code, _, err = await strikebot(tmp_path, *base, "--admin", "discord:Bob")
+    assert code == 2 and "is not a Discord user id, which is 17 to 20 digits" in err
+    assert not (tmp_path / "config").exists()  # nothing written
+    code, _, err = await strikebot(tmp_path, *base, "--admin", "email:someone@example.org")
+    assert code == 2 and "nobody posts from E-mail, so it has no admins" in err
+    code, _, err = await strikebot(tmp_path, *base, "--languages", "en,ko")
+    assert code == 2 and "no catalogue for 'ko'" in err
+    code, _, err = await strikebot(
+        tmp_path, *base, "--admin", "slack:S0456EFGH", "--admin", "telegram:-1001234567890",
+        "--admin", "telegram:42", "--admin", "discord:123456789012345678",
+    )  # fmt: skip
+    assert code == 0, err
+    raw = tomllib.loads((tmp_path / "config" / "acme-workers-united.toml").read_text())
+    assert raw["admins"]["slack"] == {"usergroup_ids": ["S0456EFGH"]}
+    assert raw["admins"]["telegram"] == {"admin_chat_ids": ["-1001234567890"], "user_ids": ["42"]}
 
 
 # ---------------------------------------------------------------------------- doctor
@@ -212,9 +275,11 @@ async def test_init_then_doctor_then_the_first_post_with_no_edit_by_hand(tmp_pat
                                 env=env))[0] == 0  # fmt: skip
         code, out, err = await strikebot(tmp_path, "doctor", "--json", env=env)
         assert code == 0, out
-        assert all(c["verdict"] == "ok" for c in json.loads(out)["checks"]), out
+        report = json.loads(out)
+        assert {c["verdict"] for c in report["checks"]} <= {"ok", "off"}, out
+        assert report["reaching"] == ["Discord", "Slack"]
         code, out, _ = await strikebot(tmp_path, "doctor", env=env)
-        assert "Everything checked works" in out
+        assert "Everything checked works: Discord, Slack reach people" in out
 
         # The first post reaches every channel.
         code, _, err = await strikebot(
@@ -413,10 +478,14 @@ async def test_doctor_names_channels_on_platforms_that_are_off_or_cannot_check_t
                                 language="en", timezone="UTC"),
         )  # fmt: skip
     plugins = installed_plugins()
-    checks = await run_doctor(Settings.from_env({}, plugins=plugins), config, sqlite_store, plugins)
-    found = {(c.platform, c.subject): c for c in checks}
-    off = found[("discord", "switched on")]
+    report = await run_doctor(Settings.from_env({}, plugins=plugins), config, sqlite_store, plugins)
+    found = {(c.platform, c.subject): c for c in report.checks}
+    off = found[("discord", "state")]
     assert off.verdict is Verdict.FAIL and "DISCORD_TOKEN" in off.fix
+    assert off.detail == "off, and 1 channel(s) subscribed get nothing"
     assert found[("console", "self-check")].verdict is Verdict.SKIP
     assert found[("campaign", "public_url")].verdict is Verdict.WARN  # no token: a warning
-    assert not any(c.platform == "slack" for c in checks)  # off, and nothing subscribed there
+    # Off, and nothing subscribed there: off, with how to switch it on, and no failure.
+    assert found[("slack", "state")].verdict is Verdict.OFF
+    assert "SLACK_BOT_TOKEN" in found[("slack", "state")].fix
+    assert report.exit_code == 1

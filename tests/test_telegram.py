@@ -270,7 +270,7 @@ async def test_members_cannot_open_admin_forms_and_groups_send_admins_to_a_priva
     rig: TelegramRig, tg: FakeTelegram
 ) -> None:
     refused = await ask(tg, MEMBER_ID, MEMBER_ID, "/post")
-    assert "Only union admins" in refused["text"] and f"'{MEMBER_ID}'" in refused["text"]
+    assert "Only union admins" in refused["text"] and f"“{MEMBER_ID}”" in refused["text"]
     assert "[admins.telegram]" in refused["text"]
     in_group = await ask(tg, GROUP, ADMIN_ID, "/post")
     assert "private chat" in in_group["text"] and "https://t.me/utla_strike_bot" in in_group["text"]

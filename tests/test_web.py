@@ -810,7 +810,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
         {"texts": {"en": {"headline": "x"}}},
         422,
         "invalid",
-        "status: Field required",
+        "status: is required",
     ),
     (
         "POST",
@@ -854,15 +854,15 @@ BAD_REQUESTS: list[tuple[str, str, Any, int, str, str]] = [
         {"status": "strike_on"},
         422,
         "invalid",
-        "reason: Field required",
+        "reason: is required",
     ),
     (
         "PATCH",
         "/api/v1/admin/updates/{friday}",
-        {"reason": "because", "texts": {}, "status": None},
+        {"reason": "because", "texts": {}},
         422,
         "invalid",
-        "Nothing to change",
+        "texts: needs at least 1 entry",
     ),
     (
         "PATCH",

@@ -36,7 +36,10 @@ def urgent(headline: str = HEADLINE, titular: str = TITULAR) -> Draft:
 async def rows(bot: PushBot) -> list[tuple[DeliveryState, str | None]]:
     async with bot.store.read() as tx:
         found = await tx.list_deliveries(limit=None)
-    return [(d.state, d.last_error) for d in found if d.update_id is not None]
+    # In the order of the updates: rows made at one (fixed) moment are otherwise in the
+    # order of their random ids.
+    posts = sorted((d for d in found if d.update_id is not None), key=lambda d: d.update_id or 0)
+    return [(d.state, d.last_error) for d in posts]
 
 
 async def test_a_subscription_from_the_page_gets_the_update_in_its_language(

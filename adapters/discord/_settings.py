@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -81,6 +82,19 @@ class DiscordAdmins(AdminRule):
 
     role_ids: list[str] = Field(default_factory=list)
     manage_server_is_admin: bool = True
+
+    @classmethod
+    def place(cls, value: str) -> tuple[str, str]:
+        """A Discord id is a snowflake: 17 to 20 digits (a role id is one too: list roles
+        under role_ids by hand)."""
+        value = value.strip()
+        if not re.fullmatch(r"[1-9][0-9]{16,19}", value):
+            raise ValueError(
+                f"{value!r} is not a Discord user id, which is 17 to 20 digits: in Discord, "
+                "Settings → Advanced → Developer Mode on, then right-click the person → Copy "
+                "User ID"
+            )
+        return "user_ids", value
 
     def allows(self, actor: Actor) -> bool:
         return (

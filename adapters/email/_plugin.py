@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings
-from bot.ports import Contact, Cost, Plugin
+from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
     from bot.ports import PluginContext
@@ -18,6 +19,13 @@ def create(ctx: PluginContext) -> object:
     return EmailAdapter(ctx)
 
 
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    """Whether the mail server answers and takes the login (imports aiosmtplib on use)."""
+    from adapters.email._doctor import doctor as check
+
+    return await check(request)
+
+
 plugin = Plugin(
     name=NAME,
     title="E-mail",
@@ -28,4 +36,5 @@ plugin = Plugin(
     contact=Contact.EMAIL,
     cost=Cost(units="email.units"),
     docs="docs/email-sms.md#e-mail",
+    doctor=doctor,
 )

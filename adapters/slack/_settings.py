@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -70,6 +71,19 @@ class SlackAdmins(AdminRule):
 
     def allows(self, actor: Actor) -> bool:
         return actor.user_id in self.user_ids or bool(actor.roles & set(self.usergroup_ids))
+
+    @classmethod
+    def place(cls, value: str) -> tuple[str, str]:
+        """`U…`/`W…` is a user (user_ids), `S…` a user group (usergroup_ids)."""
+        value = value.strip().upper()
+        if re.fullmatch(r"[UW][A-Z0-9]{6,14}", value):
+            return "user_ids", value
+        if re.fullmatch(r"S[A-Z0-9]{6,14}", value):
+            return "usergroup_ids", value
+        raise ValueError(
+            f"{value!r} is not a Slack id: a person's starts with U (or W), a user group's with "
+            "S; in Slack, open the profile → ⋮ → Copy member ID"
+        )
 
 
 class SlackDelivery(Section):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
-from bot.ports import Contact, Cost, Plugin
+from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
     from bot.ports import Campaign, OutboundMessage, PluginContext, Section
@@ -25,6 +26,13 @@ def segments_of(message: OutboundMessage, campaign: Campaign, section: Section |
     return count(message, campaign, section)
 
 
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    """Whether Twilio takes the account, and the sender's US registration."""
+    from adapters.sms._doctor import doctor as check
+
+    return await check(request)
+
+
 plugin = Plugin(
     name=NAME,
     title="Text messages (Twilio)",
@@ -38,4 +46,5 @@ plugin = Plugin(
         measure=segments_of,
     ),
     docs="docs/email-sms.md#text-messages",
+    doctor=doctor,
 )

@@ -83,6 +83,9 @@ class SmsSection(Section):
     # How every text starts, saying who sends it (e.g. "UTLA"). Default: the abbreviation
     # in brackets in [campaign] union, else the union's name.
     sender_name: str | None = Field(default=None, min_length=1, max_length=30)
+    # True once the sender is registered for US texting (A2P 10DLC for a local number,
+    # toll-free verification for an 8XX one): `strikebot doctor` warns until then.
+    us_registered: bool = False
 
     @field_validator("countries")
     @classmethod

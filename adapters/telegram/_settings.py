@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -79,6 +80,20 @@ class TelegramAdmins(AdminRule):
 
     def allows(self, actor: Actor) -> bool:
         return actor.user_id in self.user_ids or bool(actor.roles & set(self.admin_chat_ids))
+
+    @classmethod
+    def place(cls, value: str) -> tuple[str, str]:
+        """A person's id is a positive number (user_ids); a group's or channel's a negative
+        one (admin_chat_ids: its administrators are admins)."""
+        value = value.strip()
+        if re.fullmatch(r"[1-9][0-9]{0,15}", value):
+            return "user_ids", value
+        if re.fullmatch(r"-[1-9][0-9]{0,15}", value):
+            return "admin_chat_ids", value
+        raise ValueError(
+            f"{value!r} is not a Telegram id, which is a number (a group's is negative): "
+            "send /start to @userinfobot to learn yours"
+        )
 
 
 class TelegramDelivery(Section):

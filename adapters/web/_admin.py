@@ -45,6 +45,9 @@ from ._schemas import (
     StaleOut,
     demand_event_out,
     demand_out,
+    problems,
+    query_flag,
+    refusal,
     revisions_out,
     update_out,
 )
@@ -96,20 +99,10 @@ async def _body(request: web.Request, model: type[M], *, optional: bool = False)
             [{"field": where, "problem": "unstorable character"}],
         )
     try:
-        return model.model_validate(data)
+        return model.model_validate_json(raw)  # strict: JSON's own types (_schemas)
     except ValidationError as exc:
-        problems = [
-            {"field": ".".join(str(p) for p in e["loc"]) or "(body)", "problem": e["msg"]}
-            for e in exc.errors(include_url=False, include_input=False)
-        ]
-        first = problems[0]
-        raise BadRequest(
-            422,
-            "invalid",
-            f"{first['field']}: {first['problem']}. Fix it and send the request again "
-            "(the schema is at /api/v1/openapi.json).",
-            problems,
-        ) from None
+        found = problems(exc)
+        raise BadRequest(422, "invalid", refusal(found), found) from None
 
 
 def _unstorable(data: object, where: str = "") -> str | None:
@@ -171,7 +164,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         next_step_at=body.next_step_at,
         publish_at=body.publish_at,
     )
-    if request.query.get("dry_run", "").lower() in ("1", "true", "yes"):
+    if query_flag(request.query, "dry_run"):
         return await _dry_run(request, proposal)
     update = await _commit(request, proposal)
     response = await _admin_view(request, update)
@@ -207,7 +200,7 @@ async def retract_update(request: web.Request) -> web.StreamResponse:
 
 
 class _Empty(BaseModel):
-    model_config = {"extra": "forbid"}
+    model_config = {"extra": "forbid", "strict": True}
 
 
 async def approve_update(request: web.Request) -> web.StreamResponse:
@@ -275,7 +268,7 @@ async def edit_demand(request: web.Request) -> web.StreamResponse:
     result = await ctx.admin.edit_demand(
         HTTP_ACTOR,
         key,
-        {lang: _wording(w) for lang, w in body.texts.items()},
+        {lang: _wording(w) for lang, w in (body.texts or {}).items()},
         reason=body.reason,
         status=body.status,
         announce=body.announce,

@@ -18,7 +18,6 @@ MIDDLEWARES = (surface,)
 def mount_web(app: web.Application, ctx: PluginContext, settings: WebSettings) -> None:
     """Every route of the public web surface, its middleware and its shared state."""
     state = WebState(ctx, settings, make_templates())
-    state.openapi = _openapi.document_bytes(ctx.campaign)
     app[STATE] = state
     app.middlewares.extend(MIDDLEWARES)
     _pages.add_routes(app, ctx.campaign)
@@ -32,6 +31,8 @@ def mount_web(app: web.Application, ctx: PluginContext, settings: WebSettings) -
     state.csp_extra = lambda: _notify.csp_extra(ctx)
     _webhooks.add_routes(app)
     app.router.add_get("/api/v1/openapi.json", _openapi.serve)
+    # From the route table just built: the document describes what is served.
+    state.openapi = _openapi.document_bytes(ctx.campaign, app.router)
 
 
 def build_app(ctx: PluginContext, *others: object) -> web.Application:

@@ -1,21 +1,30 @@
-"""The OpenAPI 3.1 document for `/api/v1/...`, generated from the same pydantic models the
-handlers serialise through, and specialised to the campaign's languages."""
+"""The OpenAPI 3.1 document for `/api/v1/...`, built from the route table and the pydantic
+models the handlers read and answer with, specialised to the campaign's languages.
+
+Each served route is looked up in `OPERATIONS` (and the webhook module's) by its method and
+path: what it is called, its body model and its answers. Everything else follows from the
+route itself: path parameters from its pattern, the admin API's security and its errors from
+its prefix, the public reads' caching headers. A route served but not described is not in
+the document (tests/test_openapi.py fails on it), so the two cannot drift apart.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bot.ports import OFFER_MAX, Campaign
+from bot.ports import Campaign
 
 from . import _webhooks
-from ._app import JSON, state_of
+from ._app import ADMIN_PREFIX, JSON, state_of
 from ._schemas import (
-    NON_BLANK,
+    DEMAND_KEY,
+    LANGUAGES,
     AdminUpdateOut,
     ConfirmTranslationIn,
     ConfirmTranslationOut,
@@ -26,437 +35,171 @@ from ._schemas import (
     DemandEditIn,
     DemandListOut,
     DemandRetireIn,
-    DemandWordingIn,
     EditUpdateIn,
     ErrorOut,
     HealthOut,
     LiveOut,
+    Operation,
     PostUpdateIn,
+    PreviewOut,
     ReadyOut,
     RetractIn,
     StatusOut,
     UpdateDetailOut,
     UpdateListOut,
-    UpdateTextIn,
-    UpdateTextPatch,
 )
 
 REF = "#/components/schemas/{model}"
 MAX_ID = 2**31 - 1
+UPDATES = "/api/v1/updates"
+DEMANDS = "/api/v1/demands"
+ADMIN_UPDATES = f"{ADMIN_PREFIX}/updates"
+ADMIN_DEMANDS = f"{ADMIN_PREFIX}/demands"
+NO_UPDATE = "no update with this id"
+NO_DEMAND = "no demand with this key"
 
-_OUTPUTS: list[type[BaseModel]] = [
-    StatusOut,
-    UpdateListOut,
-    UpdateDetailOut,
-    DemandListOut,
-    DemandDetailOut,
-    DemandChangedOut,
-    AdminUpdateOut,
-    ConfirmTranslationOut,
-    ErrorOut,
-    HealthOut,
-    LiveOut,
-    ReadyOut,
-]
-_INPUTS: list[type[BaseModel]] = [
-    PostUpdateIn,
-    EditUpdateIn,
-    RetractIn,
-    DemandChangeIn,
-    DemandEditIn,
-    DemandAddIn,
-    DemandRetireIn,
-    DemandWordingIn,
-    ConfirmTranslationIn,
-    UpdateTextIn,
-    UpdateTextPatch,
-]
-
-
-def _ref(model: type[BaseModel]) -> dict[str, str]:
-    return {"$ref": REF.format(model=model.__name__)}
-
-
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _error(description: str) -> dict[str, Any]:
-    return _json(_ref(ErrorOut), description)
-
-
-def _drop_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """`anyOf: [X, {type: null}]` -> X: the field may be left out, but not sent as null."""
-    options = [s for s in schema.get("anyOf", []) if s != {"type": "null"}]
-    if len(options) == 1:
-        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
-        return {**options[0], **rest}
-    return schema
-
-
-def document(campaign: Campaign) -> dict[str, Any]:
-    outputs = _OUTPUTS + _webhooks.OUTPUTS + _webhooks.EVENTS
-    _, defs = models_json_schema(
-        [(m, "serialization") for m in outputs]
-        + [(m, "validation") for m in _INPUTS + _webhooks.INPUTS],
-        ref_template=REF,
-    )
-    schemas: dict[str, Any] = defs["$defs"]
-    languages = list(campaign.languages)
-    default = campaign.default_language
-
-    # Texts: exactly the campaign's languages; the first one is required when posting.
-    post = schemas["PostUpdateIn"]["properties"]
-    post["texts"] = {
-        "type": "object",
-        "description": f"wording per language; {default!r} is required",
-        "properties": {lang: _ref(UpdateTextIn) for lang in languages},
-        "required": [default],
-        "additionalProperties": False,
-    }
-    edit = schemas["EditUpdateIn"]
-    edit["properties"]["texts"] = {
-        "type": "object",
-        "description": "new wording per language; fields left out keep their current text",
-        "properties": {lang: _ref(UpdateTextPatch) for lang in languages},
-        "minProperties": 1,
-        "additionalProperties": False,
-    }
-    for name in ("status", "urgency"):
-        edit["properties"][name] = _drop_null(edit["properties"][name])
-    edit["anyOf"] = [{"required": [f]} for f in ("texts", "status", "urgency", "next_step_at")]
-    for name in ("headline", "body", "next_step"):
-        patch = schemas["UpdateTextPatch"]["properties"]
-        patch[name] = _drop_null(patch[name])
-    demand = schemas["DemandChangeIn"]
-    demand["properties"]["status"] = _drop_null(demand["properties"]["status"])
-    demand["properties"]["offer"] = {
-        "type": "object",
-        "description": "the employer's new offer, per language",
-        "properties": {
-            lang: {"type": "string", "minLength": 1, "maxLength": OFFER_MAX, "pattern": NON_BLANK}
-            for lang in languages
-        },
-        "minProperties": 1,
-        "additionalProperties": False,
-    }
-    demand["anyOf"] = [{"required": ["status"]}, {"required": ["offer"]}]
-    demand["properties"]["at"] = _drop_null(demand["properties"]["at"])
-    # Demand wording: exactly the campaign's languages; fields may be left out, not null.
-    wording = schemas["DemandWordingIn"]["properties"]
-    for name in list(wording):
-        wording[name] = _drop_null(wording[name])
-    schemas["DemandWordingIn"]["minProperties"] = 1
-    demand_edit = schemas["DemandEditIn"]
-    demand_edit["properties"]["texts"] = {
-        "type": "object",
-        "description": "new wording per language; fields left out keep their current text",
-        "properties": {lang: _ref(DemandWordingIn) for lang in languages},
-        "minProperties": 1,
-        "additionalProperties": False,
-    }
-    demand_edit["properties"]["status"] = _drop_null(demand_edit["properties"]["status"])
-    demand_edit["anyOf"] = [{"required": ["texts"]}, {"required": ["status"]}]
-    schemas["DemandAddIn"]["properties"]["texts"] = {
-        "type": "object",
-        "description": f"wording per language, each with a title; {default!r} is required",
-        "properties": {
-            lang: {"allOf": [_ref(DemandWordingIn)], "required": ["title"]} for lang in languages
-        },
-        "required": [default],
-        "additionalProperties": False,
-    }
-    confirm = schemas["ConfirmTranslationIn"]["properties"]
-    confirm["language"] = {"type": "string", "enum": languages, "description": "the stale language"}
-    for name in ("next_step_at", "publish_at"):
-        post[name] = _drop_null(post[name])
-
-    lang_param = {
-        "name": "lang",
-        "in": "query",
-        "required": False,
-        "description": "language of the top-level texts (every language is under `texts`)",
-        "schema": {"type": "string", "enum": languages, "default": default},
-    }
-    update_id = {
-        "name": "id",
-        "in": "path",
-        "required": True,
-        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-    }
-    demand_key = {
-        "name": "key",
-        "in": "path",
-        "required": True,
-        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"},
-    }
-    bad_query = _error("a query parameter is not valid; the message says which")
-    unauthorized = _error("no valid bearer token (send `Authorization: Bearer <token>`)")
-    disabled = _error("the admin API is off: STRIKEBOT_ADMIN_TOKEN is not set, or not allowed")
-    invalid = _error("the request breaks a rule (empty headline, past embargo, ...)")
-    malformed = _error("the body is not a JSON object")
-    admin_errors = {"400": malformed, "401": unauthorized, "403": disabled, "422": invalid}
-    secured: list[dict[str, list[str]]] = [{"adminToken": []}]
-
-    def body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
-        return {"required": required, "content": {"application/json": {"schema": _ref(model)}}}
-
-    paths: dict[str, Any] = {
-        "/livez": {
-            "get": {
-                "operationId": "live",
-                "summary": "The process answers (restart it when this fails)",
-                "responses": {"200": _json(_ref(LiveOut), "alive")},
-            }
-        },
-        "/readyz": {
-            "get": {
-                "operationId": "ready",
-                "summary": "The store can be read and written (send people elsewhere if not)",
-                "responses": {
-                    "200": _json(_ref(ReadyOut), "ready"),
-                    "503": _json(_ref(ReadyOut), "not ready; `reasons` says why"),
-                },
-            }
-        },
-        "/healthz": {
-            "get": {
-                "operationId": "health",
-                "summary": "Whether the database answers and takes writes; each adapter's state",
-                "responses": {
-                    "200": _json(_ref(HealthOut), "healthy"),
-                    "503": _json(_ref(HealthOut), "the database cannot be reached or written"),
-                },
-            }
-        },
-        "/api/v1/status": {
-            "get": {
-                "operationId": "getStatus",
-                "summary": "The current status, day of the strike and next step",
-                "parameters": [lang_param],
-                "responses": {"200": _json(_ref(StatusOut), "the status"), "400": bad_query},
-            }
-        },
-        "/api/v1/updates": {
-            "get": {
-                "operationId": "listUpdates",
-                "summary": "Published updates, newest first (retracted ones included, marked)",
-                "parameters": [
-                    lang_param,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                    },
-                    {
-                        "name": "after",
-                        "in": "query",
-                        "required": False,
-                        "description": "continue after this update id (from the previous page)",
-                        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-                    },
-                ],
-                "responses": {"200": _json(_ref(UpdateListOut), "a page"), "400": bad_query},
-            }
-        },
-        "/api/v1/updates/{id}": {
-            "get": {
-                "operationId": "getUpdate",
-                "summary": "One published update with its revision history",
-                "parameters": [update_id, lang_param],
-                "responses": {
-                    "200": _json(_ref(UpdateDetailOut), "the update"),
-                    "400": bad_query,
-                    "404": _error("no published update with this id"),
-                },
-            }
-        },
-        "/api/v1/demands": {
-            "get": {
-                "operationId": "listDemands",
-                "summary": "The union's demands: its ask, the employer's offer, status",
-                "parameters": [lang_param],
-                "responses": {"200": _json(_ref(DemandListOut), "the demands"), "400": bad_query},
-            }
-        },
-        "/api/v1/demands/{key}": {
-            "get": {
-                "operationId": "getDemand",
-                "summary": "One demand with its dated history of offers and status changes",
-                "parameters": [demand_key, lang_param],
-                "responses": {
-                    "200": _json(_ref(DemandDetailOut), "the demand"),
-                    "400": bad_query,
-                    "404": _error("no demand with this key"),
-                },
-            }
-        },
-        "/api/v1/admin/updates": {
-            "post": {
-                "operationId": "postUpdate",
-                "summary": "Post an update now, or at `publish_at` (embargo)",
-                "security": secured,
-                "requestBody": body(PostUpdateIn),
-                "responses": {
-                    "201": _json(_ref(AdminUpdateOut), "posted (or waiting for approval)"),
-                    **admin_errors,
-                },
-            }
-        },
-        "/api/v1/admin/updates/{id}": {
-            "patch": {
-                "operationId": "editUpdate",
-                "summary": "Edit an update, keeping the earlier wording as a revision",
-                "security": secured,
-                "parameters": [update_id],
-                "requestBody": body(EditUpdateIn),
-                "responses": {
-                    "200": _json(_ref(AdminUpdateOut), "edited"),
-                    **admin_errors,
-                    "404": _error("no update with this id"),
-                    "409": _error("the update was retracted"),
-                },
-            }
-        },
-        "/api/v1/admin/updates/{id}/retract": {
-            "post": {
-                "operationId": "retractUpdate",
-                "summary": "Retract an update: it stays visible, struck through, with the reason",
-                "security": secured,
-                "parameters": [update_id],
-                "requestBody": body(RetractIn),
-                "responses": {
-                    "200": _json(_ref(AdminUpdateOut), "retracted"),
-                    **admin_errors,
-                    "404": _error("no update with this id"),
-                    "409": _error("already retracted"),
-                },
-            }
-        },
-        "/api/v1/admin/updates/{id}/approve": {
-            "post": {
-                "operationId": "approveUpdate",
-                "summary": "Approve an update waiting for a second admin",
-                "security": secured,
-                "parameters": [update_id],
-                "responses": {
-                    "200": _json(_ref(AdminUpdateOut), "approved and published"),
-                    **admin_errors,
-                    "404": _error("no update with this id"),
-                    "409": _error("the update is not waiting for approval"),
-                },
-            }
-        },
-        "/api/v1/admin/demands": {
-            "post": {
-                "operationId": "addDemand",
-                "summary": "Add a demand at the end of the list",
-                "security": secured,
-                "requestBody": body(DemandAddIn),
-                "responses": {
-                    "201": _json(_ref(DemandChangedOut), "added"),
-                    **admin_errors,
-                    "409": _error("a demand with this key exists (perhaps retired)"),
-                },
-            }
-        },
-        "/api/v1/admin/demands/{key}": {
-            "put": {
-                "operationId": "recordDemand",
-                "summary": "Record an employer offer and/or a new status, with its date and "
-                "source (backdating allowed, never in the future)",
-                "security": secured,
-                "parameters": [demand_key],
-                "requestBody": body(DemandChangeIn),
-                "responses": {
-                    "200": _json(_ref(DemandChangedOut), "recorded"),
-                    **admin_errors,
-                    "404": _error("no demand with this key"),
-                },
-            },
-            "patch": {
-                "operationId": "editDemand",
-                "summary": "Re-word any field of a demand, per language, with a reason",
-                "security": secured,
-                "parameters": [demand_key],
-                "requestBody": body(DemandEditIn),
-                "responses": {
-                    "200": _json(_ref(DemandChangedOut), "edited"),
-                    **admin_errors,
-                    "404": _error("no demand with this key"),
-                    "409": _error("the demand is retired"),
-                },
-            },
-        },
-        "/api/v1/admin/demands/{key}/retire": {
-            "post": {
-                "operationId": "retireDemand",
-                "summary": "Take a demand off the list; it keeps its history",
-                "security": secured,
-                "parameters": [demand_key],
-                "requestBody": body(DemandRetireIn),
-                "responses": {
-                    "200": _json(_ref(DemandChangedOut), "retired"),
-                    **admin_errors,
-                    "404": _error("no demand with this key"),
-                    "409": _error("already retired"),
-                },
-            }
-        },
-        "/api/v1/admin/translations/confirm": {
-            "post": {
-                "operationId": "confirmTranslation",
-                "summary": "Say a stale translation still says what the edited language says",
-                "security": secured,
-                "requestBody": body(ConfirmTranslationIn),
-                "responses": {
-                    "200": _json(_ref(ConfirmTranslationOut), "confirmed (or was not stale)"),
-                    **admin_errors,
-                },
-            }
-        },
-    }
-    for path, item in paths.items():
-        if path.startswith("/api/v1/") and not path.startswith("/api/v1/admin"):
-            _cacheable(item["get"])
-    paths |= _webhooks.openapi_paths(
-        _ref,
+OPERATIONS: Mapping[tuple[str, str], Operation] = {
+    ("GET", "/livez"): Operation(
+        "live", "The process answers (restart it when this fails)", {200: (LiveOut, "alive")}
+    ),
+    ("GET", "/readyz"): Operation(
+        "ready",
+        "The store can be read and written (send people elsewhere if not)",
+        {200: (ReadyOut, "ready"), 503: (ReadyOut, "not ready; `reasons` says why")},
+    ),
+    ("GET", "/healthz"): Operation(
+        "health",
+        "Whether the database answers and takes writes; each adapter's state",
         {
-            "errors": admin_errors,
-            "not_found": _error("no webhook with this id"),
-            "conflict": _error,
+            200: (HealthOut, "healthy"),
+            503: (HealthOut, "the database cannot be reached or written"),
         },
-    )
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": f"strikebot API — {campaign.union}",
-            "version": "1.0.0",
-            "description": (
-                "Public, read-only JSON for the strike status, updates and demands, and an "
-                "admin API (bearer token from STRIKEBOT_ADMIN_TOKEN) that uses the same use "
-                "cases and audit log as chat and the command line. Errors are "
-                '`{"error": {"code", "message"}}`; the message says what to do.'
-            ),
+    ),
+    ("GET", "/api/v1/status"): Operation(
+        "getStatus",
+        "The current status, day of the strike and next step",
+        {200: (StatusOut, "the status")},
+        query=("lang",),
+    ),
+    ("GET", UPDATES): Operation(
+        "listUpdates",
+        "Published updates, newest first (retracted ones included, marked)",
+        {200: (UpdateListOut, "a page")},
+        query=("lang", "limit", "after"),
+    ),
+    ("GET", f"{UPDATES}/{{id}}"): Operation(
+        "getUpdate",
+        "One published update with its revision history",
+        {200: (UpdateDetailOut, "the update"), 404: (ErrorOut, "no published update with this id")},
+        query=("lang",),
+    ),
+    ("GET", DEMANDS): Operation(
+        "listDemands",
+        "The union's demands: its ask, the employer's offer, status",
+        {200: (DemandListOut, "the demands")},
+        query=("lang",),
+    ),
+    ("GET", f"{DEMANDS}/{{key}}"): Operation(
+        "getDemand",
+        "One demand with its dated history of offers and status changes",
+        {200: (DemandDetailOut, "the demand"), 404: (ErrorOut, NO_DEMAND)},
+        query=("lang",),
+    ),
+    ("POST", ADMIN_UPDATES): Operation(
+        "postUpdate",
+        "Post an update now, or at `publish_at` (embargo); with `?dry_run=true`, only say what "
+        "posting would do",
+        {
+            201: (AdminUpdateOut, "posted (or waiting for approval)"),
+            200: (PreviewOut, "dry_run=true: what posting would do; nothing was written"),
         },
-        "servers": [{"url": "/"}],
-        "paths": paths,
-        # What strikebot sends to webhook receivers (signed per Standard Webhooks).
-        "webhooks": _webhooks.openapi_webhooks(_ref),
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {
-                "adminToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "the value of STRIKEBOT_ADMIN_TOKEN",
-                }
-            },
+        body=PostUpdateIn,
+        query=("dry_run",),
+    ),
+    ("PATCH", f"{ADMIN_UPDATES}/{{id}}"): Operation(
+        "editUpdate",
+        "Edit an update, keeping the earlier wording as a revision",
+        {
+            200: (AdminUpdateOut, "edited"),
+            404: (ErrorOut, NO_UPDATE),
+            409: (ErrorOut, "the update was retracted"),
         },
-    }
+        body=EditUpdateIn,
+    ),
+    ("POST", f"{ADMIN_UPDATES}/{{id}}/retract"): Operation(
+        "retractUpdate",
+        "Retract an update: it stays visible, struck through, with the reason",
+        {
+            200: (AdminUpdateOut, "retracted"),
+            404: (ErrorOut, NO_UPDATE),
+            409: (ErrorOut, "already retracted"),
+        },
+        body=RetractIn,
+    ),
+    ("POST", f"{ADMIN_UPDATES}/{{id}}/approve"): Operation(
+        "approveUpdate",
+        "Approve an update waiting for a second admin",
+        {
+            200: (AdminUpdateOut, "approved and published"),
+            404: (ErrorOut, NO_UPDATE),
+            409: (ErrorOut, "the update is not waiting for approval"),
+        },
+    ),
+    ("POST", ADMIN_DEMANDS): Operation(
+        "addDemand",
+        "Add a demand at the end of the list",
+        {
+            201: (DemandChangedOut, "added"),
+            409: (ErrorOut, "a demand with this key exists (perhaps retired)"),
+        },
+        body=DemandAddIn,
+    ),
+    ("PUT", f"{ADMIN_DEMANDS}/{{key}}"): Operation(
+        "recordDemand",
+        "Record an employer offer and/or a new status, with its date and source (backdating "
+        "allowed, never in the future)",
+        {200: (DemandChangedOut, "recorded"), 404: (ErrorOut, NO_DEMAND)},
+        body=DemandChangeIn,
+    ),
+    ("PATCH", f"{ADMIN_DEMANDS}/{{key}}"): Operation(
+        "editDemand",
+        "Re-word any field of a demand, per language, with a reason",
+        {
+            200: (DemandChangedOut, "edited"),
+            404: (ErrorOut, NO_DEMAND),
+            409: (ErrorOut, "the demand is retired"),
+        },
+        body=DemandEditIn,
+    ),
+    ("POST", f"{ADMIN_DEMANDS}/{{key}}/retire"): Operation(
+        "retireDemand",
+        "Take a demand off the list; it keeps its history",
+        {
+            200: (DemandChangedOut, "retired"),
+            404: (ErrorOut, NO_DEMAND),
+            409: (ErrorOut, "already retired"),
+        },
+        body=DemandRetireIn,
+    ),
+    ("POST", f"{ADMIN_PREFIX}/translations/confirm"): Operation(
+        "confirmTranslation",
+        "Say a stale translation still says what the edited language says",
+        {200: (ConfirmTranslationOut, "confirmed (or was not stale)")},
+        body=ConfirmTranslationIn,
+    ),
+}
 
-
+# Path parameters, by the name in the route's pattern.
+PATH_PARAMETERS: Mapping[str, dict[str, Any]] = {
+    "id": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+    "key": {"type": "string", "pattern": DEMAND_KEY},
+}
+ADMIN_ERRORS = {
+    400: "the body is not a JSON object",
+    401: "no valid bearer token (send `Authorization: Bearer <token>`)",
+    403: "the admin API is off: STRIKEBOT_ADMIN_TOKEN is not set, or not allowed",
+    422: "the request breaks a rule; `message` names it (empty headline, past embargo, ...)",
+}
 _CONDITIONAL = [
     {
         "name": "If-None-Match",
@@ -490,18 +233,196 @@ _CACHE_HEADERS = {
 }
 
 
-def _cacheable(operation: dict[str, Any]) -> None:
-    """A public read: conditional requests, validators, 304, and 503 when the store is down
-    with nothing rendered yet (otherwise the last good answer, marked stale)."""
-    operation["parameters"] = [*operation.get("parameters", []), *_CONDITIONAL]
-    responses = operation["responses"]
-    responses["200"] = {**responses["200"], "headers": _CACHE_HEADERS}
-    responses["304"] = {"description": "not modified: the copy you hold is current"}
-    responses["503"] = _error("the store cannot be read and nothing was rendered yet; retry")
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": REF.format(model=model.__name__)}
 
 
-def document_bytes(campaign: Campaign) -> bytes:
-    return json.dumps(document(campaign), ensure_ascii=False, indent=1).encode()
+def _answer(model: type[BaseModel] | None, description: str) -> dict[str, Any]:
+    if model is None:
+        return {"description": description}
+    return {"description": description, "content": {"application/json": {"schema": _ref(model)}}}
+
+
+def _query(campaign: Campaign) -> dict[str, dict[str, Any]]:
+    languages = list(campaign.languages)
+    return {
+        "lang": {
+            "name": "lang",
+            "in": "query",
+            "required": False,
+            "description": "language of the top-level texts (every language is under `texts`)",
+            "schema": {"type": "string", "enum": languages, "default": campaign.default_language},
+        },
+        "limit": {
+            "name": "limit",
+            "in": "query",
+            "required": False,
+            "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        },
+        "dry_run": {
+            "name": "dry_run",
+            "in": "query",
+            "required": False,
+            "description": "true: check and preview only (the message per language, the reach); "
+            "nothing is posted",
+            "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
+        },
+        "after": {
+            "name": "after",
+            "in": "query",
+            "required": False,
+            "description": "continue after this update id (from the previous page)",
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+        },
+    }
+
+
+def operation_spec(
+    method: str, path: str, names: Iterable[str], op: Operation, campaign: Campaign
+) -> dict[str, Any]:
+    """One operation's OpenAPI object: from its declaration and its route."""
+    spec: dict[str, Any] = {"operationId": op.id, "summary": op.summary}
+    queries = _query(campaign)
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": PATH_PARAMETERS[name]}
+        for name in names
+    ]
+    parameters += [queries[name] for name in op.query]
+    responses = {str(status): _answer(model, text) for status, (model, text) in op.answers.items()}
+    if op.body is not None:
+        spec["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": _ref(op.body)}},
+        }
+    if path.startswith(ADMIN_PREFIX):
+        spec["security"] = [{"adminToken": []}]
+        for status, text in ADMIN_ERRORS.items():
+            responses.setdefault(str(status), _answer(ErrorOut, text))
+    elif path.startswith("/api/v1/") and method == "GET":
+        parameters += _CONDITIONAL
+        responses["200"] = {**responses["200"], "headers": _CACHE_HEADERS}
+        responses["304"] = {"description": "not modified: the copy you hold is current"}
+        responses["503"] = _answer(
+            ErrorOut, "the store cannot be read and nothing was rendered yet; retry"
+        )
+    if op.query:
+        responses["400"] = _answer(
+            ErrorOut, "a query parameter is not valid; the message says which"
+        )
+    if parameters:
+        spec["parameters"] = parameters
+    spec["responses"] = dict(sorted(responses.items()))
+    return spec
+
+
+def _routes(router: web.UrlDispatcher) -> list[tuple[str, str, list[str], Operation]]:
+    """The served routes the API documents, with their operations (in the order served)."""
+    operations = {**OPERATIONS, **_webhooks.OPERATIONS}
+    found = []
+    for route in router.routes():
+        resource = route.resource
+        if resource is None or route.method == "HEAD":
+            continue
+        path = resource.canonical
+        op = operations.get((route.method, path))
+        if op is not None:
+            names = [part[1:-1] for part in path.split("/") if part.startswith("{")]
+            found.append((route.method, path, names, op))
+    return found
+
+
+def _models(
+    routes: list[tuple[str, str, list[str], Operation]],
+) -> tuple[list[type[BaseModel]], list[type[BaseModel]]]:
+    inputs: list[type[BaseModel]] = []
+    outputs: list[type[BaseModel]] = [ErrorOut]
+    for _, _, _, op in routes:
+        if op.body is not None and op.body not in inputs:
+            inputs.append(op.body)
+        for model, _ in op.answers.values():
+            if model is not None and model not in outputs:
+                outputs.append(model)
+    return inputs, outputs + [m for m in _webhooks.EVENTS if m not in outputs]
+
+
+def _specialise(schemas: dict[str, Any], campaign: Campaign) -> None:
+    """Write the campaign's languages into every per-language object, and drop the `null`
+    default of a field that may be left out but is not nullable."""
+    languages = list(campaign.languages)
+    for schema in schemas.values():
+        for prop in (schema.get("properties") or {}).values():
+            mode = prop.pop(LANGUAGES, None)
+            if mode == "enum":
+                prop.pop("maxLength", None)
+                prop.pop("minLength", None)
+                prop["enum"] = languages
+            elif mode is not None:
+                each = prop.pop("additionalProperties")
+                prop.pop("minProperties", None)
+                prop["properties"] = {lang: each for lang in languages}
+                prop["additionalProperties"] = False
+                if mode == "default required":
+                    prop["required"] = [campaign.default_language]
+                else:
+                    prop["minProperties"] = 1
+            if "default" in prop and prop["default"] is None and not _nullable(prop):
+                del prop["default"]
+
+
+def _nullable(prop: Mapping[str, Any]) -> bool:
+    if prop.get("type") == "null":
+        return True
+    return any(_nullable(option) for option in prop.get("anyOf", []))
+
+
+def document(campaign: Campaign, router: web.UrlDispatcher) -> dict[str, Any]:
+    routes = _routes(router)
+    inputs, outputs = _models(routes)
+    _, defs = models_json_schema(
+        [(m, "serialization") for m in outputs] + [(m, "validation") for m in inputs],
+        ref_template=REF,
+    )
+    schemas: dict[str, Any] = defs["$defs"]
+    _specialise(schemas, campaign)
+    paths: dict[str, dict[str, Any]] = {}
+    for method, path, names, op in routes:
+        paths.setdefault(path, {})[method.lower()] = operation_spec(
+            method, path, names, op, campaign
+        )
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"strikebot API — {campaign.union}",
+            "version": "1.0.0",
+            "description": (
+                "Public, read-only JSON for the strike status, updates and demands, and an "
+                "admin API (bearer token from STRIKEBOT_ADMIN_TOKEN) that uses the same use "
+                "cases and audit log as chat and the command line. Bodies are strict JSON: a "
+                "date-time is an RFC 3339 string with its offset, a boolean a JSON boolean, "
+                "and null is taken only where a field says it is nullable. Errors are "
+                '`{"error": {"code", "message"}}`; the message names the rule broken and '
+                "what to do."
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        # What strikebot sends to webhook receivers (signed per Standard Webhooks).
+        "webhooks": _webhooks.openapi_webhooks(_ref),
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {
+                "adminToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the value of STRIKEBOT_ADMIN_TOKEN",
+                }
+            },
+        },
+    }
+
+
+def document_bytes(campaign: Campaign, router: web.UrlDispatcher) -> bytes:
+    return json.dumps(document(campaign, router), ensure_ascii=False, indent=1).encode()
 
 
 async def serve(request: web.Request) -> web.StreamResponse:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.web._settings import NAME, WebSection, WebSettings
-from bot.ports import Command, Plugin
+from bot.ports import Check, Command, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from bot.ports import PluginContext
 
 
@@ -16,6 +18,13 @@ def create(ctx: PluginContext) -> object:
     from adapters.web._build import WebSurface
 
     return WebSurface(ctx)
+
+
+async def doctor(request: DoctorRequest) -> Sequence[Check]:
+    """The admin token's strength and the public address."""
+    from adapters.web._doctor import doctor as check
+
+    return await check(request)
 
 
 plugin = Plugin(
@@ -33,4 +42,5 @@ plugin = Plugin(
         ),
     ),
     docs="docs/web.md",
+    doctor=doctor,
 )

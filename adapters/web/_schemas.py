@@ -6,10 +6,24 @@ the same models, so what the API sends and what it documents cannot drift apart.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from bot.ports import (
     BODY_MAX,
@@ -32,6 +46,7 @@ from bot.ports import (
     i18n,
 )
 
+from ._app import BadRequest
 from ._data import RevisionNote
 from ._present import hex_colour
 
@@ -39,6 +54,13 @@ from ._present import hex_colour
 # shows, by the core's own rule (`bot.editorial.rules`), or not.
 NON_BLANK = VISIBLE_TEXT_PATTERN
 NO_NUL = r"^[^\x00]*$"
+# Marks a per-language object in a model's schema; the document writes the campaign's
+# languages into it: "default required" (the first language required), "some" (at least
+# one), "enum" (a string naming one).
+LANGUAGES = "x-strikebot-languages"
+DEMAND_KEY = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+WEBHOOK_URL = r"^https?://[^\s/?#@:]+(:[0-9]{1,5})?([/?][^\s#]*)?$"
+TRANSLATION_TARGET = r"^(update:[1-9][0-9]{0,9}|demand:[a-z0-9][a-z0-9_-]{0,63})$"
 OfferText = Annotated[str, Field(min_length=1, max_length=OFFER_MAX, pattern=NON_BLANK)]
 
 
@@ -46,8 +68,22 @@ class _Out(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# -- operations --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """How one route of the JSON API is documented (`_openapi` builds the document from the
+    route table and these): its id and summary, its answers by status (the model answered
+    with, or None, and what the status means), the body model it reads, the query
+    parameters it takes (by name: lang, limit, after). Path parameters, the admin API's
+    security and errors, and the public reads' caching come from the route itself."""
+
+    id: str
+    summary: str
+    answers: Mapping[int, tuple[type[BaseModel] | None, str]]
+    body: type[BaseModel] | None = None
+    query: tuple[str, ...] = ()
 
 
 # -- responses ---------------------------------------------------------------------
@@ -165,13 +201,22 @@ class PreviewOut(BaseModel):
     )
 
 
-class ConfirmTranslationIn(_In):
+class ConfirmTranslationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
     target: str = Field(
-        pattern=r"^(update:[0-9]{1,10}|demand:[A-Za-z0-9_-]{1,64})$",
+        pattern=TRANSLATION_TARGET,
         description="the text: update:12 or demand:pay",
     )
-    language: str = Field(min_length=2, max_length=16, description="the stale language")
-    note: str = Field(default="", max_length=500, description="why it still holds (audited)")
+    language: str = Field(
+        min_length=2,
+        max_length=16,
+        description="the stale language",
+        json_schema_extra={LANGUAGES: "enum"},
+    )
+    note: str = Field(
+        default="", max_length=500, pattern=NO_NUL, description="why it still holds (audited)"
+    )
 
 
 class ConfirmTranslationOut(_Out):
@@ -264,111 +309,341 @@ class ReadyOut(_Out):
 
 
 # -- requests ----------------------------------------------------------------------
+#
+# Strict: a date-time is only an RFC 3339 string with its offset (never a number, a numeric
+# string or a time without an offset), a boolean only a JSON boolean, a number only a JSON
+# number; a field the schema does not mark nullable may be left out but never sent as null.
+# Each rule the server enforces is stated in the schema, so what the schema allows is what
+# the server takes. Bodies are read with `model_validate_json` (JSON's own types).
+
+# The year range is the core's (bot.editorial.rules.YEARS: 1970-2200): other years are typos.
+RFC3339 = (
+    r"^(19[7-9][0-9]|2[01][0-9]{2}|2200)-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+DATE_TIME_RULE = "an RFC 3339 date-time with its offset and a year from 1970 to 2200"
+_RFC3339 = re.compile(RFC3339)
 
 
-class UpdateTextIn(_In):
-    headline: str = Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)
-    body: str = Field(default="", max_length=BODY_MAX, pattern=NO_NUL)
-    next_step: str = Field(default="", max_length=NEXT_STEP_MAX, pattern=NO_NUL)
-
-
-class UpdateTextPatch(_In):
-    headline: str | None = Field(
-        default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
+def _date_time(value: object) -> datetime:
+    if isinstance(value, str) and _RFC3339.fullmatch(value):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise PydanticCustomError(
+                "date_time_day", "{value} is not a day of the calendar", {"value": value[:10]}
+            ) from None
+    raise PydanticCustomError(
+        "rfc3339", "must be {rule}, e.g. 2019-01-22T06:00:00-08:00", {"rule": DATE_TIME_RULE}
     )
-    body: str | None = Field(default=None, max_length=BODY_MAX, pattern=NO_NUL)
-    next_step: str | None = Field(default=None, max_length=NEXT_STEP_MAX, pattern=NO_NUL)
 
 
-class PostUpdateIn(_In):
+def _not_null(value: object) -> object:
+    if value is None:
+        raise PydanticCustomError("not_null", "may be left out, but not null", {})
+    return value
+
+
+DateTime = Annotated[
+    datetime,
+    PlainValidator(_date_time),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": RFC3339}),
+]
+if TYPE_CHECKING:
+    T = TypeVar("T")
+    Omittable: TypeAlias = T | None  # what type checkers see: None means "left out"
+else:
+
+    class Omittable:
+        """`Omittable[X]`: a field that may be left out, but not sent as null (the schema does
+        not say nullable). Python code sees `X | None`, None meaning "left out"."""
+
+        def __class_getitem__(cls, item: object) -> object:
+            return Annotated[item | SkipJsonSchema[None], BeforeValidator(_not_null)]
+
+
+Headline = Annotated[str, Field(min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK)]
+Body = Annotated[str, Field(max_length=BODY_MAX, pattern=NO_NUL)]
+NextStep = Annotated[str, Field(max_length=NEXT_STEP_MAX, pattern=NO_NUL)]
+Reason = Annotated[str, Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)]
+Wording = Annotated[str, Field(max_length=OFFER_MAX, pattern=NO_NUL)]
+
+
+class _Strict(BaseModel):
+    """A request body: unknown fields refused, JSON's own types only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class UpdateTextIn(_Strict):
+    headline: Headline
+    body: Body = ""
+    next_step: NextStep = ""
+
+
+class UpdateTextPatch(_Strict):
+    """Only the fields given change."""
+
+    headline: Omittable[Headline] = None
+    body: Omittable[Body] = None
+    next_step: Omittable[NextStep] = None
+
+
+class PostUpdateIn(_Strict):
     status: Status
     urgency: Urgency = Urgency.ROUTINE
     texts: dict[str, UpdateTextIn] = Field(
-        description="one entry per language; the campaign's first language is required"
+        description="one entry per language; the campaign's first language is required",
+        json_schema_extra={LANGUAGES: "default required"},
     )
-    next_step_at: AwareDatetime | None = Field(
-        default=None, description="when the next step happens (a year from 1970 to 2200)"
+    next_step_at: Omittable[DateTime] = Field(
+        default=None, description=f"when the next step happens: {DATE_TIME_RULE}"
     )
-    publish_at: AwareDatetime | None = Field(
+    publish_at: Omittable[DateTime] = Field(
         default=None,
-        description="embargo: publish at this future time instead of now (a year up to 2200)",
+        description=f"embargo: publish at this time instead of now: {DATE_TIME_RULE}, and in "
+        "the future (a past one is refused with 422)",
     )
 
 
-class EditUpdateIn(_In):
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+class EditUpdateIn(_Strict):
+    """At least one of texts, status, urgency and next_step_at, with the reason."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [{"required": [f]} for f in ("texts", "status", "urgency", "next_step_at")]
+        }
+    )
+
+    reason: Reason
     correction: bool = Field(
         default=False, description="also post a short visible correction note to every channel"
     )
-    texts: dict[str, UpdateTextPatch] | None = None
-    status: Status | None = None
-    urgency: Urgency | None = None
-    next_step_at: AwareDatetime | None = Field(
+    texts: Omittable[Annotated[dict[str, UpdateTextPatch], Field(min_length=1)]] = Field(
         default=None,
-        description="a new time for the next step (a year from 1970 to 2200); null removes it",
+        description="new wording per language; fields left out keep their current text",
+        json_schema_extra={LANGUAGES: "some"},
+    )
+    status: Omittable[Status] = None
+    urgency: Omittable[Urgency] = None
+    next_step_at: DateTime | None = Field(
+        default=None,
+        description=f"a new time for the next step ({DATE_TIME_RULE}); null removes it",
     )
 
+    @model_validator(mode="after")
+    def _something(self) -> EditUpdateIn:
+        if not self.model_fields_set & {"texts", "status", "urgency", "next_step_at"}:
+            raise PydanticCustomError(
+                "nothing_to_change",
+                "nothing to change: give texts, status, urgency or next_step_at with the reason",
+                {},
+            )
+        return self
 
-class RetractIn(_In):
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+
+class RetractIn(_Strict):
+    reason: Reason
 
 
-class DemandChangeIn(_In):
-    status: DemandStatus | None = None
-    offer: dict[str, OfferText] | None = Field(
-        default=None, description="the employer's new offer, per language"
+class DemandChangeIn(_Strict):
+    """A new status, a new offer, or both, with where it comes from."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["status"]}, {"required": ["offer"]}]}
+    )
+
+    status: Omittable[DemandStatus] = None
+    offer: Omittable[Annotated[dict[str, OfferText], Field(min_length=1)]] = Field(
+        default=None,
+        description="the employer's new offer, per language",
+        json_schema_extra={LANGUAGES: "some"},
     )
     source: str = Field(min_length=1, max_length=SOURCE_MAX, pattern=NON_BLANK)
     note: str = Field(default="", max_length=NOTE_MAX, pattern=NO_NUL)
-    at: AwareDatetime | None = Field(
+    at: Omittable[DateTime] = Field(
         default=None,
-        description="when the offer was made, with its offset (default now; never later than "
-        "now): an offer may be recorded days after it was made",
+        description=f"when the offer was made: {DATE_TIME_RULE}, never later than now (a later "
+        "one is refused with 422); default now. An offer may be recorded days after it was made",
     )
     announce: bool = Field(
         default=False, description="also post an update about it to every subscribed channel"
     )
+
+    @model_validator(mode="after")
+    def _something(self) -> DemandChangeIn:
+        if self.status is None and self.offer is None:
+            raise PydanticCustomError(
+                "nothing_to_record", "give a new status, a new offer, or both, with the source", {}
+            )
+        return self
 
 
 FactText = Annotated[str, Field(min_length=1, max_length=500, pattern=NON_BLANK)]
 
 
-class DemandWordingIn(_In):
+class DemandWordingIn(_Strict):
     """One language's wording; only the fields given change (`facts` replaces the list)."""
 
-    title: str | None = Field(
-        default=None, min_length=1, max_length=HEADLINE_MAX, pattern=NON_BLANK
-    )
-    summary: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
-    union_position: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
-    employer_offer: str | None = Field(default=None, max_length=OFFER_MAX, pattern=NO_NUL)
-    facts: list[FactText] | None = Field(default=None, max_length=20)
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    title: Omittable[Headline] = None
+    summary: Omittable[Wording] = None
+    union_position: Omittable[Wording] = None
+    employer_offer: Omittable[Wording] = None
+    facts: Omittable[Annotated[list[FactText], Field(max_length=20)]] = None
+
+    @model_validator(mode="after")
+    def _something(self) -> DemandWordingIn:
+        if not self.model_fields_set:
+            raise PydanticCustomError("empty_wording", "give at least one field to change", {})
+        return self
 
 
-class DemandEditIn(_In):
-    texts: dict[str, DemandWordingIn] = Field(
-        default_factory=dict, description="per language, the fields to change"
+class NewDemandWordingIn(DemandWordingIn):
+    """A new demand's wording in one language: a title, and any other field."""
+
+    title: Headline
+
+
+class DemandEditIn(_Strict):
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["texts"]}, {"required": ["status"]}]}
     )
-    status: DemandStatus | None = None
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+
+    texts: Omittable[Annotated[dict[str, DemandWordingIn], Field(min_length=1)]] = Field(
+        default=None,
+        description="per language, the fields to change",
+        json_schema_extra={LANGUAGES: "some"},
+    )
+    status: Omittable[DemandStatus] = None
+    reason: Reason
     announce: bool = Field(
         default=False, description="also post an update about it to every subscribed channel"
     )
 
+    @model_validator(mode="after")
+    def _something(self) -> DemandEditIn:
+        if self.texts is None and self.status is None:
+            raise PydanticCustomError(
+                "nothing_to_change", "nothing to change: give texts, status or both", {}
+            )
+        return self
 
-class DemandAddIn(_In):
-    key: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
-    texts: dict[str, DemandWordingIn] = Field(
-        min_length=1, description="per language; the campaign's first needs a title"
+
+class DemandAddIn(_Strict):
+    key: str = Field(pattern=DEMAND_KEY)
+    texts: dict[str, NewDemandWordingIn] = Field(
+        description="per language, each with a title; the campaign's first is required",
+        json_schema_extra={LANGUAGES: "default required"},
     )
     status: DemandStatus = DemandStatus.OPEN
     reason: str = Field(default="", max_length=NOTE_MAX, pattern=NO_NUL)
     announce: bool = False
 
 
-class DemandRetireIn(_In):
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+class DemandRetireIn(_Strict):
+    reason: Reason
     announce: bool = False
+
+
+class EmptyIn(_Strict):
+    """A body with nothing in it: `{}`, or no body at all."""
+
+
+# -- what a refused body is told ------------------------------------------------------
+
+# Union members name themselves in an error's location ("constrained-str", "dict[...]",
+# "none"); a person reads only the fields.
+_UNION_TAGS = frozenset({"str", "int", "bool", "float", "none", "constrained-str"})
+_PATTERN_RULES = {
+    NON_BLANK: "needs at least one character that shows (not only spaces)",
+    NO_NUL: "may not contain NUL characters (\\u0000)",
+    DEMAND_KEY: "must be a key of lower-case letters, digits, '-' or '_' (at most 64), "
+    "starting with a letter or a digit, e.g. class-size",
+    TRANSLATION_TARGET: "must name the text as update:<number> or demand:<key>, e.g. update:12",
+    WEBHOOK_URL: "must be an address that starts with https:// (or http://) and names a host, "
+    "without a user name, password or #fragment, e.g. https://hooks.example.org/strike",
+}
+
+
+def pattern_rule(pattern: str) -> str:
+    """What a string that must match `pattern` must be, in words."""
+    return _PATTERN_RULES.get(pattern, f"is not in the form the schema gives ({pattern})")
+
+
+def problems(exc: ValidationError) -> list[dict[str, str]]:
+    """Each problem of a refused body, once per field, in words: {"field", "problem"}."""
+    found: dict[str, str] = {}
+    errors = exc.errors(include_url=False)
+    real = [e for e in errors if e["type"] != "none_required"] or errors
+    for error in real:
+        parts = [str(p) for p in error["loc"] if not (str(p) in _UNION_TAGS or "[" in str(p))]
+        field = ".".join(parts) or "(body)"
+        found.setdefault(field, _problem(error))
+    return [{"field": field, "problem": problem} for field, problem in found.items()]
+
+
+def query_flag(query: Mapping[str, str], name: str) -> bool:
+    """A boolean query parameter, as the schema gives it: `true` or `false` (left out:
+    false). Anything else is a 400 saying so, not silently false."""
+    value = query.get(name)
+    if value is None or value == "false":
+        return False
+    if value == "true":
+        return True
+    raise BadRequest(
+        400, "bad_query", f"{name}={value[:40]!r} is not a flag; write {name}=true or leave it out."
+    )
+
+
+def refusal(found: list[dict[str, str]]) -> str:
+    """The sentence a refused body is told: its first problem, and what to do."""
+    first = found[0]
+    said = first["problem"]
+    if first["field"] == "(body)":
+        said = said[:1].upper() + said[1:]
+    else:
+        said = f"{first['field']}: {said}"
+    return f"{said}. Fix it and send the request again (the schema is at /api/v1/openapi.json)."
+
+
+def _problem(error: ErrorDetails) -> str:
+    kind, ctx = error["type"], error.get("ctx") or {}
+    value = error.get("input")
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not a field of this request (the schema at /api/v1/openapi.json lists them)"
+    if kind == "none_required":
+        return "may be left out, but not null"
+    if kind == "string_too_short":
+        n = int(ctx.get("min_length", 1))
+        return "may not be empty" if n == 1 else f"needs at least {n} characters"
+    if kind == "string_too_long":
+        return f"is longer than its {ctx.get('max_length')} characters"
+    if kind == "string_pattern_mismatch":
+        return pattern_rule(str(ctx.get("pattern", "")))
+    if kind == "too_short":
+        noun = "character" if isinstance(value, str) else "entry"
+        return f"needs at least {ctx.get('min_length')} {noun}"
+    if kind == "too_long":
+        return f"has more than {ctx.get('max_length')} entries"
+    if kind == "enum":
+        return f"must be one of: {ctx.get('expected')}"
+    if kind == "bool_type":
+        return "must be true or false (a JSON boolean, not a number or a string)"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "must be a whole number (a JSON number)"
+    if kind in ("string_type", "string_unicode"):
+        return "must be a string"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return "must be an object"
+    if kind == "list_type":
+        return "must be a list"
+    if kind in ("time_type", "time_parsing"):
+        return "must be a time of day as HH:MM, e.g. 07:00"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 # -- domain -> wire ------------------------------------------------------------------

@@ -10,7 +10,7 @@ POST   /api/v1/admin/webhooks/{id}/test     queue a signed `webhook.test` event 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, time
 from typing import Any, Literal
 
@@ -21,31 +21,42 @@ from bot.ports import NotFound, WebhookEndpoint, events, webhook_summary
 
 from ._admin import HTTP_ACTOR, _body, _Empty
 from ._app import ADMIN_PREFIX, json_response, state_of
+from ._schemas import LANGUAGES, NO_NUL, WEBHOOK_URL, ErrorOut, Omittable, Operation
 
 MAX_ID = 2**31 - 1
+WEBHOOKS = f"{ADMIN_PREFIX}/webhooks"
 
 
 class WebhookIn(BaseModel):
     """A receiver to add. Only a public address is accepted unless `[webhooks]` in the
     campaign file allows it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     url: str = Field(
         min_length=1,
         max_length=2000,
-        pattern="^https?://",
-        description="the receiver, https://...; its host must resolve to a public address",
+        pattern=WEBHOOK_URL,
+        description="the receiver: https:// (or http://), a host, then any path; no user name, "
+        "password or #fragment; the host must resolve to a public address unless [webhooks] "
+        "allows its network (422 otherwise)",
     )
-    description: str = Field(default="", max_length=200, description="what it is, for the list")
-    language: str | None = Field(
-        default=None, description="language of its briefings (default: the campaign's first)"
+    description: str = Field(
+        default="", max_length=200, pattern=NO_NUL, description="what it is, for the list"
     )
-    briefing_time: time | None = Field(
+    language: Omittable[str] = Field(
+        default=None,
+        description="language of its briefings (default: the campaign's first)",
+        json_schema_extra={LANGUAGES: "enum"},
+    )
+    briefing_time: Omittable[time] = Field(
         default=None, description="also send the morning briefing at this local time (HH:MM)"
     )
-    timezone: str | None = Field(
-        default=None, description="IANA time zone of briefing_time (default: the campaign's)"
+    timezone: Omittable[str] = Field(
+        default=None,
+        max_length=64,
+        description="IANA time zone of briefing_time, e.g. America/Los_Angeles (default: the "
+        "campaign's; an unknown zone is refused with 422)",
     )
 
 
@@ -81,7 +92,7 @@ class WebhookTestOut(BaseModel):
 
 def add_routes(app: web.Application) -> None:
     r = app.router
-    base = f"{ADMIN_PREFIX}/webhooks"
+    base = WEBHOOKS
     r.add_get(base, list_webhooks)
     r.add_post(base, add_webhook)
     r.add_get(f"{base}/{{id}}", get_webhook)
@@ -153,8 +164,6 @@ async def test_webhook(request: web.Request) -> web.StreamResponse:
 
 # ---------------------------------------------------------------------- OpenAPI
 
-OUTPUTS: list[type[BaseModel]] = [WebhookListOut, WebhookOut, WebhookCreatedOut, WebhookTestOut]
-INPUTS: list[type[BaseModel]] = [WebhookIn]
 EVENTS: list[type[BaseModel]] = [model for _, model, _ in events.CATALOGUE]
 SIGNATURE_HEADERS = (
     ("webhook-id", "the delivery's id: the same on every retry, so drop one you have seen"),
@@ -167,87 +176,44 @@ SIGNATURE_HEADERS = (
 )
 
 
-def openapi_paths(
-    ref: Callable[[type[BaseModel]], dict[str, str]], common: dict[str, Any]
-) -> dict[str, Any]:
-    """The admin API's webhook operations. `common`: the admin error responses."""
-    wid = {
-        "name": "id",
-        "in": "path",
-        "required": True,
-        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-    }
-    secured: list[dict[str, list[str]]] = [{"adminToken": []}]
-
-    def answer(model: type[BaseModel], description: str) -> dict[str, Any]:
-        return {"description": description, "content": {"application/json": {"schema": ref(model)}}}
-
-    errors = common["errors"]
-    missing = common["not_found"]
-    base = f"{ADMIN_PREFIX}/webhooks"
-    return {
-        base: {
-            "get": {
-                "operationId": "listWebhooks",
-                "summary": "The webhook receivers and how their deliveries go",
-                "security": secured,
-                "responses": {"200": answer(WebhookListOut, "the receivers"), **errors},
-            },
-            "post": {
-                "operationId": "addWebhook",
-                "summary": "Add a receiver of signed events; the answer holds its secret, once",
-                "security": secured,
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": ref(WebhookIn)}},
-                },
-                "responses": {
-                    "201": answer(WebhookCreatedOut, "added"),
-                    **errors,
-                    "409": common["conflict"]("the URL is already a webhook"),
-                },
-            },
+NO_WEBHOOK = "no webhook with this id"
+OPERATIONS: Mapping[tuple[str, str], Operation] = {
+    ("GET", WEBHOOKS): Operation(
+        "listWebhooks",
+        "The webhook receivers and how their deliveries go",
+        {200: (WebhookListOut, "the receivers")},
+    ),
+    ("POST", WEBHOOKS): Operation(
+        "addWebhook",
+        "Add a receiver of signed events; the answer holds its secret, once",
+        {201: (WebhookCreatedOut, "added"), 409: (ErrorOut, "the URL is already a webhook")},
+        body=WebhookIn,
+    ),
+    ("GET", f"{WEBHOOKS}/{{id}}"): Operation(
+        "getWebhook",
+        "One receiver",
+        {200: (WebhookOut, "the receiver"), 404: (ErrorOut, NO_WEBHOOK)},
+    ),
+    ("DELETE", f"{WEBHOOKS}/{{id}}"): Operation(
+        "removeWebhook",
+        "Stop sending to a receiver; its unsent events are cancelled",
+        {200: (WebhookOut, "removed"), 404: (ErrorOut, NO_WEBHOOK)},
+    ),
+    ("POST", f"{WEBHOOKS}/{{id}}/enable"): Operation(
+        "enableWebhook",
+        "Send again to a receiver that was disabled for failing",
+        {200: (WebhookOut, "enabled"), 404: (ErrorOut, NO_WEBHOOK)},
+    ),
+    ("POST", f"{WEBHOOKS}/{{id}}/test"): Operation(
+        "testWebhook",
+        "Queue a signed `webhook.test` event to the receiver",
+        {
+            202: (WebhookTestOut, "queued"),
+            404: (ErrorOut, NO_WEBHOOK),
+            409: (ErrorOut, "the receiver is disabled; enable it first"),
         },
-        f"{base}/{{id}}": {
-            "get": {
-                "operationId": "getWebhook",
-                "summary": "One receiver",
-                "security": secured,
-                "parameters": [wid],
-                "responses": {"200": answer(WebhookOut, "the receiver"), **errors, "404": missing},
-            },
-            "delete": {
-                "operationId": "removeWebhook",
-                "summary": "Stop sending to a receiver; its unsent events are cancelled",
-                "security": secured,
-                "parameters": [wid],
-                "responses": {"200": answer(WebhookOut, "removed"), **errors, "404": missing},
-            },
-        },
-        f"{base}/{{id}}/enable": {
-            "post": {
-                "operationId": "enableWebhook",
-                "summary": "Send again to a receiver that was disabled for failing",
-                "security": secured,
-                "parameters": [wid],
-                "responses": {"200": answer(WebhookOut, "enabled"), **errors, "404": missing},
-            }
-        },
-        f"{base}/{{id}}/test": {
-            "post": {
-                "operationId": "testWebhook",
-                "summary": "Queue a signed `webhook.test` event to the receiver",
-                "security": secured,
-                "parameters": [wid],
-                "responses": {
-                    "202": answer(WebhookTestOut, "queued"),
-                    **errors,
-                    "404": missing,
-                    "409": common["conflict"]("the receiver is disabled; enable it first"),
-                },
-            }
-        },
-    }
+    ),
+}
 
 
 def openapi_webhooks(ref: Callable[[type[BaseModel]], dict[str, str]]) -> dict[str, Any]:

@@ -102,9 +102,15 @@ def check_url(url: str) -> SplitResult:
         port = parts.port
     except ValueError:
         raise InvalidInput(f"{text[:100]!r} is not a URL; write one like {example}.") from None
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    if parts.scheme not in ("https", "http"):
         raise InvalidInput(
-            f"{text[:100]!r} is not a web address; it must start with https:// ({example})."
+            f"{text[:100]!r} is not a web address: it must start with https:// or http:// "
+            f"({example})."
+        )
+    if not parts.hostname:
+        raise InvalidInput(
+            f"{text[:100]!r} names no host: write the receiver's name or address after "
+            f"{parts.scheme}:// ({example})."
         )
     if parts.username is not None or parts.password is not None:
         raise InvalidInput(

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -165,7 +165,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "doctor",
         "bot.cli.doctor",
-        "check that the bot can post everywhere it is subscribed, and say how to fix it",
+        "check each platform's state, every subscribed channel, the campaign file against "
+        "the database and the catalogues, and say how to fix each problem",
     ),
     ("init", "bot.cli.init", "start a new campaign: write a campaign file and an empty database"),
     (
@@ -221,7 +222,9 @@ _VALUED = ("--config", "--database-url", "--now")
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The `strikebot` parser. Given the command line, only the command it names is imported
     (every other is listed by name and help alone); without one, every command is."""
-    parser = argparse.ArgumentParser(
+    from bot.cli._shared import Parser
+
+    parser = Parser(
         prog="strikebot",
         description="Keep members, parents and supporters informed during a strike.",
     )
@@ -242,7 +245,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "subscribe a channel during `strikebot run --now` (ISO 8601 with offset, "
         "e.g. 2019-01-17T12:00-08:00)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Subcommands are `Parser`s too (argparse makes them of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND"),
+    )
     sub.required = True
     plugins = installed_plugins().values()
     listed = [(name, module, text, ALIASES.get(name, ())) for name, module, text in COMMANDS]
@@ -300,13 +307,15 @@ def _stub(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from bot.cli._shared import language_flags
+    from bot.cli._shared import language_flags, option_strings
 
-    words = language_flags(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser(words).parse_args(words)  # may load plugins, which may refuse
+        parser = build_parser(given)  # may load plugins, which may refuse
+        args = parser.parse_args(language_flags(given, option_strings(parser)))
         if args.handler is None:  # a stub: read the line again with every command loaded
-            args = build_parser().parse_args(words)
+            parser = build_parser()
+            args = parser.parse_args(language_flags(given, option_strings(parser)))
     except StrikebotError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return exc.exit_code

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from zoneinfo import ZoneInfo
+
+from rich.console import RenderableType
 
 from bot import i18n
 from bot.clock import parse_moment as parse_offset_moment
@@ -310,6 +312,54 @@ def state_label(update: Update, zone_name: str) -> str:
     return "published"
 
 
+WORD = 16  # the longest word a table column keeps whole
+
+
+def fitted_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    key: int = 0,
+    width: int | None = None,
+) -> RenderableType:
+    """A table whose every column keeps at least its header's width (text wraps, long words
+    fold), or, when the terminal is too narrow even for that, the same rows as a list: each
+    row under its `key` column's value, one "header: value" line per other column. Nothing
+    is cut off, whatever the width. Cells are rich markup, escaped by the caller."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from bot.cli import out
+
+    # Each column needs its header and its longest word (up to WORD): narrower, words would
+    # break mid-way, so the rows become a list instead.
+    needs = [
+        max(
+            [len(header)]
+            + [min(WORD, len(w)) for row in rows for w in Text.from_markup(row[i]).plain.split()]
+        )
+        for i, header in enumerate(headers)
+    ]
+    available = width or out.width
+    if sum(needs) + 3 * len(headers) + 1 <= available:
+        table = Table(title=title, title_justify="left")
+        for header, need in zip(headers, needs, strict=True):
+            table.add_column(header, overflow="fold", min_width=need)
+        for row in rows:
+            table.add_row(*row)
+        return table
+    blocks: list[RenderableType] = [Text(title, style="bold")] if title else []
+    for row in rows:
+        lines = [Text.from_markup(f"[bold]{row[key]}[/]")]
+        for i, (header, cell) in enumerate(zip(headers, row, strict=True)):
+            if i != key and cell:
+                lines.append(Text.from_markup(f"  {header or '-'}: {cell}"))
+        blocks += [*lines, Text("")]
+    return Group(*blocks)
+
+
 def shorten(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -327,14 +377,18 @@ _LANGUAGE_FLAG = re.compile(
 )
 
 
-def language_flags(argv: Sequence[str]) -> list[str]:
-    """`argv` with each per-language field flag spelled the general way."""
+def language_flags(argv: Sequence[str], reserved: Collection[str] = ()) -> list[str]:
+    """`argv` with each per-language field flag spelled the general way. Any language code
+    counts, not only the ones with a catalogue: a language the campaign lacks is then told
+    so by the command, in a sentence, rather than by argparse. `reserved` are the real
+    options that look alike (`--offer-in`, `--next-step-at`)."""
     known = set(i18n.languages())
     result: list[str] = []
     for token in argv:
         match = _LANGUAGE_FLAG.fullmatch(token)
         code = match and (match["code1"] or match["code2"])
-        if match is None or code not in known:
+        flag = token.split("=", 1)[0]
+        if match is None or not code or flag in reserved or not _language_like(code, known):
             result.append(token)
             continue
         name = (match["field1"] or match["field2"]).replace("-", "_")
@@ -342,3 +396,69 @@ def language_flags(argv: Sequence[str]) -> list[str]:
         if match["value"] is not None:
             result.append(match["value"])
     return result
+
+
+def _language_like(code: str | None, known: Collection[str]) -> bool:
+    from babel import Locale, UnknownLocaleError
+
+    if not code:
+        return False
+    if code in known:
+        return True
+    try:
+        Locale.parse(code)
+    except (UnknownLocaleError, ValueError):
+        return False
+    return True
+
+
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option of `parser` and its subcommands, e.g. {"--offer-in", "--next-step-at"}."""
+    found: set[str] = set()
+    for action in parser._actions:  # argparse has no public way to list them
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= option_strings(sub)
+    return found
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, saying what went wrong in a sentence instead of its own internals
+    ("unrecognized arguments", "invalid choice"), with where to read more."""
+
+    def error(self, message: str) -> NoReturn:
+        from rich.markup import escape
+
+        from bot.cli import err
+
+        err.print(f"[bold red]error:[/] {escape(usage_sentence(message, self.prog))}")
+        self.exit(2)
+
+
+def usage_sentence(message: str, prog: str) -> str:
+    """argparse's `message` about `prog`, as a sentence a person follows."""
+    more = f"`{prog} --help` lists what it takes."
+    if match := re.fullmatch(r"unrecognized arguments: (.+)", message):
+        first = match.group(1).split()[0]
+        return f"{first} is not an option of `{prog}`. {more}"
+    if match := re.fullmatch(r"the following arguments are required: (.+)", message):
+        return f"`{prog}` needs {match.group(1).replace(', ', ' and ')}. {more}"
+    if match := re.fullmatch(
+        r"argument (\S+): invalid choice: '([^']*)' \(choose from (.+)\)", message
+    ):
+        choices = match.group(3).replace("'", "")
+        what = "command" if match.group(1).isupper() else f"value of {match.group(1)}"
+        return f"'{match.group(2)}' is not a {what} of `{prog}`; use one of: {choices}."
+    if match := re.fullmatch(
+        r"argument (\S+): expected (one|at least one|\d+) arguments?", message
+    ):
+        return f"{match.group(1)} needs a value after it. {more}"
+    if match := re.fullmatch(r"argument (\S+): invalid (\w+) value: '(.*)'", message):
+        kind = {"int": "a whole number", "float": "a number"}.get(match.group(2), match.group(2))
+        return f"{match.group(1)} takes {kind}, not '{match.group(3)}'."
+    if match := re.fullmatch(r"argument (\S+): not allowed with argument (\S+)", message):
+        return f"Give {match.group(1)} or {match.group(2)}, not both."
+    if match := re.fullmatch(r"argument \S+: (.+)", message, re.DOTALL):
+        return match.group(1)  # our own sentence (an ArgumentTypeError from a `type=`)
+    return f"{message[:1].upper()}{message[1:]}. {more}"

@@ -10,10 +10,9 @@ import argparse
 from collections.abc import Mapping
 
 from rich.markup import escape
-from rich.table import Table
 
 from bot.cli import add_json_flag, open_context, out, print_json
-from bot.cli._shared import audit_json, local, shorten
+from bot.cli._shared import audit_json, fitted_table, local, shorten
 from bot.errors import InvalidInput
 from bot.models import AuditEntry
 
@@ -47,23 +46,19 @@ async def audit_handler(args: argparse.Namespace) -> int:
         if not entries:
             out.print("No audit entries" + (f" for {args.target}." if args.target else " yet."))
             return 0
-        table = Table()
-        table.add_column("#", justify="right")
-        table.add_column("when", no_wrap=True)
-        table.add_column("who")
-        table.add_column("did", no_wrap=True)
-        table.add_column("to", no_wrap=True)
-        table.add_column("change")
-        for entry in entries:
-            table.add_row(
+        rows = [
+            (
                 str(entry.id),
                 local(entry.at, ctx.admin.campaign.timezone),
                 escape(entry.actor),
                 entry.action,
-                entry.target,
+                escape(entry.target),
                 escape(describe(entry)),
             )
-        out.print(table)
+            for entry in entries
+        ]
+        # Fits the terminal: wrapped, or a list when too narrow; "who" is never cut off.
+        out.print(fitted_table(("#", "when", "who", "did", "to", "change"), rows, key=0))
         return 0
 
 

@@ -9,9 +9,10 @@ either.
         --admin discord:123456789012345678 --admin slack:U0123ABCD \\
         --demand "pay=Fair pay" --demand "safety=Safe staffing"
 
-The file goes to `--config` (default `config/<slug>.toml`), the database to
-`--database-url` (default SQLite `data/<slug>.db`). Then `strikebot doctor` and `strikebot
-run` with the same two.
+In a terminal each answer is checked as it is typed and asked again until it is usable;
+no answer given before is lost. The file goes to `--config` (default `config/<slug>.toml`),
+the database to `--database-url` (default SQLite `data/<slug>.db`). Then `strikebot doctor`
+and `strikebot run` with the same two.
 """
 
 from __future__ import annotations
@@ -20,20 +21,23 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from rich.markup import escape
 
 from bot import i18n
-from bot.cli import out
+from bot.cli import err, out
 from bot.clock import shifted_clock
 from bot.config import load_config
 from bot.editorial.parsing import parse_timezone
 from bot.errors import ConfigError, Conflict, InvalidInput
-from bot.plugins import Plugin, installed_plugins
+from bot.plugins import Plugin, Plugins, installed_plugins
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 DEMAND = re.compile(r"^\s*(?:([a-z0-9][a-z0-9_-]{0,63})\s*=\s*)?(.+?)\s*$")
@@ -65,7 +69,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="PLATFORM:ID",
-        help="an admin's user id on an installed platform, as PLATFORM:ID (repeat)",
+        help="an admin's id on an installed platform, as PLATFORM:ID (repeat); each is checked "
+        "in the form its platform gives ids (docs/platforms.md says where to find them)",
     )
     parser.add_argument(
         "--demand",
@@ -92,8 +97,11 @@ class Answers:
     start_date: date
     strike_start: date | None
     public_url: str
-    admins: dict[str, list[str]]
+    admins: dict[str, dict[str, list[str]]]  # platform -> its rule's list -> ids
     demands: list[tuple[str, str]]
+
+
+T = TypeVar("T")
 
 
 async def handle(args: argparse.Namespace) -> int:
@@ -128,8 +136,8 @@ async def handle(args: argparse.Namespace) -> int:
     env = f"STRIKEBOT_CONFIG={config_path} STRIKEBOT_DATABASE_URL={shown}"
     out.print(f"[bold]Wrote {escape(str(config_path))}[/] and an empty database ({shown}).")
     out.print("Next, with your platform tokens in the environment:")
-    out.print(f"  {escape(env)} strikebot doctor   # can the bot post where it should?")
-    out.print(f"  {escape(env)} strikebot run")
+    out.print(f"  {escape(env)} .venv/bin/strikebot doctor   # can the bot post where it should?")
+    out.print(f"  {escape(env)} .venv/bin/strikebot run")
     if answers.public_url == LOOPBACK_URL:
         out.print(
             "[yellow]public_url is this machine's address:[/] set it to the status page's real "
@@ -162,59 +170,113 @@ def _write_draft(text: str, config_path: Path, sqlite_file: Path | None) -> tupl
     return draft, config
 
 
-def _answers(args: argparse.Namespace, plugins: Any, ask: bool) -> Answers:
-    def value(name: str, question: str, *, required: bool = True, default: str = "") -> str:
-        given = getattr(args, name)
-        if given is not None and str(given).strip():
-            return str(given).strip()
-        if ask:
-            suffix = f" [{default}]" if default else ("" if required else f" ({ASKS})")
-            typed = input(f"{question}{suffix}: ").strip()
-            if typed or not required or default:
-                return typed or default
-        if default or not required:
-            return default
+class _Asker:
+    """Each answer from its flag, or, in a terminal, asked until it is usable: a refused
+    answer is said why and asked again, and every answer before it is kept."""
+
+    def __init__(self, args: argparse.Namespace, interactive: bool) -> None:
+        self.args = args
+        self.interactive = interactive
+
+    def value(
+        self,
+        name: str,
+        question: str,
+        parse: Callable[[str], T],
+        *,
+        default: str = "",
+        required: bool = True,
+    ) -> T | None:
         flag = "--" + name.replace("_", "-")
+        given = getattr(self.args, name)
+        if given is not None and str(given).strip():
+            return self._flag(flag, str(given).strip(), parse)
+        if self.interactive:
+            suffix = f" [{default}]" if default else ("" if required else f" ({ASKS})")
+            return self.ask(f"{question}{suffix}: ", parse, default=default, required=required)
+        if default:
+            return self._flag(flag, default, parse)
+        if not required:
+            return None
         raise InvalidInput(f"Give {flag} (or run `strikebot init` in a terminal to be asked).")
 
-    union = value("union", "The union's name")
-    employer = value("employer", "The employer's name")
-    slug = value("slug", "A short id for this campaign", default=slugify(union))
-    if not SLUG.match(slug):
-        raise InvalidInput(
-            f"--slug {slug!r} is not usable; use 2-63 lower-case letters, digits and '-', "
-            "e.g. acme-workers-2026."
-        )
-    timezone = parse_timezone(value("timezone", "Time zone (IANA name, e.g. America/Chicago)"))
-    languages = _languages(
-        value("languages", "Languages, first is the default", default=i18n.source_language())
-    )
+    def ask(
+        self, prompt: str, parse: Callable[[str], T], *, default: str = "", required: bool = True
+    ) -> T | None:
+        while True:
+            try:
+                typed = input(prompt).strip()
+            except EOFError:
+                raise InvalidInput(
+                    f"No answer to “{prompt.rstrip(': ')}”: run init again, or give it as a flag."
+                ) from None
+            text = typed or default
+            if not text:
+                if not required:
+                    return None
+                err.print("[yellow]This one is needed.[/] Type an answer.")
+                continue
+            try:
+                return parse(text)
+            except (InvalidInput, ValueError) as exc:
+                err.print(f"[yellow]{escape(_sentence(exc))}[/] Try again.")
+
+    @staticmethod
+    def _flag(flag: str, text: str, parse: Callable[[str], T]) -> T:
+        try:
+            return parse(text)
+        except (InvalidInput, ValueError) as exc:
+            raise InvalidInput(f"{flag}: {_sentence(exc)}") from None
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _answers(args: argparse.Namespace, plugins: Plugins, ask: bool) -> Answers:
+    asker = _Asker(args, ask)
+    union = asker.value("union", "The union's name", _name)
+    employer = asker.value("employer", "The employer's name", _name)
+    assert union is not None and employer is not None
+    slug = asker.value("slug", "A short id for this campaign", _slug, default=slugify(union))
+    timezone = asker.value("timezone", "Time zone (IANA name, e.g. America/Chicago)", _timezone)
+    languages = asker.value(
+        "languages", "Languages, first is the default", _languages,
+        default=i18n.source_language(),
+    )  # fmt: skip
     today = date.today().isoformat()
-    start_date = _date(value("start_date", "When bargaining began", default=today), "--start-date")
-    strike = value("strike_start", "Day 1 of the strike, YYYY-MM-DD", required=False)
-    public_url = value(
-        "public_url", "The status page's public address", default=LOOPBACK_URL
-    ).rstrip("/")
-    if not public_url.startswith(("http://", "https://")):
-        raise InvalidInput(f"--public-url {public_url!r}: write the full address, https://...")
-    admins = _admins(args.admin, plugins)
+    start_date = asker.value("start_date", "When bargaining began", _date, default=today)
+    strike = asker.value("strike_start", "Day 1 of the strike, YYYY-MM-DD", _date, required=False)
+    public_url = asker.value(
+        "public_url", "The status page's public address", _url, default=LOOPBACK_URL
+    )
+    assert slug and timezone and languages and start_date and public_url
+    admins: dict[str, dict[str, list[str]]] = {}
+    for item in args.admin:
+        platform, field, user = _admin(item, plugins)
+        admins.setdefault(platform, {}).setdefault(field, []).append(user)
     if ask and not args.admin:
         for plugin in _admin_platforms(plugins):
             who = plugin.admins.who[i18n.source_language()]
-            typed = input(f"Admins on {plugin.title} ({who}; several: comma-separated, {ASKS}): ")
-            ids = [i.strip() for i in typed.split(",") if i.strip()]
-            if ids:
-                admins[plugin.name] = ids
-    demands = [_demand(text) for text in args.demand]
+            placed = asker.ask(
+                f"Admins on {plugin.title} ({who}; several: comma-separated, {ASKS}): ",
+                partial(_ids, plugin), required=False,
+            )  # fmt: skip
+            if placed:
+                admins[plugin.name] = placed
+    demands: list[tuple[str, str]] = []
+    for text in args.demand:
+        demands.append(_Asker._flag("--demand", text, partial(_demand, taken=demands)))
     if ask and not args.demand:
-        while typed := input(f"A first demand, as key=Title or just its title ({ASKS}): "):
-            demands.append(_demand(typed))
-    keys = [key for key, _ in demands]
-    if len(set(keys)) != len(keys):
-        raise InvalidInput("Two demands have the same key; give each its own, e.g. pay=Fair pay.")
+        while found := asker.ask(
+            f"A first demand, as key=Title or just its title ({ASKS}): ",
+            partial(_demand, taken=demands), required=False,
+        ):  # fmt: skip
+            demands.append(found)
     return Answers(
-        union, employer, slug, timezone, languages, start_date,
-        _date(strike, "--strike-start") if strike else None, public_url, admins, demands,
+        union, employer, slug, timezone, languages, start_date, strike, public_url, admins,
+        demands,
     )  # fmt: skip
 
 
@@ -223,49 +285,108 @@ def slugify(text: str) -> str:
     return slug if SLUG.match(slug) else "my-campaign"
 
 
+def _name(text: str) -> str:
+    if len(text) > 200 or any(ch in text for ch in "\r\n\x00"):
+        raise InvalidInput("Write the name on one line, in at most 200 characters.")
+    return text
+
+
+def _slug(text: str) -> str:
+    if not SLUG.match(text):
+        raise InvalidInput(
+            f"{text!r} is not usable as the campaign's id; use 2-63 lower-case letters, digits "
+            "and '-', e.g. acme-workers-2026."
+        )
+    return text
+
+
+def _timezone(text: str) -> str:
+    return parse_timezone(text)
+
+
 def _languages(text: str) -> list[str]:
     languages = [part.strip().lower() for part in text.split(",") if part.strip()]
     if not languages:
-        raise InvalidInput("Give at least one language, e.g. --languages en.")
+        raise InvalidInput("Give at least one language, e.g. en.")
+    known = i18n.languages()
+    for language in languages:
+        if language not in known:
+            raise InvalidInput(
+                f"strikebot has no catalogue for {language!r}; the languages it speaks are "
+                f"{', '.join(known)} (docs/translating.md adds one)."
+            )
+    if len(set(languages)) != len(languages):
+        raise InvalidInput("A language is listed twice; give each once, the default first.")
     return languages
 
 
-def _date(text: str, option: str) -> date:
+def _date(text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise InvalidInput(f"{option} {text!r} is not a date; write YYYY-MM-DD.") from None
+        raise InvalidInput(f"{text!r} is not a date; write YYYY-MM-DD, e.g. 2026-03-02.") from None
 
 
-def _admin_platforms(plugins: Any) -> list[Plugin]:
+def _url(text: str) -> str:
+    url = text.rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in url:
+        raise InvalidInput(
+            f"{text!r} is not a web address; write it in full, e.g. https://strike.acme.example."
+        )
+    return url
+
+
+def _admin_platforms(plugins: Plugins) -> list[Plugin]:
     return [plugins[name] for name in plugins.delivering if not plugins[name].events]
 
 
-def _admins(given: list[str], plugins: Any) -> dict[str, list[str]]:
-    admins: dict[str, list[str]] = {}
-    for item in given:
-        platform, sep, user = item.partition(":")
-        platform, user = platform.strip().lower(), user.strip()
-        if not sep or not user:
-            names = ", ".join(p.name for p in _admin_platforms(plugins))
-            raise InvalidInput(
-                f"--admin {item!r}: write PLATFORM:ID, where PLATFORM is one of {names}."
-            )
-        if platform not in plugins:
-            raise InvalidInput(
-                f"--admin {item!r}: no platform {platform!r} is installed "
-                f"(installed: {', '.join(plugins)})."
-            )
-        admins.setdefault(platform, []).append(user)
-    return admins
+def _admin(item: str, plugins: Plugins) -> tuple[str, str, str]:
+    """`--admin PLATFORM:ID`, checked by the platform's own admin rule."""
+    platform, sep, user = item.partition(":")
+    platform, user = platform.strip().lower(), user.strip()
+    names = ", ".join(p.name for p in _admin_platforms(plugins))
+    if not sep or not user:
+        raise InvalidInput(
+            f"--admin {item!r}: write PLATFORM:ID, where PLATFORM is one of {names}."
+        )
+    if platform not in plugins:
+        raise InvalidInput(
+            f"--admin {item!r}: no platform {platform!r} is installed (with admins: {names})."
+        )
+    plugin = plugins[platform]
+    if plugin not in _admin_platforms(plugins):
+        raise InvalidInput(
+            f"--admin {item!r}: nobody posts from {plugin.title}, so it has no admins "
+            f"(platforms with admins: {names})."
+        )
+    try:
+        field, placed = plugin.admins.place(user)
+    except ValueError as exc:
+        raise InvalidInput(f"--admin {item!r}: {_sentence(exc)}") from None
+    return platform, field, placed
 
 
-def _demand(text: str) -> tuple[str, str]:
+def _ids(plugin: Plugin, text: str) -> dict[str, list[str]]:
+    placed: dict[str, list[str]] = {}
+    for part in text.split(","):
+        if part.strip():
+            field, value = plugin.admins.place(part)
+            placed.setdefault(field, []).append(value)
+    return placed
+
+
+def _demand(text: str, *, taken: list[tuple[str, str]]) -> tuple[str, str]:
     match = DEMAND.match(text)
     if match is None or not match.group(2):
-        raise InvalidInput(f"--demand {text!r}: write KEY=Title, e.g. pay=Fair pay.")
+        raise InvalidInput(f"{text!r}: write KEY=Title, e.g. pay=Fair pay.")
     title = match.group(2)
     key = match.group(1) or slugify(title)[:40]
+    if key in {k for k, _ in taken}:
+        raise InvalidInput(
+            f"There is already a demand with the key {key!r}; give this one its own key, "
+            f"e.g. {key}-2={title}."
+        )
     return key, title
 
 
@@ -274,7 +395,7 @@ def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def render(a: Answers, plugins: Any) -> str:
+def render(a: Answers, plugins: Plugins) -> str:
     """The campaign file, commented for the person who will edit it next."""
     first = a.languages[0]
     lines = [
@@ -315,13 +436,11 @@ def render(a: Answers, plugins: Any) -> str:
     ]
     for plugin in _admin_platforms(plugins):
         # None given: what the plugin's section holds by default (the console's own user).
-        ids = a.admins.get(plugin.name) or list(plugin.admins().user_ids)
+        given = a.admins.get(plugin.name) or {"user_ids": list(plugin.admins().user_ids)}
         lines += ["", f"[admins.{plugin.name}]"]
-        hint = "" if ids else f"   # {plugin.admins.who[i18n.source_language()]}"
-        lines.append(f"user_ids = {json.dumps(ids, ensure_ascii=False)}{hint}")
-    for name, ids in a.admins.items():
-        if name not in {p.name for p in _admin_platforms(plugins)}:
-            lines += ["", f"[admins.{name}]", f"user_ids = {json.dumps(ids, ensure_ascii=False)}"]
+        for field, ids in given.items():
+            hint = "" if ids else f"   # {plugin.admins.who[i18n.source_language()]}"
+            lines.append(f"{field} = {json.dumps(ids, ensure_ascii=False)}{hint}")
     lines += [
         "",
         "# ---------------------------------------------------------------------------- demands",

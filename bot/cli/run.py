@@ -40,12 +40,10 @@ async def handle(args: argparse.Namespace) -> int:
     from bot.runtime.logging import configure_logging
 
     settings = Settings.from_env()
-    if args.database_url:
-        settings = dataclasses.replace(settings, database_url=args.database_url)
-    if args.host:
-        settings = dataclasses.replace(settings, http_host=args.host)
-    if args.port is not None:
-        settings = dataclasses.replace(settings, http_port=args.port)
+    given = {"database_url": args.database_url, "http_host": args.host, "http_port": args.port}
+    overrides = {name: value for name, value in given.items() if value not in (None, "")}
+    if overrides:  # the flags win over the environment
+        settings = dataclasses.replace(settings, core=settings.core.model_copy(update=overrides))
     config = load_config(args.config or settings.config_path)
     configure_logging(settings)
     url = f"http://{settings.http_host}:{settings.http_port}"

@@ -13,13 +13,13 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 from rich.markup import escape
-from rich.table import Table
 
 from bot import i18n
 from bot.cli import add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     STATE_STYLES,
     add_language_flag,
+    fitted_table,
     iso,
     language_for,
     local,
@@ -201,13 +201,7 @@ async def timeline_handler(args: argparse.Namespace) -> int:
         if not updates:
             out.print("No updates yet.")
             return 0
-        table = Table(show_lines=False)
-        table.add_column("#", justify="right")
-        table.add_column("when", no_wrap=True)
-        table.add_column("status")
-        table.add_column("urgency")
-        table.add_column("headline")
-        table.add_column("notes")
+        rows = []
         for update in updates:
             notes = []
             if update.state is not UpdateState.PUBLISHED:
@@ -220,13 +214,17 @@ async def timeline_handler(args: argparse.Namespace) -> int:
             headline = escape(update.text(language).headline)
             if update.retracted:
                 headline = f"[strike]{headline}[/]"
-            table.add_row(
-                str(update.id),
-                local(update.effective_at, campaign.timezone),
-                i18n.status_label(update.status, language),
-                i18n.urgency_label(update.urgency, language),
-                headline,
-                "; ".join(notes),
+            rows.append(
+                (
+                    str(update.id),
+                    local(update.effective_at, campaign.timezone),
+                    i18n.status_label(update.status, language),
+                    i18n.urgency_label(update.urgency, language),
+                    headline,
+                    "; ".join(notes),
+                )
             )
+        columns = ("#", "when", "status", "urgency", "headline", "notes")
+        table = fitted_table(columns, rows)
         out.print(table)
         return 0

@@ -18,13 +18,13 @@ from datetime import time
 from typing import Literal
 
 from rich.markup import escape
-from rich.table import Table
 
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     MAX_ID,
     actor_from,
     add_actor_flag,
+    fitted_table,
     parse_clock,
     subscription_json,
 )
@@ -116,27 +116,26 @@ async def list_handler(args: argparse.Namespace) -> int:
                 f"{example_address()}`, or run /strike subscribe in the channel."
             )
             return 0
-        table = Table()
-        for name in ("#", "channel", "label", "lang", "receives", "briefing", "quiet", "state"):
-            table.add_column(name, justify="right" if name == "#" else "left", overflow="fold")
+        rows = []
         for sub in subs:
             state = "active" if sub.id in active else "[dim]removed[/]"
             if sub.broken_reason:
                 state = f"[red]broken:[/] {escape(sub.broken_reason)}"
-            table.add_row(
-                str(sub.id),
-                escape(sub.address),
-                escape(sub.label),
-                sub.language,
-                ", ".join(u.value for u in Urgency if u in sub.urgencies),
-                _briefing(sub),
+            quiet = sub.quiet_hours
+            rows.append(
                 (
-                    f"{sub.quiet_hours.start:%H:%M}-{sub.quiet_hours.end:%H:%M}"
-                    if sub.quiet_hours
-                    else ""
-                ),
-                state,
+                    str(sub.id),
+                    escape(sub.address),
+                    escape(sub.label),
+                    sub.language,
+                    ", ".join(u.value for u in Urgency if u in sub.urgencies),
+                    _briefing(sub),
+                    f"{quiet.start:%H:%M}-{quiet.end:%H:%M}" if quiet else "",
+                    state,
+                )
             )
+        columns = ("#", "channel", "label", "lang", "receives", "briefing", "quiet", "state")
+        table = fitted_table(columns, rows, key=1)
         out.print(table)
         return 0
 

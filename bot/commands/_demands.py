@@ -115,7 +115,8 @@ class DemandOrders(Questions):
         told = (
             say(lang, "demand_announced", id=result.announced.id)
             if result.announced is not None
-            else say(lang, "demand_not_announced")
+            # A retired demand leaves the page: the reply says so, not that it stays there.
+            else say(lang, f"demand_{'retired_' if action == 'retire' else ''}not_announced")
         )
         card = (
             await self._demand(a, result.demand.key) if result.demand.retired_at is None else None

@@ -104,6 +104,35 @@ _EDIT_OPTIONS = {
     "lang": "language", "language": "language",
 }  # fmt: skip
 _RETRACT_OPTIONS = {"reason": "reason"}
+EDIT_ONE_LANGUAGE = '/strike edit 12 headline_es="…" reason="…"'
+
+
+def _edit_options(languages: Sequence[str]) -> dict[str, str]:
+    """/strike edit's options, and each text field in any campaign language (headline_es=)."""
+    options = dict(_EDIT_OPTIONS)
+    for code in languages:
+        for key, field in _POST_TEXT_OPTIONS.items():
+            options[f"{key}_{code}".lower()] = f"{field}@{code}"
+    return options
+
+
+def _one_language(options: dict[str, Any]) -> dict[str, Any]:
+    """`headline_es="…"` as `lang=es headline="…"`: an edit changes one language's text,
+    so fields of two languages (or headline= beside headline_es=) are refused in words."""
+    tagged = {k: v for k, v in options.items() if "@" in k}
+    if not tagged:
+        return options
+    codes = {k.partition("@")[2] for k in tagged}
+    plain = {"headline", "body", "next_step"} & set(options)
+    asked = options.get("language")
+    if len(codes) > 1 or plain or (asked is not None and str(asked).strip() not in codes):
+        raise invalid("edit_one_language", example=EDIT_ONE_LANGUAGE)
+    result = {k: v for k, v in options.items() if "@" not in k}
+    result |= {k.partition("@")[0]: v for k, v in tagged.items()}
+    result["language"] = codes.pop()
+    return result
+
+
 _ADMIN_ONLY = {
     "subscribe": "subscribe channels",
     "unsubscribe": "unsubscribe channels",
@@ -165,7 +194,9 @@ class TypedForm(DemandOrders, AdminOrders):
         if name == "post":
             return await self._typed_post(a, args)
         if name == "edit":
-            positional, options = _options(args, _EDIT_OPTIONS, flags={"correction"})
+            known = _edit_options(self.campaign.languages)
+            positional, options = _options(args, known, flags={"correction"})
+            options = _one_language(options)
             if not positional:
                 raise invalid("missing_update_id", command="edit", example=EXAMPLES["edit"])
             _no_more(name, positional[1:], EXAMPLES["edit"])

@@ -30,6 +30,12 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from bot import i18n
 from bot.errors import ConfigError
@@ -49,17 +55,63 @@ log = logging.getLogger("strikebot.plugins")
 
 SubParsers = argparse._SubParsersAction
 S = TypeVar("S", bound="PluginSettings")
+B = TypeVar("B", bound="FromEnvironment")
 
 
-class PluginSettings(BaseModel):
-    """One plugin's settings from the environment.
+class Environment(EnvSettingsSource):
+    """pydantic-settings' reading of environment variables, from a given mapping (the
+    process's environment by default): names as written, an empty variable unset."""
 
-    Each field's alias is its variable (`Field(alias="DISCORD_TOKEN")`); an empty variable
-    counts as unset. Fields typed `SecretStr` are secrets: never printed, and redacted from
-    every log line. `enabled` says whether the platform is on (usually: its token is set).
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str] | None = None):
+        super().__init__(settings_cls, case_sensitive=True, env_ignore_empty=True)
+        if env is not None:
+            self.env_vars = {k: v for k, v in env.items() if v}
+
+
+class FromEnvironment(BaseSettings):
+    """Base of the settings read from the environment: values come in only through
+    `from_environment` (which may be handed a mapping instead of the process's environment),
+    never from the process's environment behind a plain constructor's back."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+def from_environment(cls: type[B], env: Mapping[str, str] | None = None) -> B:
+    """`cls` read from `env` (default: the process's environment) by pydantic-settings,
+    each field's default written once, on the field. A bad value is a `ConfigError` naming
+    the variable and saying what to write, never a Python repr."""
+    try:
+        return cls.model_validate(Environment(cls, env)())
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        info = cls.model_fields.get(field)
+        variable = (info.alias if info is not None else None) or field or cls.__name__
+        message = error["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{variable}: {message}. Fix the variable and start again.") from None
+
+
+class PluginSettings(FromEnvironment):
+    """One plugin's settings from the environment (pydantic-settings).
+
+    Each field's alias is its variable (`Field(alias="DISCORD_TOKEN")`), its default the one
+    default; an empty variable counts as unset. Fields typed `SecretStr` are secrets: never
+    printed, and redacted from every log line. `enabled` says whether the platform is on
+    (usually: its token is set).
     """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
 
     @property
     def enabled(self) -> bool:
@@ -79,20 +131,10 @@ class PluginSettings(BaseModel):
         return found
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Self:
-        """Read the fields' variables from `env`; a bad value names the variable."""
-        values: dict[str, Any] = {}
-        for name, info in cls.model_fields.items():
-            variable = info.alias or name
-            if env.get(variable):
-                values[variable] = env[variable]
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            variable = str(error["loc"][0]) if error["loc"] else cls.__name__
-            message = error["msg"].removeprefix("Value error, ")
-            raise ConfigError(f"{variable}: {message}. Fix the variable and start again.") from None
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        """Read the fields' variables from `env` (default: the process's environment); a
+        bad value names the variable."""
+        return from_environment(cls, env)
 
 
 class Section(BaseModel):
@@ -115,6 +157,18 @@ class AdminRule(Section):
     def allows(self, actor: Actor) -> bool:
         return actor.user_id in self.user_ids
 
+    @classmethod
+    def place(cls, value: str) -> tuple[str, str]:
+        """Where an admin id typed as `value` goes: the name of this rule's list and the id
+        as stored. Raises `ValueError` with a sentence saying what an id looks like on
+        this platform (`strikebot init` asks again). Plugins override it with their form."""
+        value = value.strip()
+        if not re.fullmatch(r"[\w.@+-]{1,100}", value):
+            raise ValueError(
+                f"{value!r} is not a usable id: letters, digits, '.', '@', '+', '-' or '_'"
+            )
+        return "user_ids", value
+
 
 class Verdict(StrEnum):
     """How one `strikebot doctor` check came out."""
@@ -123,6 +177,7 @@ class Verdict(StrEnum):
     WARN = "warn"  # works, but something will surprise people
     FAIL = "fail"  # something will not work until fixed
     SKIP = "skip"  # could not be checked
+    OFF = "off"  # switched off, and nothing waits on it
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,9 @@ class AdminList:
     """The admin rule of every platform, by platform name."""
 
     rules: Mapping[str, AdminRule] = field(default_factory=dict)
+    # The campaign file the rules came from, named to a refused person ("add you under
+    # [admins.discord] in config/acme.toml").
+    file: str = "config/strike.toml"
 
     def allows(self, actor: Actor) -> bool:
         platform = str(actor.platform)
@@ -49,7 +52,7 @@ class AdminList:
         who = phrases.get(language) or phrases.get(source) or AdminRule.who[language]
         where = f"[admins.{platform}]"
         template = i18n.text(language, "auth.how_to_get_access")
-        return template.format(who=who, user=actor.user_id, where=where)
+        return template.format(who=who, user=actor.user_id, where=where, file=self.file)
 
 
 CLI_ACTOR = Actor(platform="cli", user_id="cli", display_name="command line")

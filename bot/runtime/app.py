@@ -35,7 +35,7 @@ from bot.people.signups import SignUps, signups_for
 from bot.plugins import Mountable, Plugin, Plugins, installed_plugins
 from bot.plugins.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.runtime.context import PluginContext, commands_for, plugin_context
-from bot.runtime.doctor import startup_warnings
+from bot.runtime.doctor import startup_notes, startup_warnings
 from bot.runtime.housekeeping import keep_house
 from bot.runtime.seed import apply_seed
 from bot.store import Store
@@ -76,12 +76,13 @@ def build_parts(
     and texts to the number use it)."""
     signups = signups or signups_for(store, config, clock)
     parts = []
+    off = []
     for plugin in plugins.values():
         own = settings.plugin(plugin)
         if plugin.create is None:
             continue
         if not own.enabled:
-            log.info("%s is off: %s", plugin.title, own.off_hint or "no settings enable it")
+            off.append(plugin.title)
             continue
         context = plugin_context(
             plugin,
@@ -96,6 +97,8 @@ def build_parts(
             signups=signups,
         )
         parts.append(Part(plugin, context, plugin.create(context)))
+    if off:  # one line, not one per platform: doctor says how to switch each on
+        log.info("switched off: %s (`strikebot doctor` says how to switch each on)", ", ".join(off))
     return parts
 
 
@@ -123,6 +126,9 @@ async def serve(
             log.warning("check the campaign file: %s", warning)
         store = await stack.enter_async_context(Store.open(settings.database_url))
         await apply_seed(store, config, clock)
+        # Once: file entries the database does not follow, and partial catalogues.
+        for note in await startup_notes(store, config, clock):
+            log.warning("%s", note)
         campaign = config.to_campaign()
         admin = Admin(store, campaign, config.to_admins(), clock)
         metrics, health = Metrics(), HealthBoard()

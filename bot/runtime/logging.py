@@ -163,4 +163,8 @@ def configure_logging(
     # (bot/people/signups.py). They stay quiet even when everything else is at DEBUG.
     for driver in ("aiosqlite", "asyncpg", "sqlalchemy.engine"):
         logging.getLogger(driver).setLevel(logging.WARNING)
+    # One line per thing that matters: the store says how far it migrated (not Alembic's
+    # line per migration), the scheduler its own state (not APScheduler's start and stop).
+    for chatty in ("alembic", "apscheduler"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     return handler

@@ -4,14 +4,24 @@ Seeded updates are keyed by their `key`, demands by theirs, subscriptions by add
 exists already is left alone, so restarting never duplicates anything and edits made
 through the bot are never overwritten by the file. Seeded updates are history, not news:
 they queue no deliveries.
+
+The database is the record, so an entry edited in the file after it was seeded changes
+nothing. To say so, the store keeps a fingerprint of each entry as the database last agreed
+with it (meta `seeded_file`); `file_differences` names each entry whose fingerprint has
+moved while the database still says something else, field by field, with the command that
+makes the database say what the file says (docs/configuration.md).
 """
 
 from __future__ import annotations
 
-from datetime import time
+import hashlib
+import json
+import shlex
+from dataclasses import dataclass
+from datetime import datetime, time
 
 from bot.clock import Clock
-from bot.config import StrikeConfig
+from bot.config import DemandEntry, StrikeConfig, SubscriptionEntry, UpdateEntry
 from bot.errors import ConfigError
 from bot.models import (
     ALL_URGENCIES,
@@ -21,11 +31,16 @@ from bot.models import (
     DemandText,
     QuietHours,
     Subscription,
+    Update,
 )
 from bot.store import Store
+from bot.store.repo import Tx
 
 SEED_ACTOR_PLATFORM = "cli"
 CAMPAIGN_META_KEY = "campaign_slug"
+FINGERPRINTS_META_KEY = "seeded_file"
+# Text longer than this is not written into a suggested command: it names the file instead.
+COMMAND_TEXT_MAX = 200
 
 
 def _seed_actor(author: str) -> Actor:
@@ -55,6 +70,7 @@ async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
     if not await _seeded(store, config, campaign.slug):
         await _seed_tables(store, config, clock)
     await _seed_updates(store, config, clock)
+    await record_agreement(store, config, clock)
 
 
 async def _seed_tables(store: Store, config: StrikeConfig, clock: Clock) -> None:
@@ -160,3 +176,246 @@ async def _seed_updates(store: Store, config: StrikeConfig, clock: Clock) -> Non
             seed_key=seeded.key,
             created_at=seeded.published_at,
         )
+
+
+# -- the file against the database -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One campaign-file entry the database does not follow: which (`target`, as people
+    name it), the fields that differ, and the commands that make the database say what the
+    file says (or "change the file back" when no command can)."""
+
+    target: str
+    fields: tuple[str, ...]
+    commands: tuple[str, ...]
+
+    def sentence(self) -> str:
+        fix = "; ".join(self.commands) if self.commands else "change the file back to match"
+        return (
+            f"the campaign file's {self.target} differs from the database in "
+            f"{', '.join(self.fields)}; the database is what people see. To apply the file: "
+            f"{fix}"
+        )
+
+
+def _fingerprint(entry: DemandEntry | UpdateEntry | SubscriptionEntry) -> str:
+    data = json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def _entries(config: StrikeConfig) -> dict[str, DemandEntry | UpdateEntry | SubscriptionEntry]:
+    found: dict[str, DemandEntry | UpdateEntry | SubscriptionEntry] = {}
+    for demand in config.demands:
+        found[f"demand:{demand.key}"] = demand
+    for update in config.updates:
+        found[f"update:{update.key}"] = update
+    for sub in config.subscriptions:
+        found[f"subscription:{sub.platform}:{sub.workspace}/{sub.channel}"] = sub
+    return found
+
+
+async def _fingerprints(tx: Tx) -> dict[str, str]:
+    raw = await tx.get_meta(FINGERPRINTS_META_KEY)
+    try:
+        found = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+async def record_agreement(store: Store, config: StrikeConfig, clock: Clock) -> None:
+    """Remember each file entry the database agrees with now (run after seeding): a later
+    edit of that entry in the file is then noticed, and one the database follows is not."""
+    campaign = config.to_campaign()
+    now = clock()
+    async with store.read() as tx:
+        known = await _fingerprints(tx)
+        wanted = dict(known)
+        for name, entry in _entries(config).items():
+            fingerprint = _fingerprint(entry)
+            if known.get(name) == fingerprint:
+                continue
+            if not await _differs(tx, entry, campaign.default_language, now):
+                wanted[name] = fingerprint
+    if wanted != known:
+        async with store.write() as tx:
+            await tx.set_meta(FINGERPRINTS_META_KEY, json.dumps(wanted, sort_keys=True))
+
+
+async def file_differences(store: Store, config: StrikeConfig, clock: Clock) -> list[Difference]:
+    """The campaign file's entries edited since the database last agreed with them, and
+    still different there: what differs, and the command that changes the database."""
+    default = config.campaign.languages[0]
+    now = clock()
+    found: list[Difference] = []
+    async with store.read() as tx:
+        known = await _fingerprints(tx)
+        for name, entry in _entries(config).items():
+            if known.get(name) == _fingerprint(entry):
+                continue
+            difference = await _differs(tx, entry, default, now)
+            if difference is not None:
+                found.append(difference)
+    return found
+
+
+async def _differs(
+    tx: Tx, entry: DemandEntry | UpdateEntry | SubscriptionEntry, default: str, now: datetime
+) -> Difference | None:
+    if isinstance(entry, DemandEntry):
+        demand = await tx.get_demand(entry.key)
+        return None if demand is None else _demand_difference(entry, demand)
+    if isinstance(entry, UpdateEntry):
+        update = await tx.get_update_by_seed(entry.key, now)
+        return None if update is None else _update_difference(entry, update)
+    active = await tx.find_subscription(entry.platform, entry.workspace, entry.channel)
+    if active is None:
+        stored = await tx.find_subscription(
+            entry.platform, entry.workspace, entry.channel, active_only=False
+        )
+        if stored is None:
+            return None
+        address = stored.address
+        return Difference(
+            f"subscription {address}", ("subscribed (removed in the database)",),
+            (f"strikebot subscriptions add {shlex.quote(address)}",),
+        )  # fmt: skip
+    return _subscription_difference(entry, active, default)
+
+
+def _quote(text: str, where: str) -> str:
+    if len(text) > COMMAND_TEXT_MAX or "\n" in text:
+        return f"'<the file's {where}>'"
+    return shlex.quote(text)
+
+
+def _demand_difference(entry: DemandEntry, demand: Demand) -> Difference | None:
+    fields: list[str] = []
+    commands: list[str] = []
+    key = shlex.quote(entry.key)
+    if demand.retired_at is not None:
+        return Difference(
+            f"demand {entry.key}", ("retired (in the database)",),
+            (f"strikebot demand add {key} --title ... (a retired demand stays retired; add it "
+             "again under a new key)",),
+        )  # fmt: skip
+    status_differs = demand.status is not entry.status
+    if status_differs:
+        fields.append("status")
+    flags = {"summary": "--summary", "union_position": "--union",
+             "employer_offer": "--employer-offer"}  # fmt: skip
+    for lang, title in entry.title.items():
+        have = demand.texts.get(lang)
+        want = DemandText(
+            title=title,
+            summary=entry.summary.get(lang, ""),
+            union_position=entry.union_position.get(lang, ""),
+            employer_offer=entry.employer_offer.get(lang, ""),
+            facts=tuple(entry.facts.get(lang, ())),
+        )
+        parts: list[str] = []
+        if have is None or have.title != want.title:
+            fields.append(f"title ({lang})")
+            parts.append(f"--title {_quote(want.title, f'title in {lang}')}")
+        for name, flag in flags.items():
+            if have is None or getattr(have, name) != getattr(want, name):
+                fields.append(f"{name} ({lang})")
+                value = getattr(want, name)
+                parts.append(f"{flag} {_quote(value, f'{name} in {lang}')}")
+        if have is None or have.facts != want.facts:
+            fields.append(f"facts ({lang})")
+            parts += [f"--fact {_quote(f, f'facts in {lang}')}" for f in want.facts] or [
+                "--fact ''"
+            ]
+        if parts:
+            commands.append(
+                f"strikebot demand edit {key} --language {lang} {' '.join(parts)}"
+                + (f" --status {entry.status}" if status_differs and not commands else "")
+                + " --reason 'as in the campaign file'"
+            )
+    if status_differs and not commands:
+        commands.append(
+            f"strikebot demand edit {key} --status {entry.status} "
+            "--reason 'as in the campaign file'"
+        )
+    if not fields:
+        return None
+    return Difference(f"demand {entry.key}", tuple(fields), tuple(commands))
+
+
+def _update_difference(entry: UpdateEntry, update: Update) -> Difference | None:
+    target = f"update {entry.key} (#{update.id})"
+    if update.retracted_at is not None:
+        return Difference(target, ("retracted (in the database)",), ())
+    fields: list[str] = []
+    flags: list[str] = []
+    if update.status is not entry.status:
+        fields.append("status")
+        flags.append(f"--status {entry.status}")
+    if update.urgency is not entry.urgency:
+        fields.append("urgency")
+        flags.append(f"--urgency {entry.urgency}")
+    if update.next_step_at != entry.next_step_at:
+        fields.append("next_step_at")
+        flags.append(
+            f"--next-step-at {entry.next_step_at.isoformat()}"
+            if entry.next_step_at
+            else "--clear-next-step-at"
+        )
+    for lang, text in entry.texts().items():
+        have = update.texts.get(lang)
+        for name in ("headline", "body", "next_step"):
+            want = getattr(text, name)
+            if have is None or getattr(have, name) != want:
+                fields.append(f"{name} ({lang})")
+                flags.append(f"--text {lang} {name} {_quote(want, f'{name} in {lang}')}")
+    if not fields:
+        return None
+    command = f"strikebot edit {update.id} {' '.join(flags)} --reason 'as in the campaign file'"
+    return Difference(target, tuple(fields), (command,))
+
+
+def _subscription_difference(
+    entry: SubscriptionEntry, sub: Subscription, default: str
+) -> Difference | None:
+    fields: list[str] = []
+    flags: list[str] = []
+    language = entry.language or default
+    if sub.language != language:
+        fields.append("language")
+        flags.append(f"--language {language}")
+    urgencies = frozenset(entry.urgencies) or ALL_URGENCIES
+    if sub.urgencies != urgencies:
+        fields.append("urgencies")
+        flags.append(f"--urgency {','.join(sorted(urgencies))}")
+    briefing = time.fromisoformat(entry.briefing_time) if entry.briefing_time else None
+    if sub.briefing_time != briefing:
+        fields.append("briefing_time")
+        flags.append(f"--briefing-time {entry.briefing_time or 'none'}")
+    if entry.timezone is not None and sub.timezone != entry.timezone:
+        fields.append("timezone")
+        flags.append(f"--timezone {entry.timezone}")
+    if sub.briefing_days != frozenset(entry.briefing_days):
+        fields.append("briefing_days")
+        days = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+        flags.append(f"--days {','.join(days[d] for d in sorted(set(entry.briefing_days)))}")
+    quiet = None
+    if entry.quiet_start and entry.quiet_end:
+        quiet = QuietHours(
+            time.fromisoformat(entry.quiet_start), time.fromisoformat(entry.quiet_end)
+        )
+    if sub.quiet_hours != quiet:
+        fields.append("quiet hours")
+        flags.append(f"--quiet {entry.quiet_start}-{entry.quiet_end}" if quiet else "--quiet none")
+    if entry.label and sub.label != entry.label:
+        fields.append("label")
+        flags.append(f"--label {shlex.quote(entry.label)}")
+    if not fields:
+        return None
+    address = shlex.quote(sub.address)
+    return Difference(
+        f"subscription {sub.address}", tuple(fields),
+        (f"strikebot subscriptions add {address} {' '.join(flags)}",),
+    )  # fmt: skip

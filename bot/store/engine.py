@@ -17,6 +17,7 @@ connection, and SQLAlchemy then replaces every connection opened before it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import sqlite3
@@ -47,6 +48,8 @@ from bot.store._one_trip import OneTripConnection, one_trip_dbapi
 if TYPE_CHECKING:
     from alembic.config import Config
 
+log = logging.getLogger("strikebot.store")
+
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/strikebot.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -64,7 +67,7 @@ def create_engine(url: str) -> AsyncEngine:
     except ArgumentError as exc:
         raise StoreUnavailable(
             f"STRIKEBOT_DATABASE_URL {url!r} is not a database URL. Use "
-            "sqlite+aiosqlite:///data/strikebot.db or postgresql+asyncpg://user@host/db."
+            f"{DEFAULT_DATABASE_URL} or postgresql+asyncpg://user@host/db."
         ) from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -94,7 +97,7 @@ def create_engine(url: str) -> AsyncEngine:
         return engine
     raise StoreUnavailable(
         f"Database {backend!r} is not supported. Use SQLite "
-        "(sqlite+aiosqlite:///data/strikebot.db) or PostgreSQL (postgresql+asyncpg://...)."
+        f"({DEFAULT_DATABASE_URL}) or PostgreSQL (postgresql+asyncpg://...)."
     )
 
 
@@ -249,6 +252,7 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     if revision == "head" and await at_head(engine):
         return
     from alembic import command
+    from alembic.runtime.migration import MigrationContext
     from alembic.util.exc import CommandError
 
     cfg = alembic_config()
@@ -256,8 +260,17 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     def run(sync_conn: Connection) -> None:
         if sync_conn.dialect.name == "postgresql":
             sync_conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727274001)")
+        before = MigrationContext.configure(sync_conn).get_current_revision()
         cfg.attributes["connection"] = sync_conn
         command.upgrade(cfg, revision)
+        after = MigrationContext.configure(sync_conn).get_current_revision()
+        if before != after:  # one line however many migrations ran
+            steps = _steps(cfg, before, after)
+            log.info(
+                "database schema %s: %d migration(s) applied",
+                f"created at {after}" if before is None else f"upgraded from {before} to {after}",
+                steps,
+            )
 
     try:
         async with engine.connect() as conn:
@@ -275,6 +288,15 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         if translated is None:
             raise
         raise translated from exc
+
+
+def _steps(cfg: Config, before: str | None, after: str | None) -> int:
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(cfg)
+    if after is None:
+        return 0
+    return sum(1 for _ in scripts.iterate_revisions(after, before or "base"))
 
 
 async def check_reachable(engine: AsyncEngine, url: str, within: float = 10.0) -> None:

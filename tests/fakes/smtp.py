@@ -89,7 +89,9 @@ def _authenticate(
         and auth_data.login == USER.encode()
         and auth_data.password == PASSWORD.encode()
     )
-    return AuthResult(success=ok)
+    # handled=False: aiosmtpd answers a refusal with 535, as a provider does (its default
+    # leaves the client waiting for an answer that never comes).
+    return AuthResult(success=ok, handled=False)
 
 
 class FakeSmtp:

@@ -2,6 +2,8 @@
 
     POST /2010-04-01/Accounts/{AccountSid}/Messages.json   (HTTP Basic: SID, auth token)
          To, Body, From | MessagingServiceSid, StatusCallback  -> 201 {"sid": "SM...", ...}
+    GET  /2010-04-01/Accounts/{AccountSid}.json   -> {"sid", "status", "type", ...}
+         (`account_status`: active, suspended, closed; `account_type`: Full or Trial)
 
 It behaves like Twilio at its worst where the adapter must cope:
 - a wrong login gets 401 {"code": 20003}; a body over 1600 characters 400 {"code": 21617};
@@ -103,6 +105,8 @@ class FakeTwilio:
     opted_out: set[str] = field(default_factory=set)
     landlines: set[str] = field(default_factory=set)
     faults: deque[Fault] = field(default_factory=deque)
+    account_status: str = "active"
+    account_type: str = "Full"
     clock: Callable[[], datetime] = utcnow
     contents: dict[str, Content] = field(default_factory=dict)
     heard: dict[str, datetime] = field(default_factory=dict)  # whatsapp number -> last wrote
@@ -164,7 +168,10 @@ class FakeTwilio:
     async def _account(self, request: web.Request) -> web.Response:
         if request.match_info["sid"] != ACCOUNT_SID or not _authorized(request):
             return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
-        return _json(200, {"sid": ACCOUNT_SID, "status": "active", "friendly_name": "UTLA"})
+        return _json(200, {
+            "sid": ACCOUNT_SID, "friendly_name": "UTLA", "status": self.account_status,
+            "type": self.account_type,
+        })  # fmt: skip
 
     async def _approval(self, request: web.Request) -> web.Response:
         if not _authorized(request):
