@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from enum import StrEnum
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 
 class Contact(StrEnum):
@@ -93,6 +93,25 @@ class DeliveryState(StrEnum):
 
 ALL_URGENCIES: frozenset[Urgency] = frozenset(Urgency)
 
+T = TypeVar("T", str, tuple[str, ...])
+
+
+def wording(texts: Mapping[str, T], language: str, main: str | None = None) -> tuple[T | None, str]:
+    """The one fallback rule for what people wrote, per field: the text in `language` when
+    it has one, else the main language's (`main`, default the first written), else any
+    language's; with the language it is in. (None, `language`) when no language has one.
+    `bot.messages.fallback` marks a fallen-back text for the reader ("(in English)")."""
+    own = texts.get(language)
+    if own:
+        return own, language
+    order = [main] if main else []
+    order += [lang for lang in texts if lang != main]
+    for lang in order:
+        found = texts.get(lang) if lang else None
+        if found:
+            return found, lang
+    return None, language
+
 
 @dataclass(frozen=True, slots=True)
 class Families:
@@ -104,9 +123,9 @@ class Families:
     meals: Mapping[str, str] = field(default_factory=dict)
     ask: Mapping[str, str] = field(default_factory=dict)
 
-    def text(self, name: str, language: str) -> str:
+    def text(self, name: str, language: str, main: str | None = None) -> str:
         texts: Mapping[str, str] = getattr(self, name)
-        return texts.get(language) or next(iter(texts.values()), "")
+        return wording(texts, language, main)[0] or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,17 +190,17 @@ class Update:
     seed_key: str | None = None
     revisions: tuple[Revision, ...] = ()
 
-    def text(self, language: str) -> UpdateText:
-        """The wording in `language`, falling back to the first language written — as a
-        whole, or field by field where a translation left the body or next step empty
-        (a reader is better served by the original than by nothing)."""
-        first = next(iter(self.texts.values()))
-        own = self.texts.get(language)
-        if own is None:
-            return first
-        if (own.body or not first.body) and (own.next_step or not first.next_step):
-            return own
-        return UpdateText(own.headline, own.body or first.body, own.next_step or first.next_step)
+    def text(self, language: str, main: str | None = None) -> UpdateText:
+        """The wording in `language`, field by field: a field it leaves empty (or all of
+        them, when it has no text) is the main language's (`main`, default the first
+        written). Unmarked: `bot.messages.fallback` says where a reader's text fell back."""
+        texts = self.texts
+        return UpdateText(
+            *(
+                wording({k: getattr(t, name) for k, t in texts.items()}, language, main)[0] or ""
+                for name in ("headline", "body", "next_step")
+            )
+        )
 
     @property
     def retracted(self) -> bool:
@@ -230,10 +249,22 @@ class Demand:
     history: tuple[DemandEvent, ...] = ()
     retired_at: datetime | None = None
 
-    def text(self, language: str) -> DemandText:
-        if language in self.texts:
-            return self.texts[language]
-        return next(iter(self.texts.values()))
+    def text(self, language: str, main: str | None = None) -> DemandText:
+        """The wording in `language`, field by field (each empty field is the main
+        language's, `main`, default the first written), as `Update.text`."""
+        texts = self.texts
+
+        def field(name: str) -> str:
+            return wording({k: getattr(t, name) for k, t in texts.items()}, language, main)[0] or ""
+
+        facts, _ = wording({k: t.facts for k, t in texts.items()}, language, main)
+        return DemandText(
+            field("title"),
+            field("summary"),
+            field("union_position"),
+            field("employer_offer"),
+            facts or (),
+        )
 
 
 @dataclass(frozen=True, slots=True)

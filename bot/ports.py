@@ -58,6 +58,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.i18n.sentences import not_found, say
+from bot.messages import fallback
 from bot.messages.compose import (
     fit,
     fit_message,
@@ -243,6 +244,7 @@ __all__ = [
     "configure_logging",
     "events",
     "example_address",
+    "fallback",
     "family_answers",
     "fit",
     "fit_message",

@@ -54,7 +54,7 @@ def test_answers_follow_the_status_and_fall_back_to_the_first_language() -> None
         ("¿Hay huelga hoy?", "Sí: día 5 de la huelga."),
         ("¿Están abiertas las escuelas?",
          "Sí, las escuelas están abiertas. Suplentes mantienen abiertas todas las escuelas."),
-        ("Comidas", "Breakfast and lunch as usual."),  # no Spanish text: the English one
+        ("Comidas", "Breakfast and lunch as usual. (en inglés)"),  # the English one, marked
         ("¿Preguntas?", "La oficina de tu escuela."),
     ]  # fmt: skip
     suspended = family_answers(WITH_FAMILIES, update(Status.STRIKE_SUSPENDED), FRIDAY, "en")
@@ -106,7 +106,7 @@ async def test_strike_status_command_gives_the_families_answers(
     reply = await ctx.commands.status(CommandContext("discord", MEMBER, "g", "c", locale="es"))
     fields = {f.name: f.value for f in reply.message.fields}
     assert fields["¿Están abiertas las escuelas?"].startswith("Sí, las escuelas están abiertas.")
-    assert fields["Comidas"] == "Breakfast and lunch as usual."
+    assert fields["Comidas"] == "Breakfast and lunch as usual. (en inglés)"
     assert fields["¿Preguntas?"] == "La oficina de tu escuela."
 
 

@@ -92,7 +92,7 @@ def test_update_message_in_spanish_and_in_the_channel_time_zone() -> None:
 def test_spanish_channel_gets_english_text_when_no_translation_but_spanish_labels() -> None:
     update = make_update(texts={"en": UpdateText("Talks resume Saturday")}, next_step_at=None)
     message = update_message(update, "es", CAMPAIGN)
-    assert message.title == "Talks resume Saturday"
+    assert message.title == "Talks resume Saturday (en inglés)"  # marked for the reader
     assert message.status_label == "En huelga"
     assert message.fields == ()
     assert message.footer.startswith("Actualización #7")

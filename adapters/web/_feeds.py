@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from markupsafe import escape
 
-from bot.ports import Campaign, Update, i18n
+from bot.ports import Campaign, Update, fallback, i18n
 
 from ._app import Handler, WebState, cached, state_of
 from ._cache import Rendered
@@ -77,7 +77,7 @@ def atom_feed(
     sub(author, "name", campaign.union)
     sub(feed, "generator", "strikebot")
     for update in updates:
-        text = update.text(language)
+        text = fallback.shown_update(update, language, campaign.default_language)
         note = notes.get(update.id) or RevisionNote()
         entry = sub(feed, "entry")
         sub(entry, "id", f"{campaign.public_url}/updates/{update.id}")
@@ -105,7 +105,7 @@ def _entry_html(
     update: Update, note: RevisionNote, campaign: Campaign, language: str, now: datetime
 ) -> str:
     words = _WORDS[i18n.pick(language)]
-    text = update.text(language)
+    text = fallback.shown_update(update, language, campaign.default_language)
     parts: list[str] = []
     if update.retracted:
         parts.append(
@@ -212,7 +212,7 @@ def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str
         "X-PUBLISHED-TTL:PT1H",
     ]
     for event in events:
-        text = event.update.text(language)
+        text = fallback.shown_update(event.update, language, campaign.default_language)
         summary = text.next_step or text.headline
         if event.cancelled:
             summary = f"{words['retracted']}: {summary}"

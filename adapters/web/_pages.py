@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.ports import Campaign, family_answers, i18n
+from bot.ports import Campaign, fallback, family_answers, i18n
 
 from ._app import HTML, Handler, WebState, cached, from_memory, state_of
 from ._cache import Rendered, Tick
@@ -169,11 +169,12 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     context["current"] = None
     context["next_step"] = None
     if current is not None:
+        text = fallback.shown_update(current, lang, campaign.default_language)
         context["current"] = {
             "href": f"{page_prefix(lang, campaign)}/updates/{current.id}",
-            "headline": current.text(lang).headline,
+            "headline": text.headline,
         }
-        step = current.text(lang).next_step
+        step = text.next_step
         at = current.next_step_at
         if step or at:
             context["next_step"] = {

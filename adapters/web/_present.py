@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.ports import Campaign, Demand, DemandStatus, Update, i18n
+from bot.ports import Campaign, Demand, DemandStatus, Update, fallback, i18n
 
 from ._data import RevisionNote
 
@@ -225,7 +225,7 @@ def entry_view(
     with_history: bool = False,
     now: datetime | None = None,
 ) -> EntryView:
-    text = update.text(language)
+    text = fallback.shown_update(update, language, campaign.default_language)
     body = text.body
     trimmed = False
     if preview is not None and len(body) > preview:
@@ -303,7 +303,7 @@ def last_change(update: Update) -> datetime:
 def demand_view(
     demand: Demand, campaign: Campaign, language: str, now: datetime | None = None
 ) -> DemandView:
-    text = demand.text(language)
+    text = fallback.shown_demand(demand, language, campaign.default_language)
     return DemandView(
         key=demand.key,
         title=text.title,

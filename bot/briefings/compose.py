@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.briefings.queries import updates_changed_since
 from bot.messages.compose import fit, local_zone, neutralize_mentions, page_url, update_url
+from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import as_line, family_answers
 from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
@@ -130,11 +131,12 @@ def compose_briefing(
     title_key = "title_morning" if local_now.hour < 12 else "title"
     title = _t(lang, title_key, date=i18n.format_date(local_now.date(), lang))
 
-    items = _changes(recent_updates, demands, demand_events_since, since, now, lang)
+    main = campaign.default_language
+    items = _changes(recent_updates, demands, demand_events_since, since, now, lang, main)
     fields: tuple[Field, ...] = ()
-    tail = _next_step(latest, now, zone, lang)
+    tail = _next_step(latest, now, zone, lang, main)
     if items:  # a quiet day does not repeat the table it showed yesterday
-        fields, hidden = _demand_fields(demands, lang)
+        fields, hidden = _demand_fields(demands, lang, main)
         if hidden:
             tail.append(_t(lang, "more_demands", n=hidden))
 
@@ -200,11 +202,12 @@ def _changes(
     since: datetime,
     now: datetime,
     lang: str,
+    main: str,
 ) -> list[str]:
     """What happened in (since, now], oldest first, one line each."""
     dated: list[tuple[datetime, int, str]] = []
     for update in updates:
-        headline = _human(update.text(lang).headline)
+        headline = _human(shown_update(update, lang, main).headline)
         if update.retracted:
             at = update.retracted_at
             if at is not None and since < at <= now:
@@ -228,7 +231,7 @@ def _changes(
                     _t(lang, "corrected", headline=headline, reason=reason),
                 )
             )
-    titles = {d.key: d.text(lang).title for d in demands}
+    titles = {d.key: shown_demand(d, lang, main).title for d in demands}
     moved: dict[str, tuple[datetime, str]] = {}
     for key, event in events:
         if event.recorded_by == SEED_RECORDER or not since < event.at <= now:
@@ -236,7 +239,7 @@ def _changes(
         if event.kind is not DemandChange.OFFER:  # re-wordings, additions: the list shows them
             continue
         title = _human(titles.get(key, key))
-        offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
+        offer = shown(event.offer, lang, main)
         if offer:
             line = _t(lang, "demand_offer", title=title, offer=_human(offer))
         else:
@@ -267,11 +270,13 @@ def _bullets(items: list[str], lang: str, room: int) -> list[str]:
     return shown
 
 
-def _next_step(latest: Update | None, now: datetime, zone: ZoneInfo, lang: str) -> list[str]:
+def _next_step(
+    latest: Update | None, now: datetime, zone: ZoneInfo, lang: str, main: str
+) -> list[str]:
     if latest is None:
         return []
     lines = []
-    step = _human(latest.text(lang).next_step.strip())
+    step = _human(shown_update(latest, lang, main).next_step.strip())
     if step:
         lines.append(fit(_t(lang, "next", text=step), ITEM_LIMIT + 40, None, lang))
     if latest.next_step_at is not None and latest.next_step_at >= now:
@@ -281,12 +286,14 @@ def _next_step(latest: Update | None, now: datetime, zone: ZoneInfo, lang: str) 
     return lines
 
 
-def _demand_fields(demands: Sequence[Demand], lang: str) -> tuple[tuple[Field, ...], int]:
+def _demand_fields(
+    demands: Sequence[Demand], lang: str, main: str
+) -> tuple[tuple[Field, ...], int]:
     """One field per demand, as many as fit; returns the fields and how many were left out."""
     fields: list[Field] = []
     used = 0
     for demand in demands:
-        text = demand.text(lang)
+        text = shown_demand(demand, lang, main)
         name = fit(
             f"{_human(text.title)} · {i18n.demand_status_label(demand.status, lang)}",
             FIELD_NAME_LIMIT,

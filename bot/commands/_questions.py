@@ -17,8 +17,9 @@ from bot.editorial.parsing import parse_count
 from bot.editorial.rules import clean_text
 from bot.i18n.sentences import invalid, not_found, say, short
 from bot.messages.compose import fit, page_url, update_message, update_url
+from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
-from bot.models import Demand, DemandChange, Status, Update, UpdateState
+from bot.models import Demand, DemandChange, DemandText, Status, Update, UpdateState
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store import schema as t
@@ -138,7 +139,7 @@ class Questions(CommandsBase):
         if not demands:
             intro = say(lang, "no_demands")
         fields = [
-            Field(demand.text(lang).title, self._demand_summary(demand, lang))
+            Field(self._shown(demand, lang).title, self._demand_summary(demand, lang))
             for demand in demands[:_MAX_DEMAND_FIELDS]
         ]
         rest = demands[_MAX_DEMAND_FIELDS:]
@@ -156,8 +157,11 @@ class Questions(CommandsBase):
             )
         )
 
+    def _shown(self, demand: Demand, lang: str) -> DemandText:
+        return shown_demand(demand, lang, self.campaign.default_language)
+
     def _demand_summary(self, demand: Demand, lang: str) -> str:
-        text = demand.text(lang)
+        text = self._shown(demand, lang)
         ask = text.union_position or text.summary or say(lang, "nothing_there")
         offer = text.employer_offer or say(lang, "no_offer")
         return "\n".join(
@@ -188,7 +192,7 @@ class Questions(CommandsBase):
                 demand = await tx.get_demand(match) if match else None
         if demand is None:
             raise not_found("unknown_demand", key=short(key), keys=", ".join(keys))
-        text = demand.text(lang)
+        text = self._shown(demand, lang)
         fields = [
             Field(say(lang, "we_ask"), text.union_position or say(lang, "nothing_there")),
             Field(
@@ -197,7 +201,7 @@ class Questions(CommandsBase):
             ),
             Field(say(lang, "demand_status"), i18n.demand_status_label(demand.status, lang), True),
         ]
-        facts = demand.texts.get(lang, text).facts or text.facts
+        facts = text.facts
         if facts:
             fields.append(Field(say(lang, "facts"), "\n".join(f"• {fact}" for fact in facts)))
         fields.append(Field(say(lang, "offer_history"), self._history(demand, a.zone, lang)))
@@ -220,7 +224,7 @@ class Questions(CommandsBase):
                 event.at.astimezone(zone).date(), lang, self.clock().astimezone(zone).date()
             )
             status = i18n.demand_status_label(event.status, lang)
-            offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
+            offer = shown(event.offer, lang, self.campaign.default_language)
             if event.kind is DemandChange.EDIT:
                 edited = event.changes.get(lang) or next(iter(event.changes.values()), {})
                 fields = ", ".join(edited) or status
@@ -264,7 +268,7 @@ class Questions(CommandsBase):
             )
         fields = []
         for update in updates:
-            text = update.text(lang)
+            text = shown_update(update, lang, self.campaign.default_language)
             name = say(
                 lang,
                 "timeline_entry",
@@ -301,7 +305,7 @@ class Questions(CommandsBase):
         lang, now = a.language, self.clock()
         async with self.store.read() as tx:
             latest = await tx.latest_update(now)
-        text = latest.text(lang) if latest else None
+        text = shown_update(latest, lang, self.campaign.default_language) if latest else None
         if latest is None or text is None or not (text.next_step.strip() or latest.next_step_at):
             return Reply(
                 OutboundMessage(

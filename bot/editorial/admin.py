@@ -410,7 +410,8 @@ class Admin:
             texts = dict(before.texts)
             if offer and current:
                 for lang, text in offer.items():
-                    texts[lang] = replace(before.text(lang), employer_offer=text.strip())
+                    own = before.texts.get(lang) or DemandText(title="")  # the rest falls back
+                    texts[lang] = replace(own, employer_offer=text.strip())
             change = DemandEvent(
                 at=when,
                 status=status or before.status,

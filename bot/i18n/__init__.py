@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
@@ -45,6 +45,7 @@ __all__ = [
     "STATUS_COLOURS",
     "Catalogues",
     "Phrase",
+    "Term",
     "Words",
     "catalogue_dirs",
     "catalogues",
@@ -60,13 +61,18 @@ __all__ = [
     "format_time",
     "language_name",
     "languages",
+    "local",
+    "phrase",
     "pick",
     "plural",
+    "say",
+    "sentence_language",
     "source_language",
     "status_label",
     "supported",
     "text",
     "translate_source",
+    "translated",
     "urgency_label",
 ]
 
@@ -211,6 +217,7 @@ def reload() -> None:
     catalogues.cache_clear()
     _locale.cache_clear()
     _by_source.cache_clear()
+    _translated.cache_clear()
 
 
 def source_language() -> str:
@@ -258,6 +265,83 @@ def text(language: str, context: str) -> str:
     singular = source if isinstance(source, str) else source[0]
     found = catalogues().compiled.get(pick(language))
     return str(found.pgettext(context, singular)) if found is not None else singular
+
+
+@cache
+def _translated(language: str) -> frozenset[str]:
+    found = catalogues()
+    if language == found.source:
+        return frozenset(found.source_texts)
+    catalog = found.catalogs.get(language)
+    if catalog is None:
+        return frozenset()
+    done = set()
+    for message in catalog:
+        forms = message.string if isinstance(message.string, tuple | list) else [message.string]
+        if message.context and not message.fuzzy and forms and all(forms):
+            done.add(message.context)
+    return frozenset(done)
+
+
+def translated(language: str, context: str) -> bool:
+    """True when `language` has a current translation of message `context` (the source
+    language has every message)."""
+    return context in _translated(pick(language))
+
+
+class Term:
+    """A piece put into another sentence that depends on the language: a catalogue phrase
+    (`phrase`) or a CLDR value (`local`). `say` renders it in the language the whole
+    sentence is said in, so a sentence never mixes two languages."""
+
+    __slots__ = ("contexts", "render")
+
+    def __init__(self, render: Callable[[str], str], contexts: Iterable[str] = ()) -> None:
+        self.render = render
+        self.contexts = tuple(contexts)
+
+    def __str__(self) -> str:  # a Term formatted outside `say` speaks the source language
+        return self.render(source_language())
+
+
+def phrase(context: str, /, **values: object) -> Term:
+    """Message `context` (with `values`) as a piece of another sentence."""
+
+    def render(language: str) -> str:
+        return say(language, context, **values)
+
+    nested = [c for v in values.values() if isinstance(v, Term) for c in v.contexts]
+    return Term(render, (context, *nested))
+
+
+def local(render: Callable[[str], str]) -> Term:
+    """A value CLDR renders in any language (a date, a language's name, a number)."""
+    return Term(render)
+
+
+def sentence_language(language: str, contexts: Iterable[str], fallback: Iterable[str] = ()) -> str:
+    """The language a sentence made of messages `contexts` is said in: `language` if it
+    translates them all, else the first of `fallback` that does, else the source language.
+    A half-translated catalogue so shows a sentence whole in one language, never mixed."""
+    needed = tuple(contexts)
+    for candidate in (language, *fallback):
+        lang = pick(candidate)
+        if all(translated(lang, c) for c in needed):
+            return lang
+    return source_language()
+
+
+def say(language: str, context: str, /, **values: object) -> str:
+    """Message `context` in `language` with `values` filled in (str.format fields), said
+    whole in one language: `Term` values are rendered in the language the sentence is said
+    in (see `sentence_language`, whose fallback here is the source language); other values
+    are put in as they are."""
+    terms = [v for v in values.values() if isinstance(v, Term)]
+    lang = pick(language)
+    if lang != source_language():
+        lang = sentence_language(lang, (context, *(c for t in terms for c in t.contexts)))
+    filled = {k: v.render(lang) if isinstance(v, Term) else v for k, v in values.items()}
+    return text(lang, context).format_map(filled)
 
 
 def plural(language: str, context: str, n: int) -> str:
@@ -325,8 +409,16 @@ class Words(Mapping[str, Mapping[str, str]]):
         return len(languages())
 
     def say(self, language: str, key: str, /, **values: object) -> str:
-        """Sentence `key` in `language` with `values` filled in (str.format fields)."""
-        return self[language][key].format_map(values)
+        """Sentence `key` in `language` with `values` filled in (str.format fields), whole
+        in one language (see `bot.i18n.say`)."""
+        context = f"{self.table}.{key}"
+        if not has_message(context):
+            raise KeyError(key)
+        return say(language, context, **values)
+
+    def term(self, key: str, /, **values: object) -> Term:
+        """Sentence `key` as a piece of another sentence (see `phrase`)."""
+        return phrase(f"{self.table}.{key}", **values)
 
 
 class Phrase(Mapping[str, str]):
@@ -358,7 +450,7 @@ def urgency_label(urgency: Urgency, language: str) -> str:
 
 
 def family_word(key: str, language: str, **values: object) -> str:
-    return text(language, f"families.{key}").format(**values)
+    return say(language, f"families.{key}", **values)
 
 
 @cache

@@ -21,6 +21,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
+from bot.messages.fallback import shown_update
 from bot.models import Campaign, Update
 from bot.plugins import installed_plugins
 from bot.plugins.outbound import Field, Limits, Link, MessageKind, OutboundMessage
@@ -206,7 +207,7 @@ def update_message(
         return retraction_message(update, language, campaign, timezone=timezone)
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
     fields: list[Field] = []
     if text.next_step.strip():
@@ -239,7 +240,7 @@ def retraction_message(
     original text stays visible (adapters strike it through) so nobody wonders what vanished."""
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
     when = _when(update.retracted_at or update.effective_at, zone, lang)
     reason = (update.retraction_reason or "").strip()
@@ -278,7 +279,7 @@ def correction_message(
     """A short visible note that an update was corrected (edits in place notify nobody)."""
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
     reason = update.revisions[-1].reason.strip() if update.revisions else ""
     reason_text = (

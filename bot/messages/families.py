@@ -9,6 +9,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot import i18n
+from bot.messages.fallback import shown
 from bot.models import Campaign, Update
 
 
@@ -42,7 +43,8 @@ def family_answers(
     families = campaign.families
     if families is None:
         return answers
-    schools = families.text("schools", lang)
+    main = campaign.default_language
+    schools = shown(families.schools, lang, main)
     if families.schools_open is not None:
         verdict = i18n.family_word("schools_open" if families.schools_open else "schools_closed",
                                    lang)  # fmt: skip
@@ -50,7 +52,7 @@ def family_answers(
     if schools:
         answers.append((i18n.family_word("schools", lang), schools))
     for name in ("meals", "ask"):
-        text = families.text(name, lang)
+        text = shown(getattr(families, name), lang, main)
         if text:
             answers.append((i18n.family_word(name, lang), text))
     return answers
