@@ -156,6 +156,13 @@ class UpdateText:
     next_step: str = ""
 
 
+def _only(reason: str, texts: Mapping[str, UpdateText]) -> Mapping[str, str]:
+    """A reason given in one language only: the language the update was first written in."""
+    if not reason:
+        return {}
+    return {next(iter(texts), ""): reason}
+
+
 @dataclass(frozen=True, slots=True)
 class Revision:
     """The text of an update as it stood before an edit, with who changed it and why."""
@@ -166,8 +173,14 @@ class Revision:
     urgency: Urgency
     next_step_at: datetime | None
     editor: str
-    reason: str
+    reason: str  # in the main language
     created_at: datetime
+    # The reason in each language it was given in (the main language's included).
+    reasons: Mapping[str, str] = field(default_factory=dict)
+
+    def reason_texts(self) -> Mapping[str, str]:
+        """The reason by language: `reasons`, else `reason` as the first text's language's."""
+        return self.reasons or _only(self.reason, self.texts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +199,15 @@ class Update:
     approved_by: str | None = None
     retracted_at: datetime | None = None
     retracted_by: str | None = None
-    retraction_reason: str | None = None
+    retraction_reason: str | None = None  # in the main language
     seed_key: str | None = None
     revisions: tuple[Revision, ...] = ()
+    # The retraction's reason in each language it was given in (the main one's included).
+    retraction_reasons: Mapping[str, str] = field(default_factory=dict)
+
+    def retraction_reason_texts(self) -> Mapping[str, str]:
+        """The retraction's reason by language (see `Revision.reason_texts`)."""
+        return self.retraction_reasons or _only(self.retraction_reason or "", self.texts)
 
     def text(self, language: str, main: str | None = None) -> UpdateText:
         """The wording in `language`, field by field: a field it leaves empty (or all of

@@ -216,8 +216,9 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
         next_step_at=body.next_step_at,
         clear_next_step_at=clear,
     )
+    reasons = _reasons(body.reason, body.reasons, ctx.campaign.default_language)
     update = await ctx.admin.edit(
-        HTTP_ACTOR, update_id, changes, reason=body.reason, correction=body.correction
+        HTTP_ACTOR, update_id, changes, reason=reasons, correction=body.correction
     )
     return await _admin_view(request, update)
 
@@ -226,8 +227,19 @@ async def retract_update(request: web.Request) -> web.StreamResponse:
     ctx = state_of(request).ctx
     update_id = _update_id(request)
     body = await _body(request, RetractIn)
-    update = await ctx.admin.retract(HTTP_ACTOR, update_id, reason=body.reason)
+    reasons = _reasons(body.reason, body.reasons, ctx.campaign.default_language)
+    update = await ctx.admin.retract(HTTP_ACTOR, update_id, reason=reasons)
     return await _admin_view(request, update)
+
+
+def _reasons(reason: str, others: dict[str, str] | None, main: str) -> dict[str, str]:
+    """`reason` (the first language's) and `reasons` (the others'), by language."""
+    extra = dict(others or {})
+    if extra.get(main, reason) != reason:
+        raise InvalidInput(
+            f"`reasons` gives another {main!r} reason than `reason`; give it once, in `reason`."
+        )
+    return {main: reason, **{k: v for k, v in extra.items() if k != main}}
 
 
 class _Empty(BaseModel):

@@ -112,7 +112,7 @@ def _entry_html(
             f"<p><strong>{escape(words['retracted'])}</strong> "
             f"({escape(when(update.retracted_at or update.effective_at, campaign, language, now))})"
             ". "
-            f"{escape(words['reason'])}: {escape(update.retraction_reason or '')}</p>"
+            f"{escape(words['reason'])}: {escape(_reason(update, campaign, language))}</p>"
         )
     body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs_of(text.body))
     parts.append(f"<del>{body}</del>" if update.retracted and body else body)
@@ -125,14 +125,20 @@ def _entry_html(
         parts.append(
             f"<p><strong>{escape(words['next'])}:</strong> {escape(text.next_step)}{escape(at)}</p>"
         )
+    main = campaign.default_language
     for revision in reversed(update.revisions):
         label = words["corrected"] if (revision.number + 1) in note.corrections else words["edited"]
         parts.append(
             f"<p><em>{escape(label)} "
             f"{escape(when(revision.created_at, campaign, language, now))}: "
-            f"{escape(revision.reason)}</em></p>"
+            f"{escape(fallback.shown(revision.reason_texts(), language, main))}</em></p>"
         )
     return "".join(parts)
+
+
+def _reason(update: Update, campaign: Campaign, language: str) -> str:
+    """The retraction's reason for a reader of `language` (the one fallback rule)."""
+    return fallback.shown(update.retraction_reason_texts(), language, campaign.default_language)
 
 
 # -- iCalendar -----------------------------------------------------------------------------
@@ -221,7 +227,9 @@ def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str
             part
             for part in (
                 text.headline,
-                f"{words['reason']}: {event.update.retraction_reason}" if event.cancelled else "",
+                f"{words['reason']}: {_reason(event.update, campaign, language)}"
+                if event.cancelled
+                else "",
                 url,
             )
             if part

@@ -10,7 +10,7 @@ from aiohttp import web
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bot.ports import OFFER_MAX, Campaign
+from bot.ports import OFFER_MAX, REASON_MAX, Campaign
 
 from . import _webhooks
 from ._app import JSON, state_of
@@ -128,6 +128,18 @@ def document(campaign: Campaign) -> dict[str, Any]:
     for name in ("headline", "body", "next_step"):
         patch = schemas["UpdateTextPatch"]["properties"]
         patch[name] = _drop_null(patch[name])
+    # A reason in the other campaign languages (`reason` is the first one's).
+    for name in ("EditUpdateIn", "RetractIn"):
+        schemas[name]["properties"]["reasons"] = {
+            "type": "object",
+            "description": "the reason in other campaign languages; `reason` is the first's",
+            "properties": {
+                lang: {"type": "string", "minLength": 1, "maxLength": REASON_MAX,
+                       "pattern": NON_BLANK}
+                for lang in languages[1:]
+            },
+            "additionalProperties": False,
+        }  # fmt: skip
     demand = schemas["DemandChangeIn"]
     demand["properties"]["status"] = _drop_null(demand["properties"]["status"])
     demand["properties"]["offer"] = {

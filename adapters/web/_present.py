@@ -242,7 +242,7 @@ def entry_view(
                 created,
                 when(revision.created_at, campaign, language, now),
                 revision.created_at.isoformat(),
-                revision.reason,
+                fallback.shown(revision.reason_texts(), language, campaign.default_language),
                 correction,
             )
         )
@@ -258,7 +258,9 @@ def entry_view(
                     status_class=str(revision.status),
                     replaced_when=when(revision.created_at, campaign, language, now),
                     replaced_iso=revision.created_at.isoformat(),
-                    reason=revision.reason,
+                    reason=fallback.shown(
+                        revision.reason_texts(), language, campaign.default_language
+                    ),
                     correction=correction,
                     language=language,
                 )
@@ -280,7 +282,9 @@ def entry_view(
         when=when(effective, campaign, language, now),
         iso=effective.isoformat(),
         retracted=update.retracted,
-        retraction_reason=update.retraction_reason or "",
+        retraction_reason=fallback.shown(
+            update.retraction_reason_texts(), language, campaign.default_language
+        ),
         retracted_when=when(update.retracted_at, campaign, language, now)
         if update.retracted_at
         else "",

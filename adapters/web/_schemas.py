@@ -29,6 +29,7 @@ from bot.ports import (
     Update,
     UpdateState,
     Urgency,
+    fallback,
     i18n,
 )
 
@@ -277,8 +278,16 @@ class PostUpdateIn(_In):
     )
 
 
+ReasonText = Annotated[str, Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)]
+REASONS = (
+    'the reason in other campaign languages, by language code, e.g. {"es": "..."}; '
+    "`reason` is the first language's"
+)
+
+
 class EditUpdateIn(_In):
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+    reason: ReasonText
+    reasons: dict[str, ReasonText] | None = Field(default=None, description=REASONS)
     correction: bool = Field(
         default=False, description="also post a short visible correction note to every channel"
     )
@@ -292,7 +301,8 @@ class EditUpdateIn(_In):
 
 
 class RetractIn(_In):
-    reason: str = Field(min_length=1, max_length=REASON_MAX, pattern=NON_BLANK)
+    reason: ReasonText
+    reasons: dict[str, ReasonText] | None = Field(default=None, description=REASONS)
 
 
 class DemandChangeIn(_In):
@@ -394,7 +404,10 @@ def update_out(
         "revision": update.revision,
         "corrected": bool(note and note.corrections),
         "retracted_at": update.retracted_at,
-        "retraction_reason": update.retraction_reason,
+        "retraction_reason": fallback.shown(
+            update.retraction_reason_texts(), language, campaign.default_language
+        )
+        or None,
         "texts": {
             lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
             for lang, x in update.texts.items()

@@ -211,7 +211,7 @@ def _changes(
         if update.retracted:
             at = update.retracted_at
             if at is not None and since < at <= now:
-                reason = _human(update.retraction_reason or "—")
+                reason = _human(shown(update.retraction_reason_texts(), lang, main) or "—")
                 dated.append(
                     (at, update.id, _t(lang, "retracted", headline=headline, reason=reason))
                 )
@@ -223,7 +223,7 @@ def _changes(
         revisions = [r for r in update.revisions if since < r.created_at <= now]
         if revisions:
             last = revisions[-1]
-            reason = _human(last.reason)
+            reason = _human(shown(last.reason_texts(), lang, main))
             dated.append(
                 (
                     last.created_at,

@@ -188,6 +188,7 @@ def revision_json(revision: Revision) -> dict[str, Any]:
         "texts": texts_to_json(revision.texts),
         "editor": revision.editor,
         "reason": revision.reason,
+        "reasons": dict(revision.reason_texts()),
         "edited_at": iso(revision.created_at),
     }
 
@@ -210,6 +211,7 @@ def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
         "retracted_at": iso(update.retracted_at),
         "retracted_by": update.retracted_by,
         "retraction_reason": update.retraction_reason,
+        "retraction_reasons": dict(update.retraction_reason_texts()),
         "seed_key": update.seed_key,
         "revisions": [revision_json(r) for r in update.revisions],
     }
@@ -308,9 +310,10 @@ def shorten(text: str, limit: int = 80) -> str:
 
 # `--es-headline TEXT`, `--headline-es=TEXT`, `--ko-body-file PATH`, `--offer-es TEXT`: a
 # field's flag with any language code the bot has a catalogue for, read as
-# `--text es headline TEXT` (post, edit) or `--offer-in es TEXT` (demand set).
+# `--text es headline TEXT` (post, edit), `--offer-in es TEXT` (demand set) or
+# `--reason-in es TEXT` (edit, retract: `--es-reason`).
 _CODE = r"[a-z]{2,3}(?:_[A-Za-z0-9]{2,8})?"
-_FIELD = r"headline|body-file|body|next-step|offer"
+_FIELD = r"headline|body-file|body|next-step|offer|reason"
 _LANGUAGE_FLAG = re.compile(
     rf"--(?:(?P<code1>{_CODE})-(?P<field1>{_FIELD})|(?P<field2>{_FIELD})-(?P<code2>{_CODE}))"
     r"(?:=(?P<value>.*))?",
@@ -329,7 +332,10 @@ def language_flags(argv: Sequence[str]) -> list[str]:
             result.append(token)
             continue
         name = (match["field1"] or match["field2"]).replace("-", "_")
-        result += ["--offer-in", code] if name == "offer" else ["--text", code, name]
+        if name in ("offer", "reason"):
+            result += [f"--{name}-in", code]
+        else:
+            result += ["--text", code, name]
         if match["value"] is not None:
             result.append(match["value"])
     return result

@@ -5,7 +5,8 @@
         (any language: --text LANG headline|body|body-file|next-step TEXT, or --LANG-headline)
         --next-step "Picket at your school from 7:00 AM" --next-step-at "2019-01-14 07:00"
     strikebot edit 4 --body "Corrected time: 7:30 AM" --reason "wrong start time" --correction
-    strikebot retract 4 --reason "posted to the wrong campaign"
+    strikebot retract 4 --reason "posted to the wrong campaign" \
+        --es-reason "publicado en la campaña equivocada"   (or --reason-in es TEXT)
     strikebot approve 5 --as alex
     strikebot show 4
 """
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     retract.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     retract.add_argument("--reason", required=True, help="why (members will see it)")
+    _reason_flag(retract)
     add_actor_flag(retract)
     add_json_flag(retract)
     retract.set_defaults(handler=retract_handler)
@@ -77,6 +79,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     add_json_flag(show)
     show.set_defaults(handler=show_handler)
+
+
+def _reason_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--reason-in",
+        nargs=2,
+        action="append",
+        metavar=("LANG", "TEXT"),
+        help="the reason in another campaign language, read by its readers: "
+        "--reason-in es 'hora equivocada' (or --es-reason TEXT); --reason is the campaign's "
+        "first language's",
+    )
+
+
+def _reasons(args: argparse.Namespace, campaign: Campaign) -> dict[str, str]:
+    """--reason (the first language's) and each --reason-in / --text LANG reason, by
+    language."""
+    reasons = {campaign.default_language: args.reason}
+    extra = [tuple(pair) for pair in args.reason_in or []]
+    extra += [(code, text) for code, name, text in getattr(args, "text", None) or []
+              if name.strip().lower() == "reason"]  # fmt: skip
+    for code, text in extra:
+        language = parse_language(code, campaign.languages)
+        if language in reasons:
+            raise InvalidInput(f"The {language!r} reason is given twice; give it once.")
+        reasons[language] = text
+    return reasons
 
 
 def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> None:
@@ -105,7 +134,7 @@ def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> 
         action="append",
         metavar=("LANG", "FIELD", "TEXT"),
         help="one field in another language: --text es headline 'Comienza la huelga' "
-        "(FIELD: headline, body, body_file, next_step)",
+        "(FIELD: headline, body, body_file, next_step; for edit also reason)",
     )
 
 
@@ -168,6 +197,7 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     edit.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     edit.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
+    _reason_flag(edit)
     edit.add_argument(
         "--correction",
         action="store_true",
@@ -293,8 +323,9 @@ async def edit_handler(args: argparse.Namespace) -> int:
                 "Nothing to change: give --headline, --body, --next-step (or --text for "
                 "another language), --status, --urgency or --next-step-at."
             )
+        reasons = _reasons(args, campaign)
         update = await ctx.admin.edit(
-            actor, args.update_id, changes, reason=args.reason, correction=args.correction
+            actor, args.update_id, changes, reason=reasons, correction=args.correction
         )
         outbox = await _outbox(ctx, update.id)
         if args.json:
@@ -323,7 +354,7 @@ async def retract_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        update = await ctx.admin.retract(actor, args.update_id, reason=args.reason)
+        update = await ctx.admin.retract(actor, args.update_id, reason=_reasons(args, campaign))
         outbox = await _outbox(ctx, update.id)
         if args.json:
             print_json({"update": update_json(update, campaign), "outbox": outbox})
@@ -334,7 +365,8 @@ async def retract_handler(args: argparse.Namespace) -> int:
             f"[bold red]Retracted update #{update.id}[/]: "
             f"{escape(update.text(campaign.default_language).headline)}"
         )
-        out.print(f"Reason (shown to members): {escape(update.retraction_reason or '')}")
+        for lang, text in update.retraction_reason_texts().items():
+            out.print(f"Reason (shown to members, {lang}): {escape(text)}")
         out.print(
             f"It stays on the timeline marked as retracted. Copies not yet sent were cancelled "
             f"({cancelled}); channels that got it will show it as retracted ({notices} queued)."
@@ -440,6 +472,8 @@ def _texts(
     for code, name, value in args.text or []:
         language = parse_language(code, campaign.languages)
         field = name.strip().lower().replace("-", "_")
+        if field == "reason" and current is not None:
+            continue  # an edit's reason in that language (`_reasons`)
         fields = given.setdefault(language, {"headline": None, "body": None, "next_step": None})
         if field == "body_file":
             field, value = "body", _body(None, value, f"--{language}-body-file")

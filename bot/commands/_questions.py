@@ -283,7 +283,10 @@ class Questions(CommandsBase):
                     lang,
                     "timeline_retracted",
                     headline=text.headline,
-                    reason=update.retraction_reason or "—",
+                    reason=shown(
+                        update.retraction_reason_texts(), lang, self.campaign.default_language
+                    )
+                    or "—",
                 )
             else:
                 value = text.headline

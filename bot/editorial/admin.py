@@ -31,9 +31,11 @@ from bot.editorial.rules import (
     NOTE_MAX,
     OFFER_MAX,
     SOURCE_MAX,
+    Reasons,
     check_field,
     check_language,
     check_reason,
+    check_reasons,
     check_texts,
     check_year,
 )
@@ -95,6 +97,7 @@ def update_snapshot(update: Update) -> dict[str, Any]:
         "publish_at": update.publish_at,
         "revision": update.revision,
         "retraction_reason": update.retraction_reason,
+        "retraction_reasons": dict(update.retraction_reasons) or None,
     }
 
 
@@ -233,17 +236,19 @@ class Admin:
         update_id: int,
         changes: Changes,
         *,
-        reason: str,
+        reason: Reasons,
         correction: bool = False,
         translating: bool = False,
     ) -> Update:
         """Edit in place, keeping the previous text as a revision. A correction also posts a
         short visible note, because edits notify nobody. Changing some languages' wording
         marks the others stale (`bot.editorial.translations`), unless `translating`: the new wording
-        follows the others (an imported translation), so it is only made current."""
+        follows the others (an imported translation), so it is only made current. `reason`
+        is the main language's, or a reason per language (`check_reasons`)."""
         self.admins.require(actor, "edit updates")
         now = self.clock()
-        reason = check_reason(reason)
+        reasons = check_reasons(reason, self.campaign.languages)
+        reason = reasons[self.campaign.default_language]
         if changes.texts is not None:
             changes = replace(
                 changes, texts=self._check_texts(changes.texts, require_default=False)
@@ -279,6 +284,7 @@ class Admin:
                     editor=actor.id,
                     reason=reason,
                     created_at=now,
+                    reasons=reasons if len(reasons) > 1 else {},
                 ),
             )
             await tx.set_update(update_id, values)
@@ -309,7 +315,9 @@ class Admin:
                     if correction
                     else events.EventType.UPDATE_EDITED
                 )
-                event = events.update_event(kind, after, self.campaign, now, reason=reason)
+                event = events.update_event(
+                    kind, after, self.campaign, now, reason=reason, reasons=reasons
+                )
                 rows += plan_followups(after, DeliveryAction.EDIT, machines, now, event=event)
                 await tx.enqueue(rows, now)
             await tx.audit(
@@ -318,15 +326,17 @@ class Admin:
                 "update.correct" if correction else "update.edit",
                 f"update:{update_id}",
                 update_snapshot(before),
-                update_snapshot(after) | {"reason": reason},
+                update_snapshot(after) | {"reason": reason, "reasons": reasons},
             )
             return after
 
-    async def retract(self, actor: Actor, update_id: int, *, reason: str) -> Update:
-        """Keep the update visible as retracted, with its reason, everywhere it went."""
+    async def retract(self, actor: Actor, update_id: int, *, reason: Reasons) -> Update:
+        """Keep the update visible as retracted, with its reason, everywhere it went.
+        `reason` is the main language's, or a reason per language (`check_reasons`)."""
         self.admins.require(actor, "retract updates")
         now = self.clock()
-        reason = check_reason(reason)
+        reasons = check_reasons(reason, self.campaign.languages)
+        reason = reasons[self.campaign.default_language]
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -339,6 +349,7 @@ class Admin:
                     "retracted_at": now,
                     "retracted_by": actor.id,
                     "retraction_reason": reason,
+                    "retraction_reasons": reasons if len(reasons) > 1 else None,
                     # Never published (pending approval or under embargo): nothing went out.
                     "published_at": before.published_at
                     if before.state is UpdateState.PUBLISHED
@@ -355,7 +366,12 @@ class Admin:
             # Rows for copies whose post was still queued become no-ops in the dispatcher.
             people, machines = self._audiences(holders)
             event = events.update_event(
-                events.EventType.UPDATE_RETRACTED, after, self.campaign, now, reason=reason
+                events.EventType.UPDATE_RETRACTED,
+                after,
+                self.campaign,
+                now,
+                reason=reason,
+                reasons=reasons,
             )
             rows = plan_followups(after, DeliveryAction.RETRACT, people, now)
             rows += plan_followups(after, DeliveryAction.RETRACT, machines, now, event=event)

@@ -21,7 +21,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
-from bot.messages.fallback import shown_update
+from bot.messages.fallback import shown, shown_update
 from bot.models import Campaign, Update
 from bot.plugins import installed_plugins
 from bot.plugins.outbound import Field, Limits, Link, MessageKind, OutboundMessage
@@ -243,7 +243,7 @@ def retraction_message(
     text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
     when = _when(update.retracted_at or update.effective_at, zone, lang)
-    reason = (update.retraction_reason or "").strip()
+    reason = shown(update.retraction_reason_texts(), lang, campaign.default_language).strip()
     if reason:
         note = _w(lang, "retracted_note").format(when=when, reason=neutralize_mentions(reason))
     else:
@@ -281,7 +281,9 @@ def correction_message(
     zone = local_zone(timezone, campaign)
     text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
-    reason = update.revisions[-1].reason.strip() if update.revisions else ""
+    main = campaign.default_language
+    reason = shown(update.revisions[-1].reason_texts(), lang, main) if update.revisions else ""
+    reason = reason.strip()
     reason_text = (
         _w(lang, "correction_reason").format(reason=neutralize_mentions(reason)) if reason else ""
     )
