@@ -153,7 +153,7 @@ def test_correction_note_is_short_visible_and_links_to_the_update() -> None:
     message = correction_message(update, "en", CAMPAIGN)
     assert message.kind is MessageKind.CORRECTION
     assert message.title == "Correction: The strike is on"
-    assert message.body == "Update #7 has been corrected. What changed: The rally is at 10, not 9"
+    assert message.body == "Update #7 has been corrected.\nWhat changed: The rally is at 10, not 9"
     assert message.url == "https://strike.example.org/updates/7"
     assert message.links[0].url == message.url
     spanish = correction_message(update, "es", CAMPAIGN)

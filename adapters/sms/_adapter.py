@@ -51,7 +51,7 @@ from bot.ports import (
     page_url,
 )
 
-from ._render import render_text, short_name
+from ._render import fit_own, render_text, short_name
 from ._settings import NAME, SmsDelivery, SmsSection, SmsSettings
 from ._twilio import NumberRefused, Sender, TwilioClient
 
@@ -268,7 +268,7 @@ class SmsAdapter:
             "choice": choice_text("urgent", language),
             **extra,
         }
-        return words[key].format(**values)
+        return fit_own(words[key].format(**values), self.section.max_segments)
 
     async def _status(self, request: web.Request) -> web.Response:
         params = await self._signed_form(request)

@@ -5,7 +5,9 @@ update's wording itself. Text here is plain: adapters escape it for their markup
 
 Conventions adapters rely on:
 - `update_message` of a retracted update is the retraction (kind RETRACTION, title prefixed
-  "RETRACTED", body = the retraction note with its reason). The `fields` of a message with
+  "RETRACTED", body = the retraction note, then its reason on a line of its own). A
+  correction's body also ends with its reason on its own line: a platform that must cut
+  the text (a text message) cuts the other lines first. The `fields` of a message with
   `retracted=True` hold the withdrawn original text: adapters show them struck through.
 - Text written by people (headlines, bodies, demand texts) passes through
   `neutralize_mentions`, so an update never pings @everyone, @here, a role or a user even if
@@ -244,10 +246,9 @@ def retraction_message(
     url = update_url(update, campaign, lang)
     when = _when(update.retracted_at or update.effective_at, zone, lang)
     reason = shown(update.retraction_reason_texts(), lang, campaign.default_language).strip()
-    if reason:
-        note = _w(lang, "retracted_note").format(when=when, reason=neutralize_mentions(reason))
-    else:
-        note = _w(lang, "retracted_note_no_reason").format(when=when)
+    note = _w(lang, "retracted_note_no_reason").format(when=when)
+    if reason:  # on a line of its own, last: a text cut short keeps it (see the module's note)
+        note += "\n" + _w(lang, "retraction_reason").format(reason=neutralize_mentions(reason))
     original = text.headline.strip()
     if text.body.strip():
         original += "\n" + text.body.strip()
@@ -287,7 +288,9 @@ def correction_message(
     reason_text = (
         _w(lang, "correction_reason").format(reason=neutralize_mentions(reason)) if reason else ""
     )
-    body = _w(lang, "correction_body").format(id=update.id, reason=reason_text).strip()
+    body = _w(lang, "correction_body").format(id=update.id, reason="").strip()
+    if reason_text:  # on a line of its own, last (see the module's note)
+        body += "\n" + reason_text
     return OutboundMessage(
         title=_w(lang, "correction_title").format(
             headline=neutralize_mentions(text.headline.strip())
