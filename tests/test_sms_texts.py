@@ -197,7 +197,7 @@ def test_every_kind_of_text_keeps_to_twilios_rules(case: Case) -> None:
         assert encoding == "GSM-7", text  # nothing added turns it into UCS-2
     for kept in case.keeps:
         assert kept in text, f"{kept!r} was cut from:\n{text}"
-    assert text.endswith(case.message.url), text
+    assert case.message.url and text.endswith(case.message.url), text
     _cut_at_a_word(case.message, text)
 
 
@@ -221,7 +221,7 @@ def _cut_at_a_word(message: OutboundMessage, text: str) -> None:
 
 
 def _message_of(twiml: str) -> str:
-    found = ElementTree.fromstring(twiml).find("Message")
+    found = ElementTree.fromstring(twiml).find("Message")  # noqa: S314 - our own server's TwiML
     assert found is not None and found.text, twiml
     return found.text
 
