@@ -94,7 +94,8 @@ async def families(
 ) -> AsyncIterator[Families]:
     config = config or campaign_config(CAMPAIGN, **sections)
     settings = Settings.from_env(family_env(smtp, twilio))
-    admin = Admin(store, CAMPAIGN, ADMINS, clock)
+    campaign = config.to_campaign()
+    admin = Admin(store, campaign, ADMINS, clock)
     signups = signups_for(store, config, clock)
     plugins = installed_plugins()
 
@@ -115,7 +116,7 @@ async def families(
     dispatcher = Dispatcher(
         store,
         adapters,
-        CAMPAIGN,
+        campaign,
         clock,
         settings=config.delivery,
         worker_id="families",
