@@ -99,6 +99,7 @@ from bot.people.signups import (
     QuietHoursSetting,
     SignUps,
     TooManySignups,
+    choice_term,
     choice_text,
     short_union,
 )
@@ -238,6 +239,7 @@ __all__ = [
     "add_json_flag",
     "check_update_text",
     "check_url",
+    "choice_term",
     "choice_text",
     "clean_text",
     "command_named",

@@ -46,7 +46,7 @@ from bot.ports import (
     PermanentDeliveryError,
     PluginContext,
     SignUps,
-    choice_text,
+    choice_term,
     i18n,
     page_url,
 )
@@ -253,22 +253,19 @@ class SmsAdapter:
             if person is not None and outcome is Outcome.CONFIRMED:
                 language = person.language
                 url = page_url(campaign, language)
-                return self._say(
-                    language, "confirmed", url, choice=choice_text(person.choice, language)
-                )
+                return self._say(language, "confirmed", url, choice=choice_term(person.choice))
             return self._say(language, str(outcome), url)
         return self._say(language, "help", url)
 
-    def _say(self, language: str, key: str, url: str, **extra: str) -> str:
-        words = REPLIES[language]
-        values = {
+    def _say(self, language: str, key: str, url: str, **extra: object) -> str:
+        values: dict[str, object] = {
             "who": self.who,
             "url": url,
             "countries": ", ".join(self.section.countries),
-            "choice": choice_text("urgent", language),
+            "choice": choice_term("urgent"),
             **extra,
         }
-        return fit_own(words[key].format(**values), self.section.max_segments)
+        return fit_own(REPLIES.say(language, key, **values), self.section.max_segments)
 
     async def _status(self, request: web.Request) -> web.Response:
         params = await self._signed_form(request)

@@ -26,6 +26,7 @@ from ._present import (
     page_prefix,
     say,
     when,
+    when_term,
 )
 
 MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
@@ -193,7 +194,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     context["showing"] = say(lang, "showing", n=len(snap.timeline)) if snap.more else ""
     if snap.last_updated is not None:
         context["last_updated"] = say(
-            lang, "last_updated", when=when(snap.last_updated, campaign, lang, now)
+            lang, "last_updated", when=when_term(snap.last_updated, campaign, now)
         )
     return _html(state, "status.html", context, modified=snap.last_updated)
 
@@ -233,7 +234,7 @@ async def render_update(state: WebState, lang: str, update_id: int, now: datetim
         f"/updates/{update_id}",
         state.status_css,
         e=entry,
-        posted=say(lang, "posted", when=entry.when),
+        posted=say(lang, "posted", when=when_term(update.effective_at, campaign, now)),
         current_version=say(lang, "current_version", n=update.revision),
     )
     context["title"] = f"{entry.headline} — {campaign.union}"

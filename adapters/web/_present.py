@@ -26,7 +26,9 @@ def paragraphs_of(text: str) -> list[str]:
 
 
 def say(language: str, key: str, **values: object) -> str:
-    return TEXT[i18n.pick(language)][key].format(**values)
+    """Sentence `key` of the page, whole in one language (`i18n.Term` values are said in
+    the sentence's language: a half-translated catalogue never mixes two)."""
+    return TEXT.say(language, key, **values)
 
 
 def span(delta: timedelta, language: str) -> str:
@@ -50,7 +52,7 @@ def countdown(target: datetime, now: datetime, language: str) -> str:
     if abs(target - now) < timedelta(minutes=1):
         return say(language, "now")
     key = "in" if target > now else "ago"
-    return say(language, key, span=span(target - now, language))
+    return say(language, key, span=i18n.local(lambda lang: span(target - now, lang)))
 
 
 def local(moment: datetime, campaign: Campaign) -> datetime:
@@ -61,6 +63,11 @@ def when(moment: datetime, campaign: Campaign, language: str, now: datetime | No
     """The local date and time, with the year when it is not `now`'s year."""
     today = local(now, campaign).date() if now is not None else None
     return i18n.format_datetime(local(moment, campaign), language, today)
+
+
+def when_term(moment: datetime, campaign: Campaign, now: datetime | None) -> i18n.Term:
+    """`when` as a piece of a sentence, said in the sentence's language."""
+    return i18n.local(lambda language: when(moment, campaign, language, now))
 
 
 # -- colours -------------------------------------------------------------------------

@@ -52,7 +52,9 @@ _TEXT = i18n.Words("briefings")
 
 
 def _t(language: str, key: str, **values: object) -> str:
-    return _TEXT[i18n.pick(language)][key].format(**values)
+    """Sentence `key`, whole in one language: `i18n.Term` values (dates, labels) are said in
+    the sentence's language, so a half-translated catalogue never mixes two."""
+    return _TEXT.say(language, key, **values)
 
 
 # ------------------------------------------------------------------------- inputs
@@ -129,7 +131,7 @@ def compose_briefing(
     page = page_url(campaign, lang)
 
     title_key = "title_morning" if local_now.hour < 12 else "title"
-    title = _t(lang, title_key, date=i18n.format_date(local_now.date(), lang))
+    title = _t(lang, title_key, date=i18n.date_term(local_now.date()))
 
     main = campaign.default_language
     items = _changes(recent_updates, demands, demand_events_since, since, now, lang, main)
@@ -141,7 +143,7 @@ def compose_briefing(
             tail.append(_t(lang, "more_demands", n=hidden))
 
     window_is_a_day = now - since <= DAY + timedelta(hours=1)
-    since_date = i18n.format_date(since.astimezone(zone).date(), lang)
+    since_date = i18n.date_term(since.astimezone(zone).date())
     lines = [_status_line(campaign, latest, local_now, lang)]
     if latest is not None and latest.status.on_strike:
         # What parents decide the morning on (the status line says the strike is on).
@@ -247,7 +249,7 @@ def _changes(
                 lang,
                 "demand_status",
                 title=title,
-                status=i18n.demand_status_label(event.status, lang),
+                status=i18n.demand_status_term(event.status),
             )
         moved[key] = (event.at, line)  # the latest move of each demand
     dated.extend((at, 0, line) for at, line in moved.values())
@@ -281,7 +283,7 @@ def _next_step(
         lines.append(fit(_t(lang, "next", text=step), ITEM_LIMIT + 40, None, lang))
     if latest.next_step_at is not None and latest.next_step_at >= now:
         today = now.astimezone(zone).date()
-        when = i18n.format_datetime(latest.next_step_at.astimezone(zone), lang, today)
+        when = i18n.datetime_term(latest.next_step_at.astimezone(zone), today)
         lines.append(_t(lang, "next_when", when=when))
     return lines
 

@@ -105,7 +105,7 @@ class Questions(CommandsBase):
                 card,
                 kind=MessageKind.REPLY,
                 urgency=None,
-                title=say(lang, "status_title", label=card.status_label),
+                title=say(lang, "status_title", label=i18n.status_term(latest.status)),
                 body="\n\n".join(lines),
                 fields=card.fields + tuple(Field(q, a) for q, a in families),
                 links=(
@@ -126,7 +126,7 @@ class Questions(CommandsBase):
         if status.on_strike and today >= start:
             return say(lang, "day_of_strike", day=i18n.day_of_strike(start, today))
         if today < start and status in (Status.BARGAINING, Status.STRIKE_VOTE):
-            return say(lang, "strike_begins", date=i18n.format_date(start, lang))
+            return say(lang, "strike_begins", date=i18n.date_term(start))
         return None
 
     async def _demands(self, a: Asker) -> Reply:
@@ -169,7 +169,7 @@ class Questions(CommandsBase):
                 say(
                     lang,
                     "demand_line",
-                    status=i18n.demand_status_label(demand.status, lang),
+                    status=i18n.demand_status_term(demand.status),
                     key=demand.key,
                 ),
                 f"{say(lang, 'we_ask')}: {ask}",
@@ -220,14 +220,14 @@ class Questions(CommandsBase):
     def _history(self, demand: Demand, zone: ZoneInfo, lang: str) -> str:
         lines = []
         for event in demand.history:
-            day = i18n.format_date(
-                event.at.astimezone(zone).date(), lang, self.clock().astimezone(zone).date()
+            day = i18n.date_term(
+                event.at.astimezone(zone).date(), self.clock().astimezone(zone).date()
             )
-            status = i18n.demand_status_label(event.status, lang)
+            status = i18n.demand_status_term(event.status)
             offer = shown(event.offer, lang, self.campaign.default_language)
             if event.kind is DemandChange.EDIT:
                 edited = event.changes.get(lang) or next(iter(event.changes.values()), {})
-                fields = ", ".join(edited) or status
+                fields = ", ".join(edited) or i18n.demand_status_label(event.status, lang)
                 lines.append(say(lang, "history_edit", date=day, fields=fields, reason=event.note))
             elif event.kind is DemandChange.ADDED:
                 lines.append(say(lang, "history_added", date=day))
@@ -273,10 +273,10 @@ class Questions(CommandsBase):
                 lang,
                 "timeline_entry",
                 id=update.id,
-                when=i18n.format_datetime(
-                    update.effective_at.astimezone(a.zone), lang, now.astimezone(a.zone).date()
+                when=i18n.datetime_term(
+                    update.effective_at.astimezone(a.zone), now.astimezone(a.zone).date()
                 ),
-                status=i18n.status_label(update.status, lang),
+                status=i18n.status_term(update.status),
             )
             if update.retracted:
                 value = say(

@@ -49,9 +49,12 @@ __all__ = [
     "Words",
     "catalogue_dirs",
     "catalogues",
+    "date_term",
+    "datetime_term",
     "day_names",
     "day_of_strike",
     "demand_status_label",
+    "demand_status_term",
     "family_word",
     "format_date",
     "format_datetime",
@@ -69,6 +72,7 @@ __all__ = [
     "sentence_language",
     "source_language",
     "status_label",
+    "status_term",
     "supported",
     "text",
     "translate_source",
@@ -527,6 +531,25 @@ def language_name(code: str, in_language: str | None = None) -> str:
     locale = Locale.parse(pick(code) if code in languages() else _normal(code))
     name = locale.get_display_name(locale if own else _locale(in_language or code)) or code
     return name[:1].upper() + name[1:] if own else name
+
+
+def date_term(day: date, today: date | None = None) -> Term:
+    """`format_date` as a piece of a sentence, in the sentence's language."""
+    return local(lambda language: format_date(day, language, today))
+
+
+def datetime_term(moment: datetime, today: date | None = None) -> Term:
+    """`format_datetime` as a piece of a sentence, in the sentence's language."""
+    return local(lambda language: format_datetime(moment, language, today))
+
+
+def status_term(status: Status) -> Term:
+    """A status's catalogue label as a piece of a sentence."""
+    return phrase(f"status.{status.value}")
+
+
+def demand_status_term(status: DemandStatus) -> Term:
+    return phrase(f"demand_status.{status.value}")
 
 
 def day_of_strike(strike_start: date, today: date) -> int:

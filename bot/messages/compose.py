@@ -51,6 +51,11 @@ def _w(language: str, key: str) -> str:
     return _WORDS[i18n.pick(language)][key]
 
 
+def _say(language: str, key: str, **values: object) -> str:
+    """Sentence `key`, whole in one language (`bot.i18n.say`)."""
+    return _WORDS.say(language, key, **values)
+
+
 # ------------------------------------------------------------------------- mentions
 
 
@@ -183,13 +188,15 @@ def _when(moment: datetime, zone: ZoneInfo, language: str) -> str:
     return i18n.format_datetime(moment.astimezone(zone), language)
 
 
+def _when_term(moment: datetime, zone: ZoneInfo) -> i18n.Term:
+    return i18n.datetime_term(moment.astimezone(zone))
+
+
 def _footer(update: Update, zone: ZoneInfo, language: str) -> str:
     if update.published_at is None:
-        footer = _w(language, "footer_pending").format(id=update.id)
+        footer = _say(language, "footer_pending", id=update.id)
     else:
-        footer = _w(language, "footer").format(
-            id=update.id, when=_when(update.published_at, zone, language)
-        )
+        footer = _say(language, "footer", id=update.id, when=_when_term(update.published_at, zone))
     if update.revision > 1:
         footer += f" · {_w(language, 'edited')}"
     return footer
@@ -244,9 +251,9 @@ def retraction_message(
     zone = local_zone(timezone, campaign)
     text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
-    when = _when(update.retracted_at or update.effective_at, zone, lang)
+    when = _when_term(update.retracted_at or update.effective_at, zone)
     reason = shown(update.retraction_reason_texts(), lang, campaign.default_language).strip()
-    note = _w(lang, "retracted_note_no_reason").format(when=when)
+    note = _say(lang, "retracted_note_no_reason", when=when)
     if reason:  # on a line of its own, last: a text cut short keeps it (see the module's note)
         note += "\n" + _w(lang, "retraction_reason").format(reason=neutralize_mentions(reason))
     original = text.headline.strip()

@@ -18,7 +18,7 @@ def strike_today(campaign: Campaign, latest: Update | None, now: datetime, langu
     if latest is None:
         return ""
     if not latest.status.on_strike:
-        return i18n.family_word("no", language, status=i18n.status_label(latest.status, language))
+        return i18n.family_word("no", language, status=i18n.status_term(latest.status))
     today = now.astimezone(ZoneInfo(campaign.timezone)).date()
     start = campaign.strike_start
     if start is not None and start <= today:

@@ -145,7 +145,8 @@ _WORDS = i18n.Words("signups")
 
 
 def words(language: str, key: str, **values: object) -> str:
-    return _WORDS[i18n.pick(language)][key].format(**values)
+    """Sentence `key` of the sign-ups' table, whole in one language (`bot.i18n.say`)."""
+    return _WORDS.say(language, key, **values)
 
 
 def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
@@ -157,6 +158,12 @@ def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
 def choice_text(choice: Choice | str, language: str) -> str:
     """ "urgent news", "todas las actualizaciones"..."""
     return words(language, str(Choice(choice)))
+
+
+def choice_term(choice: Choice | str) -> i18n.Term:
+    """What a person chose, as a piece of another sentence: said in that sentence's
+    language (a half-translated catalogue never mixes two in one sentence)."""
+    return _WORDS.term(str(Choice(choice)))
 
 
 def parse_choice(value: object) -> Choice:
@@ -238,7 +245,7 @@ class SignUps:
         except (ValueError, KeyError):
             what = str(contact) if str(contact) in ("email", "phone") else "email"
             raise in_every_language(
-                InvalidInput, lambda lang: words(lang, "not_offered", what=words(lang, what))
+                InvalidInput, lambda lang: words(lang, "not_offered", what=_WORDS.term(what))
             ) from None
 
     def read(self, contact: Contact | str, address: object) -> str:
@@ -402,7 +409,7 @@ class SignUps:
     ) -> OutboundMessage:
         lang = i18n.pick(language)
         union = self.campaign.union
-        what = choice_text(choice, lang)
+        what = choice_term(choice)
         if contact is Contact.PHONE:
             offer = self.offers.get(contact)
             who = offer.sender_name if offer and offer.sender_name else short_union(union)
