@@ -21,11 +21,14 @@ class Contact(StrEnum):
 
 
 class Status(StrEnum):
-    """Where the dispute stands. Ordered roughly as a strike unfolds."""
+    """Where the dispute stands. Ordered roughly as a strike unfolds (a campaign offers its
+    own list of them, `Campaign.statuses`)."""
 
     BARGAINING = "bargaining"
     STRIKE_VOTE = "strike_vote"
+    STRIKE_NOTICE = "strike_notice"  # notice of a strike given (often required by law)
     STRIKE_ON = "strike_on"
+    LOCKOUT = "lockout"  # the employer keeps members out
     TALKS_SCHEDULED = "talks_scheduled"
     TENTATIVE_AGREEMENT = "tentative_agreement"
     RATIFICATION_VOTE = "ratification_vote"
@@ -113,19 +116,40 @@ def wording(texts: Mapping[str, T], language: str, main: str | None = None) -> t
     return None, language
 
 
+class CampaignKind(StrEnum):
+    """What the campaign's workplace is: it decides the wording families read by default
+    (`bot.messages.kinds`): "Are schools open?" for a school, never for a hospital."""
+
+    SCHOOL = "school"
+    HOSPITAL = "hospital"
+    TRANSIT = "transit"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyQuestion:
+    """One question families ask first, with its answer by language: one of the kind's
+    (`context`, a catalogue message; `key` names it in `[families]`) or the campaign's own
+    (`wording` by language). `verdict` answers a yes/no one ("Yes, schools are open.",
+    the sentences `yes` and `no`) before the answer's text."""
+
+    answer: Mapping[str, str] = field(default_factory=dict)
+    key: str = ""
+    context: str = ""
+    wording: Mapping[str, str] = field(default_factory=dict)
+    verdict: bool | None = None
+    yes: str = ""
+    no: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Families:
-    """What parents ask first, from the campaign file's `[families]`: are schools open,
-    meals, where to ask. Each text by language; a missing language falls back to the first."""
+    """What families ask first, from the campaign file's `[families]`, in order. Each text
+    by language; a missing language falls back to the first (`bot.messages.fallback`).
+    `title` is the campaign's own heading for them, if any."""
 
-    schools_open: bool | None = None
-    schools: Mapping[str, str] = field(default_factory=dict)
-    meals: Mapping[str, str] = field(default_factory=dict)
-    ask: Mapping[str, str] = field(default_factory=dict)
-
-    def text(self, name: str, language: str, main: str | None = None) -> str:
-        texts: Mapping[str, str] = getattr(self, name)
-        return wording(texts, language, main)[0] or ""
+    questions: tuple[FamilyQuestion, ...] = ()
+    title: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +165,13 @@ class Campaign:
     # When the strike itself began (day 1). None until a strike starts.
     strike_start: date | None = None
     families: Families | None = None
+    kind: CampaignKind = CampaignKind.SCHOOL
+    # The statuses offered, in order; () for the kind's (`bot.messages.kinds.statuses`).
+    statuses: tuple[Status, ...] = ()
+    # The campaign's own label of a status, by language (else the catalogue's).
+    status_labels: Mapping[Status, Mapping[str, str]] = field(default_factory=dict)
+    # The days a family's morning briefing comes (0 = Monday): school days by default.
+    briefing_days: frozenset[int] = frozenset(range(5))
 
     @property
     def default_language(self) -> str:

@@ -58,7 +58,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.i18n.sentences import not_found, say
-from bot.messages import fallback
+from bot.messages import fallback, kinds
 from bot.messages.compose import (
     fit,
     fit_message,
@@ -253,6 +253,7 @@ __all__ = [
     "i18n",
     "installed_plugins",
     "is_command_prefix",
+    "kinds",
     "lazy_exports",
     "leadership_for",
     "local_zone",

@@ -13,20 +13,21 @@ from bot import i18n
 from bot.briefings.compose import compose_briefing
 from bot.clock import FixedClock
 from bot.commands import CommandContext
+from bot.config import FamiliesSection
 from bot.messages.families import family_answers
-from bot.models import Families, Status, Subscription, Update, UpdateState, UpdateText, Urgency
+from bot.models import CampaignKind, Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from tests.strike_week import strike_week
 from tests.support import CAMPAIGN, FRIDAY, MEMBER, plugin_ctx, shipped_config
 from tests.web_support import client_for, parse_html, web_context
 
-FAMILIES = Families(
+FAMILIES = FamiliesSection(
     schools_open=True,
     schools={"en": "Substitutes keep every school open.", "es": "Suplentes mantienen abiertas "
              "todas las escuelas."},
     meals={"en": "Breakfast and lunch as usual."},
     ask={"en": "Your school's office.", "es": "La oficina de tu escuela."},
-)  # fmt: skip
+).to_families(CampaignKind.SCHOOL)  # fmt: skip
 WITH_FAMILIES = dataclasses.replace(CAMPAIGN, families=FAMILIES)
 
 
@@ -39,7 +40,7 @@ def update(status: Status) -> Update:
 
 def test_the_shipped_campaign_answers_families_from_the_seed() -> None:
     campaign = shipped_config().to_campaign()
-    assert campaign.families is not None and campaign.families.schools_open is True
+    assert campaign.families is not None and campaign.families.questions[0].verdict is True
     answers = dict(family_answers(campaign, update(Status.STRIKE_ON), FRIDAY, "es"))
     assert answers["¿Hay huelga hoy?"] == "Sí: día 5 de la huelga."
     assert answers["¿Están abiertas las escuelas?"].startswith(

@@ -253,7 +253,9 @@ class SmsAdapter:
             if person is not None and outcome is Outcome.CONFIRMED:
                 language = person.language
                 url = page_url(campaign, language)
-                return self._say(language, "confirmed", url, choice=choice_term(person.choice))
+                return self._say(
+                    language, "confirmed", url, choice=choice_term(person.choice, campaign)
+                )
             return self._say(language, str(outcome), url)
         return self._say(language, "help", url)
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from markupsafe import escape
 
-from bot.ports import Campaign, Update, fallback, i18n
+from bot.ports import Campaign, Update, fallback, i18n, kinds
 
 from ._app import Handler, WebState, cached, state_of
 from ._cache import Rendered
@@ -94,7 +94,7 @@ def atom_feed(
             entry,
             "category",
             term=str(update.status),
-            label=i18n.status_label(update.status, language),
+            label=kinds.status_name(campaign, update.status, language),
         )
         sub(entry, "content", _entry_html(update, note, campaign, language, now), type="html")
     body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
@@ -244,7 +244,7 @@ def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str
             f"SUMMARY:{_ics_text(summary)}",
             f"DESCRIPTION:{_ics_text(description)}",
             f"URL:{url}",
-            f"CATEGORIES:{_ics_text(i18n.status_label(event.update.status, language))}",
+            f"CATEGORIES:{_ics_text(kinds.status_name(campaign, event.update.status, language))}",
             f"STATUS:{'CANCELLED' if event.cancelled else 'CONFIRMED'}",
             f"SEQUENCE:{event.sequence}",
             "TRANSP:TRANSPARENT",

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.ports import Campaign, fallback, family_answers, i18n
+from bot.ports import Campaign, fallback, family_answers, i18n, kinds
 
 from ._app import HTML, Handler, WebState, cached, from_memory, state_of
 from ._cache import Rendered, Tick
@@ -163,7 +163,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     context = base_context(campaign, lang, "/", state.status_css)
     context["status_class"] = str(current.status) if current else "none"
     context["status_label"] = (
-        i18n.status_label(current.status, lang) if current else TEXT[lang]["no_updates"]
+        kinds.status_name(campaign, current.status, lang) if current else TEXT[lang]["no_updates"]
     )
     day = day_number(campaign, current, now)
     context["day"] = say(lang, "day", n=day) if day is not None else ""
@@ -185,7 +185,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
                 "countdown": countdown(at, now, lang) if at and not state.static else "",
             }
     context["families"] = family_answers(campaign, current, now, lang)
-    context["families_title"] = i18n.family_word("title", lang)
+    context["families_title"] = kinds.families_title(campaign, lang)
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
     context["demands"] = [demand_view(d, campaign, lang, now) for d in snap.demands]
     context["timeline"] = [

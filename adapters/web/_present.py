@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.ports import Campaign, Demand, DemandStatus, Update, fallback, i18n
+from bot.ports import Campaign, Demand, DemandStatus, Update, fallback, i18n, kinds
 
 from ._data import RevisionNote
 
@@ -261,7 +261,7 @@ def entry_view(
                     headline=before.headline,
                     body=before.body,
                     next_step=before.next_step,
-                    status_label=i18n.status_label(revision.status, language),
+                    status_label=kinds.status_name(campaign, revision.status, language),
                     status_class=str(revision.status),
                     replaced_when=when(revision.created_at, campaign, language, now),
                     replaced_iso=revision.created_at.isoformat(),
@@ -276,7 +276,7 @@ def entry_view(
     return EntryView(
         id=update.id,
         href=f"{page_prefix(language, campaign)}/updates/{update.id}",
-        status_label=i18n.status_label(update.status, language),
+        status_label=kinds.status_name(campaign, update.status, language),
         status_class=str(update.status),
         headline=text.headline,
         body=body,

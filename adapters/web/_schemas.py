@@ -31,6 +31,7 @@ from bot.ports import (
     Urgency,
     fallback,
     i18n,
+    kinds,
 )
 
 from ._data import RevisionNote
@@ -393,7 +394,7 @@ def update_out(
         "url": update_url(campaign, update.id),
         "language": language,
         "status": update.status,
-        "status_label": i18n.status_label(update.status, language),
+        "status_label": kinds.status_name(campaign, update.status, language),
         "urgency": update.urgency,
         "state": update.state,
         "headline": text.headline,

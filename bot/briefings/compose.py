@@ -28,6 +28,7 @@ from bot.briefings.queries import updates_changed_since
 from bot.messages.compose import fit, local_zone, neutralize_mentions, page_url, update_url
 from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import as_line, family_answers
+from bot.messages.kinds import status_name
 from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
@@ -173,7 +174,7 @@ def compose_briefing(
         kind=MessageKind.BRIEFING,
         language=lang,
         status=latest.status if latest else None,
-        status_label=i18n.status_label(latest.status, lang) if latest else "",
+        status_label=status_name(campaign, latest.status, lang) if latest else "",
         fields=fields,
         links=tuple(links),
         url=page,
@@ -193,7 +194,7 @@ def _status_line(campaign: Campaign, latest: Update | None, local_now: datetime,
         return _t(lang, "day_of_strike", n=i18n.day_of_strike(strike_start, today))
     days = (today - campaign.start_date).days
     if days < 1:
-        return i18n.status_label(latest.status, lang)
+        return status_name(campaign, latest.status, lang)
     return _t(lang, "days_since_talks_one" if days == 1 else "days_since_talks", n=days)
 
 

@@ -3,7 +3,7 @@
     strikebot post --status strike_on --urgency urgent \\
         --headline "The strike is on" --es-headline "Comienza la huelga" \\
         (any language: --text LANG headline|body|body-file|next-step TEXT, or --LANG-headline)
-        --next-step "Picket at your school from 7:00 AM" --next-step-at "2019-01-14 07:00"
+        --next-step "Picket lines from 7:00 AM" --next-step-at "2019-01-14 07:00"
     strikebot edit 4 --body "Corrected time: 7:30 AM" --reason "wrong start time" --correction
     strikebot retract 4 --reason "posted to the wrong campaign" \
         --es-reason "publicado en la campaña equivocada"   (or --reason-in es TEXT)

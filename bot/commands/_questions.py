@@ -19,6 +19,7 @@ from bot.i18n.sentences import invalid, not_found, say, short
 from bot.messages.compose import fit, page_url, update_message, update_url
 from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
+from bot.messages.kinds import status_term, statuses
 from bot.models import Demand, DemandChange, DemandText, Status, Update, UpdateState
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
@@ -105,7 +106,7 @@ class Questions(CommandsBase):
                 card,
                 kind=MessageKind.REPLY,
                 urgency=None,
-                title=say(lang, "status_title", label=i18n.status_term(latest.status)),
+                title=say(lang, "status_title", label=status_term(self.campaign, latest.status)),
                 body="\n\n".join(lines),
                 fields=card.fields + tuple(Field(q, a) for q, a in families),
                 links=(
@@ -276,7 +277,7 @@ class Questions(CommandsBase):
                 when=i18n.datetime_term(
                     update.effective_at.astimezone(a.zone), now.astimezone(a.zone).date()
                 ),
-                status=i18n.status_term(update.status),
+                status=status_term(self.campaign, update.status),
             )
             if update.retracted:
                 value = say(
@@ -352,7 +353,8 @@ class Questions(CommandsBase):
             admin_keys = ("help_post", "help_edit", "help_retract", "help_approve",
                           "help_demand_change", "help_subscribe", "help_unsubscribe")  # fmt: skip
             lines = [say(lang, key) for key in admin_keys]
-            lines.append(say(lang, "help_statuses", statuses=", ".join(s.value for s in Status)))
+            offered = ", ".join(s.value for s in statuses(self.campaign))
+            lines.append(say(lang, "help_statuses", statuses=offered))
             fields = (Field(say(lang, "help_admin_title"), "\n".join(lines)),)
         else:
             body += "\n\n" + say(lang, "help_not_admin")

@@ -41,7 +41,8 @@ from bot.editorial.rules import (
 )
 from bot.editorial.translations import demand_target, mark_edited, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
-from bot.i18n.sentences import localized_error
+from bot.i18n.sentences import invalid, localized_error
+from bot.messages.kinds import statuses
 from bot.models import (
     Actor,
     Campaign,
@@ -137,6 +138,7 @@ class Admin:
         self.admins.require(actor, "post updates")
         now = self.clock()
         draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
+        self._check_status(draft.status)
         check_year(draft.next_step_at)
         check_year(publish_at)
         if publish_at is not None and publish_at <= now and seed_key is None:
@@ -254,6 +256,8 @@ class Admin:
                 changes, texts=self._check_texts(changes.texts, require_default=False)
             )
         check_year(changes.next_step_at)
+        if changes.status is not None:
+            self._check_status(changes.status)
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -761,6 +765,14 @@ class Admin:
     async def _holders(self, tx: Tx, update_id: int) -> list[Subscription]:
         ids = set(await tx.posted_subscriptions(update_id))
         return [s for s in await tx.list_subscriptions(active_only=False) if s.id in ids]
+
+    def _check_status(self, status: Status) -> None:
+        """A status the campaign offers (`[campaign] statuses`; every one by default)."""
+        offered = statuses(self.campaign)
+        if status not in offered:
+            raise invalid(
+                "bad_status", value=status.value, statuses=", ".join(s.value for s in offered)
+            )
 
     def _check_texts(
         self, texts: Mapping[str, UpdateText], *, require_default: bool

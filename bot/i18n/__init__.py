@@ -91,7 +91,9 @@ PACKAGE_LOCALES = Path(__file__).parent / "locales"
 STATUS_COLOURS: dict[Status, int] = {
     Status.BARGAINING: 0x1F6FB2,
     Status.STRIKE_VOTE: 0x7A3DB8,
+    Status.STRIKE_NOTICE: 0xE67700,
     Status.STRIKE_ON: 0xC8102E,
+    Status.LOCKOUT: 0x862E9C,
     Status.TALKS_SCHEDULED: 0xD9480F,
     Status.TENTATIVE_AGREEMENT: 0x2B8A3E,
     Status.RATIFICATION_VOTE: 0x5C940D,

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
 from bot.messages.fallback import shown, shown_update
+from bot.messages.kinds import status_name
 from bot.models import Campaign, Update
 from bot.plugins import installed_plugins
 from bot.plugins.outbound import Field, Limits, Link, MessageKind, OutboundMessage
@@ -229,7 +230,7 @@ def update_message(
         kind=MessageKind.UPDATE,
         language=lang,
         status=update.status,
-        status_label=i18n.status_label(update.status, lang),
+        status_label=status_name(campaign, update.status, lang),
         urgency=update.urgency,
         fields=tuple(fields),
         links=(Link(_w(lang, "read_online"), url),),
@@ -306,7 +307,7 @@ def correction_message(
         kind=MessageKind.CORRECTION,
         language=lang,
         status=update.status,
-        status_label=i18n.status_label(update.status, lang),
+        status_label=status_name(campaign, update.status, lang),
         urgency=update.urgency,
         links=(Link(_w(lang, "read_corrected"), url),),
         url=url,

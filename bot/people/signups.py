@@ -48,6 +48,7 @@ from bot.editorial.parsing import parse_quiet_hours
 from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
+from bot.messages.kinds import briefing_days_choice
 from bot.models import (
     ALL_URGENCIES,
     Campaign,
@@ -68,7 +69,6 @@ ACTOR = "strikebot:signups"
 WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
-SCHOOL_DAYS = frozenset(range(5))
 
 
 class Choice(StrEnum):
@@ -76,7 +76,7 @@ class Choice(StrEnum):
 
     URGENT = "urgent"  # urgent updates only
     ALL = "all"  # every update
-    BRIEFING = "briefing"  # the morning briefing on school days, plus urgent updates
+    BRIEFING = "briefing"  # the morning briefing on the campaign's days, plus urgent updates
 
 
 class Outcome(StrEnum):
@@ -155,15 +155,22 @@ def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
     return words(source, key, **values), others
 
 
-def choice_text(choice: Choice | str, language: str) -> str:
-    """ "urgent news", "todas las actualizaciones"..."""
-    return words(language, str(Choice(choice)))
+def choice_text(choice: Choice | str, language: str, campaign: Campaign | None = None) -> str:
+    """ "urgent news", "todas las actualizaciones", "a morning summary on school days, plus
+    urgent news" (the briefing's days are the campaign's: `bot.messages.kinds`)."""
+    return choice_term(choice, campaign).render(i18n.pick(language))
 
 
-def choice_term(choice: Choice | str) -> i18n.Term:
+def choice_term(choice: Choice | str, campaign: Campaign | None = None) -> i18n.Term:
     """What a person chose, as a piece of another sentence: said in that sentence's
     language (a half-translated catalogue never mixes two in one sentence)."""
-    return _WORDS.term(str(Choice(choice)))
+    chosen = Choice(choice)
+    if chosen is not Choice.BRIEFING or campaign is None:
+        return _WORDS.term(str(chosen))
+    context = briefing_days_choice(campaign)
+    days = sorted(campaign.briefing_days)
+    names = i18n.local(lambda lang: i18n.format_list([i18n.day_names(lang)[d] for d in days], lang))
+    return i18n.phrase(context, days=names)
 
 
 def parse_choice(value: object) -> Choice:
@@ -409,7 +416,7 @@ class SignUps:
     ) -> OutboundMessage:
         lang = i18n.pick(language)
         union = self.campaign.union
-        what = choice_term(choice)
+        what = choice_term(choice, self.campaign)
         if contact is Contact.PHONE:
             offer = self.offers.get(contact)
             who = offer.sender_name if offer and offer.sender_name else short_union(union)
@@ -522,7 +529,7 @@ class SignUps:
             language=language,
             urgencies=ALL_URGENCIES if choice is Choice.ALL else frozenset({Urgency.URGENT}),
             briefing_time=self.briefing_time if choice is Choice.BRIEFING else None,
-            briefing_days=SCHOOL_DAYS,
+            briefing_days=self.campaign.briefing_days,
             timezone=self.campaign.timezone,
             quiet_hours=offer.quiet_hours if offer else None,
         )
