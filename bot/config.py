@@ -187,6 +187,14 @@ class SignupsSection(_Model):
     confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
 
 
+class DemoSection(_Model):
+    """`[demo]`: the campaign file is a demo of a past strike. Every command run with it
+    reads the time `clock_starts` (the moment its story stands, with its offset), running
+    on from there (`bot.runtime.demo`); `--real-time` keeps the real clock."""
+
+    clock_starts: AwareDatetime
+
+
 class FamilyQuestionEntry(_Model):
     """`[[families.questions]]`: a question of the campaign's own, with its answer."""
 
@@ -326,6 +334,7 @@ class StrikeConfig(_Model):
     signups: SignupsSection = SignupsSection()
     webhooks: WebhooksSection = WebhooksSection()
     families: FamiliesSection = FamiliesSection()
+    demo: DemoSection | None = None
     # A status's label of the campaign's own, by language: strike_on = { en = "..." }.
     status_labels: dict[Status, Localized] = {}
     demands: list[DemandEntry] = []

@@ -85,7 +85,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 async def handle(args: argparse.Namespace) -> int:
     # Not the CLI's shared `out`: that one soft-wraps, which would crop text inside panels.
     console = Console(highlight=False)
-    async with open_context(args, clock=shifted_clock(args.now)) as cli:
+    # Without --now, the campaign's clock: a demo file's story week, else real time.
+    clock = shifted_clock(args.now) if args.now else None
+    async with open_context(args, clock=clock) as cli:
         # Warnings (a delivery that failed) go to stderr, secrets redacted; answers to stdout.
         configure_logging(cli.settings, level=logging.WARNING)
         campaign = cli.config.to_campaign()

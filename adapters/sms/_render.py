@@ -9,9 +9,10 @@ the page for the rest.
 The text starts with who is sending, then the headline, the body and the next step with its
 time, always ending with the canonical link. When it is too long, the part that matters
 least is cut first, at a word: an update's body (its next step and time stay), then its
-next step's wording, then the headline; a correction's or retraction's headline (its
-reason stays); a briefing's demand table (the link shows it), then its body. The ellipsis
-is "..." whenever the rest of the text is GSM-7, so a cut never turns a text into UCS-2.
+next step's wording, then the headline; a correction's or retraction's note, then its
+headline (its reason stays); a briefing's demand table (the link shows it), then its
+body. The ellipsis is "..." whenever the rest of the text is GSM-7, so a cut never turns a
+text into UCS-2.
 
 Our own sentences (a sign-up's confirmation, the replies to texts) are never cut: they
 carry what the person must be told (how to confirm, rates, how to stop). When one of them
@@ -78,7 +79,9 @@ def _cut_order(kind: MessageKind, body: int, fields: int) -> list[int]:
     lines = list(range(1, 1 + body))
     after = list(range(1 + body, 1 + body + fields))
     if kind in (MessageKind.CORRECTION, MessageKind.RETRACTION):
-        return [0, *lines]  # the title, the note; the reason (the last line) last
+        # The note ("Update #4 has been corrected."), then the title that names the update;
+        # the reason (the body's last line) last.
+        return [*lines[:-1], 0, *lines[-1:]]
     if kind is MessageKind.BRIEFING:
         # The demand table (the page shows it), the changes, the next step, the day line.
         return [*reversed(after), *reversed(lines[1:-1]), *lines[-1:], *lines[:1], 0]

@@ -167,6 +167,8 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         texts={lang: UpdateText(t.headline, t.body, t.next_step) for lang, t in body.texts.items()},
         urgency=body.urgency,
         next_step_at=body.next_step_at,
+        clear_next_step=body.clear_next_step,
+        history=body.history,
     )
     update = await ctx.admin.post(HTTP_ACTOR, draft, publish_at=body.publish_at)
     response = await _admin_view(request, update)
@@ -215,6 +217,7 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
         urgency=body.urgency,
         next_step_at=body.next_step_at,
         clear_next_step_at=clear,
+        history=body.history,
     )
     reasons = _reasons(body.reason, body.reasons, ctx.campaign.default_language)
     update = await ctx.admin.edit(

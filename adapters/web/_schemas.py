@@ -271,11 +271,23 @@ class PostUpdateIn(_In):
         description="one entry per language; the campaign's first language is required"
     )
     next_step_at: AwareDatetime | None = Field(
-        default=None, description="when the next step happens (a year from 1970 to 2200)"
+        default=None,
+        description="when the next step happens (a year from 1970 to 2200; still ahead, unless "
+        "`history`)",
     )
     publish_at: AwareDatetime | None = Field(
         default=None,
         description="embargo: publish at this future time instead of now (a year up to 2200)",
+    )
+    clear_next_step: bool = Field(
+        default=False,
+        description="without a next step, an update keeps the one still ahead (its time and "
+        "wording); true takes it off instead",
+    )
+    history: bool = Field(
+        default=False,
+        description="the update tells what already happened: its next step's time may be past "
+        "(else a past time is refused with 422)",
     )
 
 
@@ -297,7 +309,11 @@ class EditUpdateIn(_In):
     urgency: Urgency | None = None
     next_step_at: AwareDatetime | None = Field(
         default=None,
-        description="a new time for the next step (a year from 1970 to 2200); null removes it",
+        description="a new time for the next step (a year from 1970 to 2200, still ahead "
+        "unless `history`); null removes it",
+    )
+    history: bool = Field(
+        default=False, description="a past next-step time is what happened, not a mistake"
     )
 
 

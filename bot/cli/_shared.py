@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import i18n
 from bot.clock import parse_moment as parse_offset_moment
-from bot.editorial.parsing import parse_timezone
+from bot.editorial.parsing import parse_timezone, parse_when
 from bot.errors import InvalidInput
 from bot.messages.compose import update_url
 from bot.models import (
@@ -121,30 +121,13 @@ def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
     back) is refused: give the offset instead.
     """
     zone = ZoneInfo(parse_timezone(zone_name))
-    text = value.strip().replace(" ", "T", 1)
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
+        return parse_when(value, zone)  # the one reading rule, chat's too
+    except InvalidInput as exc:
         raise InvalidInput(
-            f"{option} {value!r} is not a date and time; write it like 2019-01-21T06:00 "
-            f"(in {zone_name}) or with an offset, 2019-01-21T06:00-08:00."
+            f"{option}: {exc.message}",
+            translations={lang: f"{option}: {text}" for lang, text in exc.translations.items()},
         ) from None
-    if parsed.tzinfo is not None:
-        return parsed.astimezone(UTC)
-    first = parsed.replace(tzinfo=zone, fold=0)
-    if first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != parsed:
-        raise InvalidInput(
-            f"{option} {value!r} does not exist in {zone_name} (clocks jump forward that "
-            "night); pick another time or add the offset."
-        )
-    if first.utcoffset() != parsed.replace(tzinfo=zone, fold=1).utcoffset():
-        raise InvalidInput(
-            f"{option} {value!r} happens twice in {zone_name} (clocks go back that night); "
-            f"add the offset, e.g. {first.isoformat(timespec='minutes')}."
-        )
-    return first.astimezone(UTC)
 
 
 def moment_type(text: str) -> datetime:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -79,6 +80,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     add_json_flag(show)
     show.set_defaults(handler=show_handler)
+
+
+def _history_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--past",
+        action="store_true",
+        help="the update tells what already happened: its --next-step-at may be in the past "
+        "(else a past time is refused)",
+    )
 
 
 def _reason_flag(parser: argparse.ArgumentParser) -> None:
@@ -162,6 +172,13 @@ def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="when the next step happens: 2019-01-21T06:00 (campaign time) or with an offset",
     )
     post.add_argument(
+        "--no-next-step",
+        action="store_true",
+        help="the update has no next step: take the one still ahead off (else an update "
+        "without --next-step/--next-step-at keeps it)",
+    )
+    _history_flag(post)
+    post.add_argument(
         "--at",
         metavar="WHEN",
         help="publish later (embargo): 2019-01-21T06:00 (campaign time) or with an offset",
@@ -212,6 +229,7 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--clear-next-step-at", action="store_true", help="remove the time of the next step"
     )
     edit.add_argument("--timezone", metavar="ZONE", help="read --next-step-at in this zone")
+    _history_flag(edit)
     add_actor_flag(edit)
     add_json_flag(edit)
     edit.set_defaults(handler=edit_handler)
@@ -237,7 +255,14 @@ async def post_handler(args: argparse.Namespace) -> int:
             if args.next_step_at
             else None
         )
-        draft = Draft(status=status, texts=texts, urgency=urgency, next_step_at=next_step_at)
+        draft = Draft(
+            status=status,
+            texts=texts,
+            urgency=urgency,
+            next_step_at=next_step_at,
+            clear_next_step=args.no_next_step,
+            history=args.past,
+        )
         if args.dry_run:
             return await _dry_run(ctx, draft, publish_at, as_json=args.json)
         update = await ctx.admin.post(actor, draft, publish_at=publish_at)
@@ -317,8 +342,9 @@ async def edit_handler(args: argparse.Namespace) -> int:
                 else None
             ),
             clear_next_step_at=args.clear_next_step_at,
+            history=args.past,
         )
-        if changes == Changes():
+        if dataclasses.replace(changes, history=False) == Changes():
             raise InvalidInput(
                 "Nothing to change: give --headline, --body, --next-step (or --text for "
                 "another language), --status, --urgency or --next-step-at."

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot import i18n
 from bot.clock import Clock, utcnow
@@ -41,7 +42,7 @@ from bot.editorial.rules import (
 )
 from bot.editorial.translations import demand_target, mark_edited, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
-from bot.i18n.sentences import invalid, localized_error
+from bot.i18n.sentences import in_every_language, invalid, localized_error
 from bot.messages.kinds import statuses
 from bot.models import (
     Actor,
@@ -68,12 +69,24 @@ from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """What an admin writes. `texts` holds at least the campaign's default language."""
+    """What an admin writes. `texts` holds at least the campaign's default language.
+
+    A draft with no next step (no wording, no time) keeps the one still ahead from the
+    latest update unless `clear_next_step`; a next step's time in the past is refused unless
+    `history` (the update tells what already happened)."""
 
     status: Status
     texts: Mapping[str, UpdateText]
     urgency: Urgency = Urgency.ROUTINE
     next_step_at: datetime | None = None
+    clear_next_step: bool = False
+    history: bool = False
+
+    @property
+    def has_next_step(self) -> bool:
+        return self.next_step_at is not None or any(
+            t.next_step.strip() for t in self.texts.values()
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +98,7 @@ class Changes:
     urgency: Urgency | None = None
     next_step_at: datetime | None = None
     clear_next_step_at: bool = False
+    history: bool = False  # a next step's time in the past is what happened, not a mistake
 
 
 def update_snapshot(update: Update) -> dict[str, Any]:
@@ -142,15 +156,16 @@ class Admin:
         check_year(draft.next_step_at)
         check_year(publish_at)
         if publish_at is not None and publish_at <= now and seed_key is None:
-            raise InvalidInput(
-                f"The embargo time {publish_at.isoformat()} is in the past. "
-                "Give a future time, or leave it out to publish now."
-            )
+            raise self._past("admin.embargo_past", publish_at, now)
+        if seed_key is None and not draft.history:
+            self._check_ahead(draft.next_step_at, now)
         async with self.store.write() as tx:
             if seed_key is not None:
                 existing = await tx.get_update_by_seed(seed_key, now)
                 if existing is not None:
                     return existing
+            if seed_key is None and not draft.has_next_step and not draft.clear_next_step:
+                draft = await self._keep_next_step(tx, draft, now)
             return await self._insert(
                 tx, actor, draft, now, publish_at=publish_at, seed_key=seed_key,
                 created_at=created_at,
@@ -256,6 +271,8 @@ class Admin:
                 changes, texts=self._check_texts(changes.texts, require_default=False)
             )
         check_year(changes.next_step_at)
+        if not changes.history:
+            self._check_ahead(changes.next_step_at, now)
         if changes.status is not None:
             self._check_status(changes.status)
         async with self.store.write() as tx:
@@ -765,6 +782,36 @@ class Admin:
     async def _holders(self, tx: Tx, update_id: int) -> list[Subscription]:
         ids = set(await tx.posted_subscriptions(update_id))
         return [s for s in await tx.list_subscriptions(active_only=False) if s.id in ids]
+
+    def _past(self, context: str, moment: datetime, now: datetime) -> InvalidInput:
+        """A time in the past refused, said in the campaign's zone (never UTC)."""
+        zone = ZoneInfo(self.campaign.timezone)
+        today = now.astimezone(zone).date()
+        when = i18n.datetime_term(moment.astimezone(zone), today)
+        return in_every_language(InvalidInput, lambda lang: i18n.say(lang, context, when=when))
+
+    def _check_ahead(self, next_step_at: datetime | None, now: datetime) -> None:
+        """A next step is ahead: its time in the past is refused (a typo, or an old date)."""
+        if next_step_at is not None and next_step_at < now:
+            raise self._past("admin.next_step_past", next_step_at, now)
+
+    async def _keep_next_step(self, tx: Tx, draft: Draft, now: datetime) -> Draft:
+        """`draft` with the next step still ahead from the latest update (its time and, in
+        each language of the draft, its wording): a post that says nothing of the next step
+        does not take it off the page and the briefings."""
+        latest = await tx.latest_update(now)
+        if latest is None or latest.next_step_at is None or latest.next_step_at <= now:
+            return draft
+        texts = {
+            lang: replace(text, next_step=latest.texts[lang].next_step)
+            if lang in latest.texts
+            else text
+            for lang, text in draft.texts.items()
+        }
+        main = self.campaign.default_language
+        if main in texts and not texts[main].next_step:  # the main language's, at least
+            texts[main] = replace(texts[main], next_step=latest.text(main, main).next_step)
+        return replace(draft, texts=texts, next_step_at=latest.next_step_at)
 
     def _check_status(self, status: Status) -> None:
         """A status the campaign offers (`[campaign] statuses`; every one by default)."""
