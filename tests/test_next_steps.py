@@ -34,12 +34,20 @@ MONDAY_6AM = datetime(2019, 1, 21, 14, 0, tzinfo=UTC)
 THURSDAY_7AM = datetime(2019, 1, 17, 15, 0, tzinfo=UTC)
 
 
-def draft(next_step: str = "", at: datetime | None = None, **flags: bool) -> Draft:
+def draft(
+    next_step: str = "",
+    at: datetime | None = None,
+    *,
+    history: bool = False,
+    clear_next_step: bool = False,
+) -> Draft:
     texts = {
         "en": UpdateText("Talks continue", next_step=next_step),
         "es": UpdateText("Siguen las negociaciones", next_step=next_step and f"{next_step} (es)"),
     }
-    return Draft(Status.STRIKE_ON, texts, next_step_at=at, **flags)
+    return Draft(
+        Status.STRIKE_ON, texts, next_step_at=at, history=history, clear_next_step=clear_next_step
+    )
 
 
 async def test_a_past_next_step_is_refused_in_the_campaigns_zone_unless_history(
