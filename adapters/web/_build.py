@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext, watch_public_version
 
-from . import _admin, _api, _feeds, _openapi, _pages, _subscribe, _webhooks
+from . import _admin, _api, _favicon, _feeds, _openapi, _pages, _subscribe, _webhooks
 from ._app import (
     MAX_BODY,
     STATE,
@@ -59,6 +59,7 @@ class WebSurface:
         _subscribe.add_routes(app, self.ctx.campaign)
         state.templates.globals["signup_link"] = _subscribe.link_label(self.ctx)
         _webhooks.add_routes(app)
+        _favicon.add_routes(app)
         app.router.add_get("/api/v1/openapi.json", _openapi.serve)
 
     async def start(self) -> None:

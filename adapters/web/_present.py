@@ -7,7 +7,7 @@ tested with fixed clocks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.ports import Campaign, Demand, DemandStatus, Update, fallback, i18n, kinds
@@ -25,7 +25,7 @@ def paragraphs_of(text: str) -> list[str]:
     return [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
 
 
-def say(language: str, key: str, **values: object) -> str:
+def say(language: str, key: str, /, **values: object) -> str:
     """Sentence `key` of the page, whole in one language (`i18n.Term` values are said in
     the sentence's language: a half-translated catalogue never mixes two)."""
     return TEXT.say(language, key, **values)
@@ -53,6 +53,12 @@ def countdown(target: datetime, now: datetime, language: str) -> str:
         return say(language, "now")
     key = "in" if target > now else "ago"
     return say(language, key, span=i18n.local(lambda lang: span(target - now, lang)))
+
+
+def html_time(moment: datetime) -> str:
+    """A `<time datetime>` value HTML accepts: UTC to the second, `2019-01-18T17:05:12Z`
+    (Python's `isoformat` gives six-digit fractions, which the HTML standard refuses)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def local(moment: datetime, campaign: Campaign) -> datetime:
@@ -248,7 +254,7 @@ def entry_view(
             EditView(
                 created,
                 when(revision.created_at, campaign, language, now),
-                revision.created_at.isoformat(),
+                html_time(revision.created_at),
                 fallback.shown(revision.reason_texts(), language, campaign.default_language),
                 correction,
             )
@@ -264,7 +270,7 @@ def entry_view(
                     status_label=kinds.status_name(campaign, revision.status, language),
                     status_class=str(revision.status),
                     replaced_when=when(revision.created_at, campaign, language, now),
-                    replaced_iso=revision.created_at.isoformat(),
+                    replaced_iso=html_time(revision.created_at),
                     reason=fallback.shown(
                         revision.reason_texts(), language, campaign.default_language
                     ),
@@ -285,9 +291,9 @@ def entry_view(
         next_step_when=when(update.next_step_at, campaign, language, now)
         if update.next_step_at
         else "",
-        next_step_iso=update.next_step_at.isoformat() if update.next_step_at else "",
+        next_step_iso=html_time(update.next_step_at) if update.next_step_at else "",
         when=when(effective, campaign, language, now),
-        iso=effective.isoformat(),
+        iso=html_time(effective),
         retracted=update.retracted,
         retraction_reason=fallback.shown(
             update.retraction_reason_texts(), language, campaign.default_language
@@ -295,7 +301,7 @@ def entry_view(
         retracted_when=when(update.retracted_at, campaign, language, now)
         if update.retracted_at
         else "",
-        retracted_iso=update.retracted_at.isoformat() if update.retracted_at else "",
+        retracted_iso=html_time(update.retracted_at) if update.retracted_at else "",
         revision=update.revision,
         edits=tuple(reversed(edits)),
         old_versions=tuple(reversed(old)),
@@ -328,7 +334,7 @@ def demand_view(
             language,
             local(now, campaign).date() if now is not None else None,
         ),
-        last_change_iso=demand.updated_at.isoformat(),
+        last_change_iso=html_time(demand.updated_at),
         facts=text.facts,
     )
 
