@@ -77,8 +77,9 @@ async def test_the_page_answers_parents_first_in_their_language(
     ):
         main = doc.one("main")
         sections = [n for n in main.children if not isinstance(n, str) and n.tag == "section"]
-        # The status, then the families' answers, then what happens next: before anything else.
-        assert [s.attrs["class"].split()[0] for s in sections[:3]] == ["status", "families", "next"]
+        # The status, then what happens next (in a phone's first screen), then the families'
+        # answers: before anything else.
+        assert [s.attrs["class"].split()[0] for s in sections[:3]] == ["status", "next", "families"]
         box = doc.one("section", class_="families")
         assert box.one("h2").text() == title
         pairs = [(d.one("dt").text(), d.one("dd").text()) for d in box.one("dl").all("div")]

@@ -131,7 +131,7 @@ async def test_the_demo_campaign_runs_on_its_strike_weeks_clock(sqlite_store: St
     later = datetime(2019, 1, 19, 12, 0, tzinfo=UTC)
     await Admin(sqlite_store, CAMPAIGN, ADMINS, FixedClock(later)).post(ADMIN, draft())
     resumed, said = await campaign_clock(config, sqlite_store)
-    assert resumed() > later and said is not None and "after the last update" in said
+    assert resumed() > later and said is not None and "after the last change" in said
 
 
 def test_run_on_the_demo_says_its_clock_first(tmp_path: Path) -> None:

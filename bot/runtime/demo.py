@@ -5,8 +5,9 @@ real clock, its page read "Day 2879 of the strike" beside "Day 5: no deal yet". 
 says when its story stands (`[demo] clock_starts`, just after its last seeded update), and
 every command run with it — `strikebot run`, the console, `post` — reads that time,
 running on from there: the strike week it describes, said in the first line `run` prints.
-A database already holding later posts resumes just after the last one, so nothing posted
-in an earlier session is ever in the future. `--now TIME` replays another moment and
+A database holding later changes resumes just after the last one, so nothing posted
+or changed in an earlier session is ever in the future, and each command's changes come
+after the last one's. `--now TIME` replays another moment and
 `--real-time` keeps the real clock; a campaign file without `[demo]` is always real time.
 """
 
@@ -23,7 +24,7 @@ from bot.config import StrikeConfig
 from bot.store import Store
 from bot.store import schema as t
 
-RESUME_GAP = timedelta(minutes=1)  # a restart resumes this long after the last post
+RESUME_GAP = timedelta(minutes=1)  # a command resumes this long after the last change
 
 
 async def campaign_clock(
@@ -43,7 +44,7 @@ async def campaign_clock(
     clock = ShiftedClock(start)
     zone = ZoneInfo(config.campaign.timezone)
     when = i18n.format_datetime(start.astimezone(zone), i18n.source_language(), utcnow().date())
-    why = "just after the last update posted in it" if resumed else "the strike week it describes"
+    why = "just after the last change made in it" if resumed else "the strike week it describes"
     return clock, (
         f"Demo clock: this campaign file is a demo of a past strike, so the time reads {when} "
         f"({why}; [demo] clock_starts) and runs on from there. Give --real-time for the "
@@ -52,13 +53,8 @@ async def campaign_clock(
 
 
 async def last_written(store: Store) -> datetime | None:
-    """The latest moment an update was posted, edited or retracted (None before any)."""
-    u, r = t.updates.c, t.update_revisions.c
+    """When the last change was written (every change writes an audit entry; the latest is
+    read through the index on its time), None before any."""
     async with store.read() as tx:
-        found = [
-            await tx.conn.scalar(select(func.max(u.created_at))),  # not published_at: an
-            await tx.conn.scalar(select(func.max(u.retracted_at))),  # embargo is ahead
-            await tx.conn.scalar(select(func.max(r.created_at))),
-        ]
-    moments = [m for m in found if m is not None]
-    return max(moments) if moments else None
+        latest: datetime | None = await tx.conn.scalar(select(func.max(t.audit_log.c.at)))
+    return latest
