@@ -30,10 +30,13 @@ from pydantic_core import ErrorDetails
 
 from bot import i18n
 from bot.errors import ConfigError
+from bot.messages.kinds import defaults as kind_defaults
 from bot.models import (
     Campaign,
+    CampaignKind,
     DemandStatus,
     Families,
+    FamilyQuestion,
     Status,
     UpdateText,
     Urgency,
@@ -102,6 +105,17 @@ class CampaignSection(_Model):
     languages: list[str] = Field(min_length=1)
     public_url: str = "http://127.0.0.1:8080"
     require_approval: bool = False
+    # What the workplace is: school | hospital | transit | other (bot/messages/kinds.py).
+    kind: CampaignKind = CampaignKind.SCHOOL
+    # The statuses admins choose from, in order (default: every status).
+    statuses: list[Status] = []
+
+    @field_validator("statuses")
+    @classmethod
+    def _statuses(cls, value: list[Status]) -> list[Status]:
+        if len(set(value)) != len(value):
+            raise ValueError("a status is listed twice")
+        return value
 
     @field_validator("languages")
     @classmethod
@@ -165,6 +179,10 @@ class WebhooksSection(_Model):
 class BriefingsSection(_Model):
     default_time: HHMM = "07:00"
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
+    # The days a family who signed up gets the morning briefing, 0 = Monday ... 6 = Sunday
+    # (default: the kind's: school days, Monday to Friday, for a school; every day for a
+    # hospital or transit).
+    days: list[Annotated[int, Field(ge=0, le=6)]] | None = Field(default=None, min_length=1)
 
 
 class SignupsSection(_Model):
@@ -180,19 +198,73 @@ class SignupsSection(_Model):
     confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
 
 
-class FamiliesSection(_Model):
-    """`[families]`: the answers parents need first, shown at the top of the public page,
-    in briefings and in `/strike status`. Texts by language, like demands."""
+class DemoSection(_Model):
+    """`[demo]`: the campaign file is a demo of a past strike. Every command run with it
+    reads the time `clock_starts` (the moment its story stands, with its offset), running
+    on from there (`bot.runtime.demo`); `--real-time` keeps the real clock."""
 
+    clock_starts: AwareDatetime
+
+
+class FamilyQuestionEntry(_Model):
+    """`[[families.questions]]`: a question of the campaign's own, with its answer."""
+
+    question: Localized
+    answer: Localized
+
+
+# A school campaign's first names for the answers (still read): schools = answers.open.
+SCHOOL_KEYS = {"schools": "open", "meals": "meals", "ask": "ask"}
+
+
+class FamiliesSection(_Model):
+    """`[families]`: the answers families need first, shown at the top of the public page,
+    in briefings and in `/strike status`. The kind's questions (`bot.messages.kinds`: a
+    school's "Are schools open?", meals, where to ask) are answered under `answers` by key
+    (`open` is answered yes or no with `open`); the campaign's own follow in `questions`.
+    Texts by language, like demands."""
+
+    title: Localized = {}
+    open: bool | None = None
+    answers: dict[str, Localized] = {}
+    questions: list[FamilyQuestionEntry] = []
+    # A school campaign's first names (still read): schools_open = open, schools = answers.open.
     schools_open: bool | None = None
     schools: Localized = {}
     meals: Localized = {}
     ask: Localized = {}
 
-    def to_families(self) -> Families | None:
-        if self.schools_open is None and not (self.schools or self.meals or self.ask):
+    def answered(self) -> dict[str, Localized]:
+        """The kind's questions' answers by key, the old names read as the new."""
+        found = {new: getattr(self, old) for old, new in SCHOOL_KEYS.items() if getattr(self, old)}
+        return found | {key: texts for key, texts in self.answers.items() if texts}
+
+    def verdict(self) -> bool | None:
+        return self.open if self.open is not None else self.schools_open
+
+    def to_families(self, kind: CampaignKind) -> Families | None:
+        answered = self.answered()
+        verdict = self.verdict()
+        if verdict is None and not answered and not self.questions and not self.title:
             return None
-        return Families(self.schools_open, self.schools, self.meals, self.ask)
+        found: list[FamilyQuestion] = []
+        for q in kind_defaults(kind).questions:
+            if q.key in answered or (q.yes and verdict is not None):
+                found.append(
+                    FamilyQuestion(
+                        answer=answered.get(q.key, {}),
+                        key=q.key,
+                        context=q.context,
+                        verdict=verdict if q.yes else None,
+                        yes=q.yes,
+                        no=q.no,
+                    )
+                )
+        for i, own in enumerate(self.questions):
+            found.append(
+                FamilyQuestion(answer=own.answer, key=f"questions[{i}]", wording=own.question)
+            )
+        return Families(tuple(found), self.title)
 
 
 class DemandEntry(_Model):
@@ -273,6 +345,9 @@ class StrikeConfig(_Model):
     signups: SignupsSection = SignupsSection()
     webhooks: WebhooksSection = WebhooksSection()
     families: FamiliesSection = FamiliesSection()
+    demo: DemoSection | None = None
+    # A status's label of the campaign's own, by language: strike_on = { en = "..." }.
+    status_labels: dict[Status, Localized] = {}
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []
@@ -289,14 +364,23 @@ class StrikeConfig(_Model):
             _check_localized(f"demands[{i}].title", demand.title, languages, default)
             for name in ("summary", "union_position", "employer_offer", "facts"):
                 _check_extra(f"demands[{i}].{name}", getattr(demand, name), languages)
-        for name in ("schools", "meals", "ask"):
-            _check_extra(f"families.{name}", getattr(self.families, name), languages)
+        self._check_families(languages, default)
+        for status, texts in self.status_labels.items():
+            if self.campaign.statuses and status not in self.campaign.statuses:
+                raise ValueError(
+                    f"status_labels.{status.value} labels a status not in [campaign] statuses"
+                )
+            _check_extra(f"status_labels.{status.value}", texts, languages)
         update_keys: set[str] = set()
         for i, update in enumerate(self.updates):
             if update.key in update_keys:
                 raise ValueError(f"updates[{i}].key {update.key!r} is used twice; keys are unique")
             update_keys.add(update.key)
             _check_localized(f"updates[{i}].headline", update.headline, languages, default)
+            if self.campaign.statuses and update.status not in self.campaign.statuses:
+                raise ValueError(
+                    f"updates[{i}].status {update.status.value!r} is not in [campaign] statuses"
+                )
             for name in ("body", "next_step"):
                 _check_extra(f"updates[{i}].{name}", getattr(update, name), languages)
         for i, sub in enumerate(self.subscriptions):
@@ -306,6 +390,32 @@ class StrikeConfig(_Model):
                     f"languages; use one of {', '.join(self.campaign.languages)}"
                 )
         return self
+
+    def _check_families(self, languages: set[str], default: str) -> None:
+        families = self.families
+        kind = self.campaign.kind
+        keys = [q.key for q in kind_defaults(kind).questions]
+        if kind is not CampaignKind.SCHOOL:
+            for old in ("schools_open", *SCHOOL_KEYS):
+                if old in families.model_fields_set and old != "ask":
+                    raise ValueError(
+                        f"families.{old} is a school campaign's key; this campaign's kind is "
+                        f"{kind.value!r}: answer its questions under [families.answers] "
+                        f"({', '.join(keys)}), and `open = true|false`"
+                    )
+        for key in families.answers:
+            if key not in keys:
+                raise ValueError(
+                    f"families.answers.{key}: a {kind.value} campaign's questions are "
+                    f"{', '.join(keys)}; add others under [[families.questions]]"
+                )
+        for key, texts in families.answered().items():
+            _check_extra(f"families.answers.{key}", texts, languages)
+        _check_extra("families.title", families.title, languages)
+        for i, own in enumerate(families.questions):
+            _check_localized(f"families.questions[{i}].question", own.question, languages,
+                             default)  # fmt: skip
+            _check_localized(f"families.questions[{i}].answer", own.answer, languages, default)
 
     # -- what the rest of the program uses --------------------------------------
 
@@ -321,7 +431,15 @@ class StrikeConfig(_Model):
             public_url=c.public_url,
             require_approval=c.require_approval,
             strike_start=c.strike_start,
-            families=self.families.to_families(),
+            families=self.families.to_families(c.kind),
+            kind=c.kind,
+            statuses=tuple(c.statuses),
+            status_labels={status: dict(texts) for status, texts in self.status_labels.items()},
+            briefing_days=(
+                frozenset(self.briefings.days)
+                if self.briefings.days is not None
+                else kind_defaults(c.kind).briefing_days
+            ),
         )
 
     def to_admins(self) -> AdminList:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from enum import StrEnum
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 
 class Contact(StrEnum):
@@ -23,11 +23,14 @@ class Contact(StrEnum):
 
 
 class Status(StrEnum):
-    """Where the dispute stands. Ordered roughly as a strike unfolds."""
+    """Where the dispute stands. Ordered roughly as a strike unfolds (a campaign offers its
+    own list of them, `Campaign.statuses`)."""
 
     BARGAINING = "bargaining"
     STRIKE_VOTE = "strike_vote"
+    STRIKE_NOTICE = "strike_notice"  # notice of a strike given (often required by law)
     STRIKE_ON = "strike_on"
+    LOCKOUT = "lockout"  # the employer keeps members out
     TALKS_SCHEDULED = "talks_scheduled"
     TENTATIVE_AGREEMENT = "tentative_agreement"
     RATIFICATION_VOTE = "ratification_vote"
@@ -95,20 +98,60 @@ class DeliveryState(StrEnum):
 
 ALL_URGENCIES: frozenset[Urgency] = frozenset(Urgency)
 
+T = TypeVar("T", str, tuple[str, ...])
+
+
+def wording(texts: Mapping[str, T], language: str, main: str | None = None) -> tuple[T | None, str]:
+    """The one fallback rule for what people wrote, per field: the text in `language` when
+    it has one, else the main language's (`main`, default the first written), else any
+    language's; with the language it is in. (None, `language`) when no language has one.
+    `bot.messages.fallback` marks a fallen-back text for the reader ("(in English)")."""
+    own = texts.get(language)
+    if own:
+        return own, language
+    order = [main] if main else []
+    order += [lang for lang in texts if lang != main]
+    for lang in order:
+        found = texts.get(lang) if lang else None
+        if found:
+            return found, lang
+    return None, language
+
+
+class CampaignKind(StrEnum):
+    """What the campaign's workplace is: it decides the wording families read by default
+    (`bot.messages.kinds`): "Are schools open?" for a school, never for a hospital."""
+
+    SCHOOL = "school"
+    HOSPITAL = "hospital"
+    TRANSIT = "transit"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyQuestion:
+    """One question families ask first, with its answer by language: one of the kind's
+    (`context`, a catalogue message; `key` names it in `[families]`) or the campaign's own
+    (`wording` by language). `verdict` answers a yes/no one ("Yes, schools are open.",
+    the sentences `yes` and `no`) before the answer's text."""
+
+    answer: Mapping[str, str] = field(default_factory=dict)
+    key: str = ""
+    context: str = ""
+    wording: Mapping[str, str] = field(default_factory=dict)
+    verdict: bool | None = None
+    yes: str = ""
+    no: str = ""
+
 
 @dataclass(frozen=True, slots=True)
 class Families:
-    """What parents ask first, from the campaign file's `[families]`: are schools open,
-    meals, where to ask. Each text by language; a missing language falls back to the first."""
+    """What families ask first, from the campaign file's `[families]`, in order. Each text
+    by language; a missing language falls back to the first (`bot.messages.fallback`).
+    `title` is the campaign's own heading for them, if any."""
 
-    schools_open: bool | None = None
-    schools: Mapping[str, str] = field(default_factory=dict)
-    meals: Mapping[str, str] = field(default_factory=dict)
-    ask: Mapping[str, str] = field(default_factory=dict)
-
-    def text(self, name: str, language: str) -> str:
-        texts: Mapping[str, str] = getattr(self, name)
-        return texts.get(language) or next(iter(texts.values()), "")
+    questions: tuple[FamilyQuestion, ...] = ()
+    title: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +167,13 @@ class Campaign:
     # When the strike itself began (day 1). None until a strike starts.
     strike_start: date | None = None
     families: Families | None = None
+    kind: CampaignKind = CampaignKind.SCHOOL
+    # The statuses offered, in order; () for the kind's (`bot.messages.kinds.statuses`).
+    statuses: tuple[Status, ...] = ()
+    # The campaign's own label of a status, by language (else the catalogue's).
+    status_labels: Mapping[Status, Mapping[str, str]] = field(default_factory=dict)
+    # The days a family's morning briefing comes (0 = Monday): school days by default.
+    briefing_days: frozenset[int] = frozenset(range(5))
 
     @property
     def default_language(self) -> str:
@@ -139,6 +189,13 @@ class UpdateText:
     next_step: str = ""
 
 
+def _only(reason: str, texts: Mapping[str, UpdateText]) -> Mapping[str, str]:
+    """A reason given in one language only: the language the update was first written in."""
+    if not reason:
+        return {}
+    return {next(iter(texts), ""): reason}
+
+
 @dataclass(frozen=True, slots=True)
 class Revision:
     """The text of an update as it stood before an edit, with who changed it and why."""
@@ -149,8 +206,14 @@ class Revision:
     urgency: Urgency
     next_step_at: datetime | None
     editor: str
-    reason: str
+    reason: str  # in the main language
     created_at: datetime
+    # The reason in each language it was given in (the main language's included).
+    reasons: Mapping[str, str] = field(default_factory=dict)
+
+    def reason_texts(self) -> Mapping[str, str]:
+        """The reason by language: `reasons`, else `reason` as the first text's language's."""
+        return self.reasons or _only(self.reason, self.texts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,21 +232,27 @@ class Update:
     approved_by: str | None = None
     retracted_at: datetime | None = None
     retracted_by: str | None = None
-    retraction_reason: str | None = None
+    retraction_reason: str | None = None  # in the main language
     seed_key: str | None = None
     revisions: tuple[Revision, ...] = ()
+    # The retraction's reason in each language it was given in (the main one's included).
+    retraction_reasons: Mapping[str, str] = field(default_factory=dict)
 
-    def text(self, language: str) -> UpdateText:
-        """The wording in `language`, falling back to the first language written — as a
-        whole, or field by field where a translation left the body or next step empty
-        (a reader is better served by the original than by nothing)."""
-        first = next(iter(self.texts.values()))
-        own = self.texts.get(language)
-        if own is None:
-            return first
-        if (own.body or not first.body) and (own.next_step or not first.next_step):
-            return own
-        return UpdateText(own.headline, own.body or first.body, own.next_step or first.next_step)
+    def retraction_reason_texts(self) -> Mapping[str, str]:
+        """The retraction's reason by language (see `Revision.reason_texts`)."""
+        return self.retraction_reasons or _only(self.retraction_reason or "", self.texts)
+
+    def text(self, language: str, main: str | None = None) -> UpdateText:
+        """The wording in `language`, field by field: a field it leaves empty (or all of
+        them, when it has no text) is the main language's (`main`, default the first
+        written). Unmarked: `bot.messages.fallback` says where a reader's text fell back."""
+        texts = self.texts
+        return UpdateText(
+            *(
+                wording({k: getattr(t, name) for k, t in texts.items()}, language, main)[0] or ""
+                for name in ("headline", "body", "next_step")
+            )
+        )
 
     @property
     def retracted(self) -> bool:
@@ -232,10 +301,22 @@ class Demand:
     history: tuple[DemandEvent, ...] = ()
     retired_at: datetime | None = None
 
-    def text(self, language: str) -> DemandText:
-        if language in self.texts:
-            return self.texts[language]
-        return next(iter(self.texts.values()))
+    def text(self, language: str, main: str | None = None) -> DemandText:
+        """The wording in `language`, field by field (each empty field is the main
+        language's, `main`, default the first written), as `Update.text`."""
+        texts = self.texts
+
+        def field(name: str) -> str:
+            return wording({k: getattr(t, name) for k, t in texts.items()}, language, main)[0] or ""
+
+        facts, _ = wording({k: t.facts for k, t in texts.items()}, language, main)
+        return DemandText(
+            field("title"),
+            field("summary"),
+            field("union_position"),
+            field("employer_offer"),
+            facts or (),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.i18n.sentences import not_found, say
+from bot.messages import fallback, kinds
 from bot.messages.compose import (
     fit,
     fit_message,
@@ -138,6 +139,7 @@ if TYPE_CHECKING:
         Pending,
         SignUps,
         TooManySignups,
+        choice_term,
         choice_text,
         short_union,
     )
@@ -202,6 +204,7 @@ _LAZY = {
     "Pending": "bot.people.signups",
     "SignUps": "bot.people.signups",
     "TooManySignups": "bot.people.signups",
+    "choice_term": "bot.people.signups",
     "choice_text": "bot.people.signups",
     "short_union": "bot.people.signups",
     "PluginContext": "bot.runtime.context",
@@ -327,12 +330,14 @@ __all__ = [
     "ask",
     "check_update_text",
     "check_url",
+    "choice_term",
     "choice_text",
     "clean_text",
     "command_named",
     "configure_logging",
     "events",
     "example_address",
+    "fallback",
     "family_answers",
     "fit",
     "fit_message",
@@ -340,6 +345,7 @@ __all__ = [
     "i18n",
     "installed_plugins",
     "is_command_prefix",
+    "kinds",
     "lazy_exports",
     "leadership_for",
     "local_zone",

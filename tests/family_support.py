@@ -119,7 +119,8 @@ async def families(
         sections["whatsapp"] = whatsapp_section
     config = config or campaign_config(CAMPAIGN, **sections)
     settings = Settings.from_env(family_env(smtp, twilio, whatsapp))
-    admin = Admin(store, CAMPAIGN, ADMINS, clock)
+    campaign = config.to_campaign()
+    admin = Admin(store, campaign, ADMINS, clock)
     signups = signups_for(store, config, clock)
     plugins = installed_plugins()
 
@@ -141,7 +142,7 @@ async def families(
     dispatcher = Dispatcher(
         store,
         adapters,
-        CAMPAIGN,
+        campaign,
         clock,
         settings=config.delivery,
         worker_id="families",

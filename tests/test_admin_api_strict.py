@@ -170,7 +170,7 @@ async def test_the_rules_are_in_the_schema_and_the_refusal_names_them(
     assert "1970 to 2200" in post["next_step_at"]["description"]
     # A past embargo is a rule no schema can state: the description says it, and the 422.
     assert "in the future" in post["publish_at"]["description"]
-    assert status == 422 and "has already passed" in body["error"]["message"]
+    assert status == 422 and "is in the past" in body["error"]["message"]
     assert blank_status == 422
     assert blank_body["error"]["message"].startswith(
         "texts.en.headline: needs at least one character that shows"

@@ -297,7 +297,7 @@ BAD_INPUT = [
     (["post", "--headline", "x" * 151], "keep it to 150"),
     (["post", "--headline", "H", "--status", "striking"], "“striking” is not a status"),
     (["post", "--headline", "H", "--urgency", "panic"], "“panic” is not an urgency"),
-    (["post", "--headline", "H", "--at", "2019-01-01 00:00"], "PST has already passed"),
+    (["post", "--headline", "H", "--at", "2019-01-01 00:00"], "PST, is in the past"),
     (["post", "--headline", "H", "--at", "next monday"], "is not a date and time"),
     (["post", "--headline", "H", "--at", "2030-03-10 02:30"], "does not exist"),
     (["post", "--headline", "H", "--at", "2030-11-03 01:30"], "happens twice"),

@@ -452,7 +452,7 @@ async def test_post_with_an_embargo_and_the_errors_around_it(
     assert "Sunday, January 20, 6:00 PM PST" in scheduled.message.body
     assert (await commands.status(ctx())).message.footer.startswith("Update #3")  # not yet
     past = await commands.post(ctx(ADMIN), "strike_on", "x", publish_at="2019-01-01T00:00")
-    assert not past.ok and "has already passed" in past.message.body
+    assert not past.ok and "is in the past" in past.message.body
     bad_status = await commands.post(ctx(ADMIN), "on_holiday", "x")
     assert not bad_status.ok and "“on_holiday” is not a status" in bad_status.message.body
     empty = await commands.handle(ctx(ADMIN, locale="es"), 'post strike_on "   "')

@@ -192,7 +192,7 @@ def test_every_readme_example_runs_as_written(fresh: tuple[Path, dict[str, str]]
                 name, _, value = assignment.partition("=")
                 env[name] = value
             continue
-        if re.match(r"^(\.venv/bin/)?strikebot run\b", command):
+        if re.match(r"^(\.venv/bin/)?strikebot (--[a-z-]+ )*run\b", command):
             run_server(command, cwd, env)
             continue
         result = run_shell(command, cwd, env)

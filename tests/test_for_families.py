@@ -13,20 +13,21 @@ from bot import i18n
 from bot.briefings.compose import compose_briefing
 from bot.clock import FixedClock
 from bot.commands import CommandContext
+from bot.config import FamiliesSection
 from bot.messages.families import family_answers
-from bot.models import Families, Status, Subscription, Update, UpdateState, UpdateText, Urgency
+from bot.models import CampaignKind, Status, Subscription, Update, UpdateState, UpdateText, Urgency
 from bot.store import Store
 from tests.strike_week import strike_week
 from tests.support import CAMPAIGN, FRIDAY, MEMBER, plugin_ctx, shipped_config
 from tests.web_support import client_for, parse_html, web_context
 
-FAMILIES = Families(
+FAMILIES = FamiliesSection(
     schools_open=True,
     schools={"en": "Substitutes keep every school open.", "es": "Suplentes mantienen abiertas "
              "todas las escuelas."},
     meals={"en": "Breakfast and lunch as usual."},
     ask={"en": "Your school's office.", "es": "La oficina de tu escuela."},
-)  # fmt: skip
+).to_families(CampaignKind.SCHOOL)  # fmt: skip
 WITH_FAMILIES = dataclasses.replace(CAMPAIGN, families=FAMILIES)
 
 
@@ -39,7 +40,7 @@ def update(status: Status) -> Update:
 
 def test_the_shipped_campaign_answers_families_from_the_seed() -> None:
     campaign = shipped_config().to_campaign()
-    assert campaign.families is not None and campaign.families.schools_open is True
+    assert campaign.families is not None and campaign.families.questions[0].verdict is True
     answers = dict(family_answers(campaign, update(Status.STRIKE_ON), FRIDAY, "es"))
     assert answers["¿Hay huelga hoy?"] == "Sí: día 5 de la huelga."
     assert answers["¿Están abiertas las escuelas?"].startswith(
@@ -54,7 +55,7 @@ def test_answers_follow_the_status_and_fall_back_to_the_first_language() -> None
         ("¿Hay huelga hoy?", "Sí: día 5 de la huelga."),
         ("¿Están abiertas las escuelas?",
          "Sí, las escuelas están abiertas. Suplentes mantienen abiertas todas las escuelas."),
-        ("Comidas", "Breakfast and lunch as usual."),  # no Spanish text: the English one
+        ("Comidas", "Breakfast and lunch as usual. (en inglés)"),  # the English one, marked
         ("¿Preguntas?", "La oficina de tu escuela."),
     ]  # fmt: skip
     suspended = family_answers(WITH_FAMILIES, update(Status.STRIKE_SUSPENDED), FRIDAY, "en")
@@ -76,8 +77,9 @@ async def test_the_page_answers_parents_first_in_their_language(
     ):
         main = doc.one("main")
         sections = [n for n in main.children if not isinstance(n, str) and n.tag == "section"]
-        # The status, then the families' answers, then what happens next: before anything else.
-        assert [s.attrs["class"].split()[0] for s in sections[:3]] == ["status", "families", "next"]
+        # The status, then what happens next (in a phone's first screen), then the families'
+        # answers: before anything else.
+        assert [s.attrs["class"].split()[0] for s in sections[:3]] == ["status", "next", "families"]
         box = doc.one("section", class_="families")
         assert box.one("h2").text() == title
         pairs = [(d.one("dt").text(), d.one("dd").text()) for d in box.one("dl").all("div")]
@@ -106,7 +108,7 @@ async def test_strike_status_command_gives_the_families_answers(
     reply = await ctx.commands.status(CommandContext("discord", MEMBER, "g", "c", locale="es"))
     fields = {f.name: f.value for f in reply.message.fields}
     assert fields["¿Están abiertas las escuelas?"].startswith("Sí, las escuelas están abiertas.")
-    assert fields["Comidas"] == "Breakfast and lunch as usual."
+    assert fields["Comidas"] == "Breakfast and lunch as usual. (en inglés)"
     assert fields["¿Preguntas?"] == "La oficina de tu escuela."
 
 

@@ -132,7 +132,8 @@ def test_init_prompts_one_question_at_a_time(
     from bot.cli import main
 
     answers = [
-        "Bay Nurses Union", "Bay Hospital", "", "America/Los_Angeles", "en", "2026-01-05",
+        "Bay Nurses Union", "Bay Hospital", "hospital", "", "America/Los_Angeles", "en",
+        "2026-01-05",
         "", "https://strike.baynurses.example",
         "console", "111111111111111111", "", "",  # admins: console, Discord, Slack, Telegram
         "staffing=Safe staffing ratios", "",
@@ -142,6 +143,7 @@ def test_init_prompts_one_question_at_a_time(
     assert main(["init"]) == 0, capsys.readouterr().err
     raw = tomllib.loads((tmp_path / "config" / "bay-nurses-union.toml").read_text())
     assert raw["campaign"]["employer"] == "Bay Hospital"
+    assert raw["campaign"]["kind"] == "hospital"
     assert raw["campaign"]["start_date"].isoformat() == "2026-01-05"
     assert "strike_start" not in raw["campaign"]
     assert raw["admins"]["discord"]["user_ids"] == ["111111111111111111"]
@@ -164,7 +166,7 @@ def test_init_asks_again_and_keeps_every_answer(
     from bot.cli import main
 
     answers = [
-        "Bay Nurses Union", "Bay Hospital", "",
+        "Bay Nurses Union", "Bay Hospital", "hospital", "",
         "Pacific Time", "America/Los_Angeles",  # refused, then asked again
         "en,ko", "en,es",  # refused when typed, before any later question
         "next Monday", "2026-01-05", "",

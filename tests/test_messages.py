@@ -92,7 +92,7 @@ def test_update_message_in_spanish_and_in_the_channel_time_zone() -> None:
 def test_spanish_channel_gets_english_text_when_no_translation_but_spanish_labels() -> None:
     update = make_update(texts={"en": UpdateText("Talks resume Saturday")}, next_step_at=None)
     message = update_message(update, "es", CAMPAIGN)
-    assert message.title == "Talks resume Saturday"
+    assert message.title == "Talks resume Saturday (en inglés)"  # marked for the reader
     assert message.status_label == "En huelga"
     assert message.fields == ()
     assert message.footer.startswith("Actualización #7")
@@ -153,7 +153,7 @@ def test_correction_note_is_short_visible_and_links_to_the_update() -> None:
     message = correction_message(update, "en", CAMPAIGN)
     assert message.kind is MessageKind.CORRECTION
     assert message.title == "Correction: The strike is on"
-    assert message.body == "Update #7 has been corrected. What changed: The rally is at 10, not 9"
+    assert message.body == "Update #7 has been corrected.\nWhat changed: The rally is at 10, not 9"
     assert message.url == "https://strike.example.org/updates/7"
     assert message.links[0].url == message.url
     spanish = correction_message(update, "es", CAMPAIGN)

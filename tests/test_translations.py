@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 
 from bot.clock import FixedClock
+from bot.config import FamiliesSection
 from bot.editorial.admin import Admin, Changes, Draft
 from bot.editorial.translations import content_gaps
 from bot.editorial.translator_files import content_messages
 from bot.errors import InvalidInput, NotAllowed
-from bot.models import Families, Status, UpdateText
+from bot.models import CampaignKind, Status, UpdateText
 from bot.store import Store
 from tests.support import ADMIN, CAMPAIGN, MEMBER
 from tests.test_admin import seed_demand
@@ -126,10 +127,10 @@ async def test_the_families_section_is_reported_but_not_exported(
 ) -> None:
     campaign = replace(
         CAMPAIGN,
-        families=Families(
+        families=FamiliesSection(
             meals={"en": "Grab-and-go meals at every school"},
             ask={"en": "Call 213-555-0100", "es": "Llama al 213-555-0100"},
-        ),
+        ).to_families(CampaignKind.SCHOOL),
     )
     async with store.read() as tx:
         gaps = await content_gaps(tx, campaign, clock())

@@ -78,10 +78,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 async def handle(args: argparse.Namespace) -> int:
     # Not the CLI's shared `out`: that one soft-wraps, which would crop text inside panels.
     console = Console(highlight=False)
+    # Without --now, the campaign's clock: a demo file's story week, else real time.
+    clock = shifted_clock(args.now) if args.now else None
     # Warnings (a delivery that failed) go to stderr, secrets redacted; answers to stdout.
-    async with open_plugin(
-        args, "console", clock=shifted_clock(args.now), log_level=logging.WARNING
-    ) as ctx:
+    async with open_plugin(args, "console", clock=clock, log_level=logging.WARNING) as ctx:
         adapter = ConsoleAdapter(console, json_output=args.json)
         context = CommandContext(
             platform=adapter.platform,

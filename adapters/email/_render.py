@@ -4,6 +4,10 @@ in the reader's language, with a visible unsubscribe link and RFC 8058 one-click
 Every header value is built from one line of text: line breaks, tabs and other control
 characters in a headline become spaces, so no text anyone wrote can add a header. The
 `email` package refuses such values anyway; this keeps the subject readable instead.
+
+`List-Unsubscribe` (and any header carrying URLs) is written on one line as it is, never
+RFC 2047 encoded: Python folds every header at 78 columns and turns a long unbreakable
+value into encoded-words, which mail providers do not read as a URL (`UrlListHeader`).
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from email.headerregistry import Address
+from email.headerregistry import Address, BaseHeader, HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
+from email.policy import Policy
+from email.policy import default as default_policy
 from email.utils import format_datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 
@@ -104,12 +111,45 @@ def html_part(message: OutboundMessage, envelope: Envelope, colour: str) -> str:
     )
 
 
+class UrlListHeader(UnstructuredHeader, BaseHeader):
+    """A header whose value is angle-bracketed URLs (`List-Unsubscribe`, RFC 2369/8058): a
+    structured header, so never an encoded-word (`=?utf-8?q?...?=` is not a URL to Gmail or
+    Yahoo) and never folded inside a URL. Written on one line (RFC 5322 allows 998
+    characters); several URLs are folded only between them, after their commas."""
+
+    def fold(self, *, policy: Policy) -> str:
+        urls = [u.strip() for u in str(self).split(",") if u.strip()]
+        lines = [f"{self.name}: {urls[0]}"] if urls else [f"{self.name}: "]
+        for url in urls[1:]:
+            if len(lines[-1]) + 2 + len(url) <= LINE_MAX:
+                lines[-1] += f", {url}"
+            else:
+                lines[-1] += ","
+                lines.append(f" {url}")
+        return policy.linesep.join(lines) + policy.linesep
+
+
+URL_HEADERS = ("list-unsubscribe", "list-unsubscribe-post", "list-archive", "list-help")
+LINE_MAX = 998  # RFC 5322 2.1.1: a line's hard limit, CRLF excluded
+_HEADERS = HeaderRegistry()
+for _name in URL_HEADERS:
+    _HEADERS.map_to_type(_name, UrlListHeader)
+# The default policy, with the URL headers above written as they are.
+MAIL_POLICY = default_policy.clone(header_factory=_HEADERS)
+
+
+def ascii_url(url: str) -> str:
+    """`url` with anything outside printable ASCII percent-encoded (a header carries it
+    as is, never encoded-word)."""
+    return quote(url, safe="".join(chr(c) for c in range(33, 127)))
+
+
 def build_email(
     message: OutboundMessage, envelope: Envelope, *, now: datetime, colour: str = "#1f4e8c"
 ) -> EmailMessage:
     """The whole e-mail: headers, a text part and an HTML alternative."""
     words = WORDS[message.language]
-    mail = EmailMessage()
+    mail = EmailMessage(policy=MAIL_POLICY)
     mail["From"] = envelope.sender
     mail["To"] = envelope.to
     mail["Subject"] = subject_of(message)
@@ -121,7 +161,7 @@ def build_email(
     if envelope.reply_to:
         mail["Reply-To"] = envelope.reply_to
     if envelope.unsubscribe_url:
-        mail["List-Unsubscribe"] = f"<{envelope.unsubscribe_url}>"
+        mail["List-Unsubscribe"] = f"<{ascii_url(envelope.unsubscribe_url)}>"
         mail["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     else:
         mail["Auto-Submitted"] = "auto-generated"

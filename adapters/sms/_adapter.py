@@ -53,13 +53,13 @@ from bot.ports import (
     PluginContext,
     SignUps,
     ask,
-    choice_text,
+    choice_term,
     guess_language,
     i18n,
     page_url,
 )
 
-from ._render import render_text, short_name
+from ._render import fit_own, render_text, short_name
 from ._settings import NAME, SmsDelivery, SmsSection, SmsSettings
 from ._twilio import NumberRefused, Sender, TwilioClient
 
@@ -251,21 +251,20 @@ class SmsAdapter:
                 language = person.language
                 url = page_url(campaign, language)
                 return self._say(
-                    language, "confirmed", url, choice=choice_text(person.choice, language)
+                    language, "confirmed", url, choice=choice_term(person.choice, campaign)
                 )
             return self._say(language, str(outcome), url)
         return self._say(language, "help", url)
 
-    def _say(self, language: str, key: str, url: str, **extra: str) -> str:
-        words = REPLIES[language]
-        values = {
+    def _say(self, language: str, key: str, url: str, **extra: object) -> str:
+        values: dict[str, object] = {
             "who": self.who,
             "url": url,
             "countries": ", ".join(self.section.countries),
-            "choice": choice_text("urgent", language),
+            "choice": choice_term("urgent"),
             **extra,
         }
-        return words[key].format(**values)
+        return fit_own(REPLIES.say(language, key, **values), self.section.max_segments)
 
     async def _status(self, request: web.Request) -> web.Response:
         params = await self._signed_form(request)

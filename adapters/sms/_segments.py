@@ -13,6 +13,7 @@ Spanish texts are UCS-2.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 GSM_BASIC = frozenset(
@@ -52,16 +53,39 @@ def is_gsm(text: str) -> bool:
 
 
 def count(text: str) -> Segments:
-    """The segments `text` takes once sent."""
-    if is_gsm(text):
-        units = sum(2 if ch in GSM_EXTENDED else 1 for ch in text)
+    """The segments `text` takes once sent. A split text is cut the way phones join it
+    again: an extension character's two septets, or an emoji's two UTF-16 units, never
+    straddle two segments (so a segment may hold one unit less)."""
+    gsm = is_gsm(text)
+    if gsm:
+        widths = [2 if ch in GSM_EXTENDED else 1 for ch in text]
         single, joined, encoding = 160, 153, "GSM-7"
     else:
-        units = len(text.encode("utf-16-le")) // 2
+        widths = [len(ch.encode("utf-16-le")) // 2 for ch in text]
         single, joined, encoding = 70, 67, "UCS-2"
+    units = sum(widths)
     if units <= single:
         return Segments(encoding, 1 if units else 0, units)
-    return Segments(encoding, -(-units // joined), units)
+    segments, used = 1, 0
+    for width in widths:
+        if used + width > joined:
+            segments, used = segments + 1, 0
+        used += width
+    return Segments(encoding, segments, units)
+
+
+def fold_to_gsm(text: str) -> str:
+    """`text` with each letter GSM-7 lacks written without its accent ("SÍ" -> "SI",
+    "día" -> "dia"), where the plain letter is GSM-7; letters GSM-7 has ("é", "ñ", "ü")
+    are kept. For our own sentences only, when their accents would cost a segment."""
+    out = []
+    for ch in text:
+        if ch in GSM_BASIC or ch in GSM_EXTENDED:
+            out.append(ch)
+            continue
+        base = "".join(c for c in unicodedata.normalize("NFD", ch) if not unicodedata.combining(c))
+        out.append(base if base and is_gsm(base) else ch)
+    return "".join(out)
 
 
 def smart(text: str) -> str:

@@ -18,7 +18,9 @@ from bot.ports import (
     Actor,
     DemandResult,
     DemandWording,
+    InvalidInput,
     NotFound,
+    PluginContext,
     Problems,
     Proposal,
     TextPatch,
@@ -26,9 +28,10 @@ from bot.ports import (
     local_zone,
 )
 
-from ._app import ADMIN_PREFIX, BadRequest, json_response, state_of, storable
+from ._app import ADMIN_PREFIX, json_response, state_of, storable
 from ._schemas import (
     AdminUpdateOut,
+    BadRequest,
     ConfirmTranslationIn,
     ConfirmTranslationOut,
     DemandAddIn,
@@ -163,6 +166,8 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         urgency=body.urgency,
         next_step_at=body.next_step_at,
         publish_at=body.publish_at,
+        clear_next_step=body.clear_next_step,
+        history=body.history,
     )
     if query_flag(request.query, "dry_run"):
         return await _dry_run(request, proposal)
@@ -187,7 +192,9 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
         urgency=body.urgency,
         next_step_at=body.next_step_at,
         clear_next_step="next_step_at" in body.model_fields_set and body.next_step_at is None,
+        history=body.history,
         reason=body.reason,
+        reasons=_other_reasons(body.reason, body.reasons, state_of(request).ctx),
     )
     return await _admin_view(request, await _commit(request, proposal))
 
@@ -195,8 +202,26 @@ async def edit_update(request: web.Request) -> web.StreamResponse:
 async def retract_update(request: web.Request) -> web.StreamResponse:
     update_id = _update_id(request)
     body = await _body(request, RetractIn)
-    proposal = Proposal(Action.RETRACT, update_id=update_id, reason=body.reason)
+    proposal = Proposal(
+        Action.RETRACT,
+        update_id=update_id,
+        reason=body.reason,
+        reasons=_other_reasons(body.reason, body.reasons, state_of(request).ctx),
+    )
     return await _admin_view(request, await _commit(request, proposal))
+
+
+def _other_reasons(
+    reason: str, others: dict[str, str] | None, ctx: PluginContext
+) -> dict[str, str]:
+    """`reasons`: the reason in the campaign's other languages (`reason` is the first's)."""
+    main = ctx.campaign.default_language
+    extra = dict(others or {})
+    if extra.get(main, reason) != reason:
+        raise InvalidInput(
+            f"`reasons` gives another {main!r} reason than `reason`; give it once, in `reason`."
+        )
+    return {k: v for k, v in extra.items() if k != main}
 
 
 class _Empty(BaseModel):

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, i18n
+from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, kinds
 
 from ._app import JSON, cached, from_memory, json_error, json_response, state_of
 from ._cache import Rendered, Tick
@@ -129,7 +129,7 @@ async def status(request: web.Request) -> web.StreamResponse:
                 campaign=campaign_out(campaign),
                 language=lang,
                 status=current.status if current else None,
-                status_label=i18n.status_label(current.status, lang) if current else "",
+                status_label=kinds.status_name(campaign, current.status, lang) if current else "",
                 colour=colour_of(current.status if current else None),
                 on_strike=bool(current and current.status.on_strike),
                 day=day_number(campaign, current, now),

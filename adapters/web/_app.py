@@ -44,6 +44,7 @@ from ._cache import (
     variant_etag,
 )
 from ._present import chip_css, paragraphs_of, say
+from ._schemas import BadRequest, ErrorBody, ErrorOut
 from ._settings import WebSettings
 from ._shell import HTML, language_of_path, message_rendered
 
@@ -202,19 +203,6 @@ def make_templates() -> jinja2.Environment:
     return env
 
 
-class BadRequest(Exception):
-    """A request the API refuses before any use case runs (bad JSON, bad fields)."""
-
-    def __init__(
-        self, status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details
-
-
 # -- responses -----------------------------------------------------------------------
 
 
@@ -233,8 +221,6 @@ def json_error(
     details: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> web.Response:
-    from ._schemas import ErrorBody, ErrorOut
-
     body = ErrorOut(error=ErrorBody(code=code, message=message, details=details))
     return web.Response(
         body=body.model_dump_json(exclude_none=True).encode(),

@@ -1,5 +1,9 @@
 """Atom (`/feed.atom`) and iCalendar (`/calendar.ics`) for readers and calendars, per language.
 
+Each language's feed and calendar is its own: entries and events have their own ids and
+UIDs (the main language's as they always were), and link to the same entry, event and feed
+in the other languages (`rel=alternate` with `hreflang`; RFC 9253 `LINK` in a calendar).
+
 Both are pure functions of the updates (so they are tested without a server) plus thin
 handlers. A retracted update stays in the feed, titled as retracted with its reason; a
 calendar event whose updates were all retracted is sent as STATUS:CANCELLED so calendars
@@ -12,13 +16,14 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+import icalendar as ical
 from aiohttp import web
 from markupsafe import escape
 
-from bot.ports import Campaign, Update, i18n
+from bot.ports import Campaign, Update, fallback, i18n, kinds
 
 from ._app import Handler, WebState, cached, state_of
 from ._cache import Rendered
@@ -73,20 +78,28 @@ def atom_feed(
     sub(feed, "updated", _stamp(updated))
     sub(feed, "link", rel="self", type="application/atom+xml", href=f"{base}/feed.atom")
     sub(feed, "link", rel="alternate", type="text/html", href=f"{base}/")
+    others = [lang for lang in campaign.languages if lang != language]
+    for other in others:  # the same feed in the campaign's other languages
+        href = f"{campaign.public_url}{page_prefix(other, campaign)}/feed.atom"
+        sub(feed, "link", rel="alternate", type="application/atom+xml", hreflang=other, href=href)
     author = sub(feed, "author")
     sub(author, "name", campaign.union)
     sub(feed, "generator", "strikebot")
     for update in updates:
-        text = update.text(language)
+        text = fallback.shown_update(update, language, campaign.default_language)
         note = notes.get(update.id) or RevisionNote()
         entry = sub(feed, "entry")
-        sub(entry, "id", f"{campaign.public_url}/updates/{update.id}")
+        # Each language's entry is its own (the main language's id as it always was).
+        sub(entry, "id", f"{base}/updates/{update.id}")
         title = text.headline
         if update.retracted:
             title = f"{words['retracted']}: {title}"
         elif note.corrections:
             title = f"{title} ({words['corrected']})"
         sub(entry, "title", title)
+        for other in others:  # the same entry in the other languages, then its own page
+            href = f"{campaign.public_url}{page_prefix(other, campaign)}/updates/{update.id}"
+            sub(entry, "link", rel="alternate", type="text/html", hreflang=other, href=href)
         sub(entry, "link", rel="alternate", type="text/html", href=f"{base}/updates/{update.id}")
         sub(entry, "published", _stamp(update.effective_at))
         sub(entry, "updated", _stamp(last_change(update)))
@@ -94,7 +107,7 @@ def atom_feed(
             entry,
             "category",
             term=str(update.status),
-            label=i18n.status_label(update.status, language),
+            label=kinds.status_name(campaign, update.status, language),
         )
         sub(entry, "content", _entry_html(update, note, campaign, language, now), type="html")
     body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
@@ -105,14 +118,14 @@ def _entry_html(
     update: Update, note: RevisionNote, campaign: Campaign, language: str, now: datetime
 ) -> str:
     words = _WORDS[i18n.pick(language)]
-    text = update.text(language)
+    text = fallback.shown_update(update, language, campaign.default_language)
     parts: list[str] = []
     if update.retracted:
         parts.append(
             f"<p><strong>{escape(words['retracted'])}</strong> "
             f"({escape(when(update.retracted_at or update.effective_at, campaign, language, now))})"
             ". "
-            f"{escape(words['reason'])}: {escape(update.retraction_reason or '')}</p>"
+            f"{escape(words['reason'])}: {escape(_reason(update, campaign, language))}</p>"
         )
     body = "".join(f"<p>{escape(p)}</p>" for p in paragraphs_of(text.body))
     parts.append(f"<del>{body}</del>" if update.retracted and body else body)
@@ -125,14 +138,20 @@ def _entry_html(
         parts.append(
             f"<p><strong>{escape(words['next'])}:</strong> {escape(text.next_step)}{escape(at)}</p>"
         )
+    main = campaign.default_language
     for revision in reversed(update.revisions):
         label = words["corrected"] if (revision.number + 1) in note.corrections else words["edited"]
         parts.append(
             f"<p><em>{escape(label)} "
             f"{escape(when(revision.created_at, campaign, language, now))}: "
-            f"{escape(revision.reason)}</em></p>"
+            f"{escape(fallback.shown(revision.reason_texts(), language, main))}</em></p>"
         )
     return "".join(parts)
+
+
+def _reason(update: Update, campaign: Campaign, language: str) -> str:
+    """The retraction's reason for a reader of `language` (the one fallback rule)."""
+    return fallback.shown(update.retraction_reason_texts(), language, campaign.default_language)
 
 
 # -- iCalendar -----------------------------------------------------------------------------
@@ -172,47 +191,32 @@ def calendar_events(updates: Sequence[Update]) -> list[CalendarEvent]:
     return events
 
 
-def _ics_text(value: str) -> str:
-    value = _clean(value).replace("\r\n", "\n").replace("\r", "\n")
-    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
-
-
-def _fold(line: str) -> str:
-    """Fold to 75 octets per line (RFC 5545 §3.1), never splitting a UTF-8 character."""
-    out: list[str] = []
-    current, size, limit = "", 0, 75
-    for char in line:
-        width = len(char.encode("utf-8"))
-        if size + width > limit:
-            out.append(current)
-            current, size, limit = " ", 1, 75
-        current += char
-        size += width
-    out.append(current)
-    return "\r\n".join(out)
-
-
-def _ics_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+def event_uid(start: datetime, campaign: Campaign, language: str) -> str:
+    """One event's UID in one language's calendar: the main language's as it always was,
+    each other language's its own (a calendar subscribed in two languages holds both)."""
+    host = urlsplit(campaign.public_url).hostname or "strikebot"
+    suffix = "" if language == campaign.default_language else f"-{language}"
+    return f"next-step-{start.astimezone(UTC):%Y%m%dT%H%M%SZ}{suffix}@{host}"
 
 
 def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str) -> bytes:
+    """The calendar of next steps in `language` (RFC 5545, written by the `icalendar`
+    library: escaping, folding at 75 octets, CRLF), each event linked to its page in the
+    other languages (RFC 9253 `LINK`, `LINKREL=alternate`)."""
     words = _WORDS[i18n.pick(language)]
-    host = urlsplit(campaign.public_url).hostname or "strikebot"
     base = f"{campaign.public_url}{page_prefix(language, campaign)}"
-    lines = [
-        "BEGIN:VCALENDAR",
-        "VERSION:2.0",
-        f"PRODID:-//strikebot//{campaign.slug}//{language.upper()}",
-        "CALSCALE:GREGORIAN",
-        "METHOD:PUBLISH",
-        f"X-WR-CALNAME:{_ics_text(words['calendar'].format(union=campaign.union))}",
-        f"X-WR-TIMEZONE:{campaign.timezone}",
-        "REFRESH-INTERVAL;VALUE=DURATION:PT1H",
-        "X-PUBLISHED-TTL:PT1H",
-    ]
+    calendar = ical.Calendar()
+    calendar.add("prodid", f"-//strikebot//{campaign.slug}//{language.upper()}")
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("method", "PUBLISH")
+    calendar.add("x-wr-calname", _clean(words["calendar"].format(union=campaign.union)))
+    calendar.add("x-wr-timezone", campaign.timezone)
+    calendar.add("refresh-interval", timedelta(hours=1), parameters={"VALUE": "DURATION"})
+    calendar.add("x-published-ttl", "PT1H")
+    calendar.add("url", f"{base}/calendar.ics")
     for event in events:
-        text = event.update.text(language)
+        text = fallback.shown_update(event.update, language, campaign.default_language)
         summary = text.next_step or text.headline
         if event.cancelled:
             summary = f"{words['retracted']}: {summary}"
@@ -221,29 +225,40 @@ def icalendar(events: Sequence[CalendarEvent], campaign: Campaign, language: str
             part
             for part in (
                 text.headline,
-                f"{words['reason']}: {event.update.retraction_reason}" if event.cancelled else "",
+                f"{words['reason']}: {_reason(event.update, campaign, language)}"
+                if event.cancelled
+                else "",
                 url,
             )
             if part
         )
-        lines += [
-            "BEGIN:VEVENT",
-            f"UID:next-step-{_ics_time(event.start)}@{host}",
-            f"DTSTAMP:{_ics_time(event.changed)}",
-            f"LAST-MODIFIED:{_ics_time(event.changed)}",
-            f"DTSTART:{_ics_time(event.start)}",
-            "DURATION:PT1H",
-            f"SUMMARY:{_ics_text(summary)}",
-            f"DESCRIPTION:{_ics_text(description)}",
-            f"URL:{url}",
-            f"CATEGORIES:{_ics_text(i18n.status_label(event.update.status, language))}",
-            f"STATUS:{'CANCELLED' if event.cancelled else 'CONFIRMED'}",
-            f"SEQUENCE:{event.sequence}",
-            "TRANSP:TRANSPARENT",
-            "END:VEVENT",
-        ]
-    lines.append("END:VCALENDAR")
-    return ("\r\n".join(_fold(line) for line in lines) + "\r\n").encode("utf-8")
+        item = ical.Event()
+        item.add("uid", event_uid(event.start, campaign, language))
+        item.add("dtstamp", event.changed.astimezone(UTC))
+        item.add("last-modified", event.changed.astimezone(UTC))
+        item.add("dtstart", event.start.astimezone(UTC))
+        item.add("duration", timedelta(hours=1))
+        item.add("summary", _clean(summary))
+        item.add("description", _clean(description))
+        item.add("url", url)
+        item.add("categories", [_clean(kinds.status_name(campaign, event.update.status, language))])
+        item.add("status", "CANCELLED" if event.cancelled else "CONFIRMED")
+        item.add("sequence", event.sequence)
+        item.add("transp", "TRANSPARENT")
+        for other in campaign.languages:
+            if other != language:
+                href = (
+                    f"{campaign.public_url}{page_prefix(other, campaign)}/updates/{event.update.id}"
+                )
+                item.add(
+                    "link",
+                    href,
+                    parameters={"LINKREL": "alternate", "VALUE": "URI", "FMTTYPE": "text/html",
+                                "LABEL": i18n.language_name(other)},
+                )  # fmt: skip
+        calendar.add_component(item)
+    body: bytes = calendar.to_ical()
+    return body
 
 
 # -- handlers --------------------------------------------------------------------------------

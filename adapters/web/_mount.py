@@ -8,7 +8,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext
 
-from . import _admin, _api, _feeds, _notify, _openapi, _pages, _subscribe, _webhooks
+from . import _admin, _api, _favicon, _feeds, _notify, _openapi, _pages, _subscribe, _webhooks
 from ._app import MAX_BODY, STATE, WebState, make_templates, surface
 from ._settings import WebSettings
 
@@ -30,6 +30,7 @@ def mount_web(app: web.Application, ctx: PluginContext, settings: WebSettings) -
     state.templates.globals["reach"] = _notify.reach(ctx, lambda: state.static)
     state.csp_extra = lambda: _notify.csp_extra(ctx)
     _webhooks.add_routes(app)
+    _favicon.add_routes(app)
     app.router.add_get("/api/v1/openapi.json", _openapi.serve)
     # From the route table just built: the document describes what is served.
     state.openapi = _openapi.document_bytes(ctx.campaign, app.router)

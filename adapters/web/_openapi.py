@@ -359,9 +359,12 @@ def _specialise(schemas: dict[str, Any], campaign: Campaign) -> None:
             elif mode is not None:
                 each = prop.pop("additionalProperties")
                 prop.pop("minProperties", None)
-                prop["properties"] = {lang: each for lang in languages}
+                shown = languages[1:] if mode == "others" else languages
+                prop["properties"] = {lang: each for lang in shown}
                 prop["additionalProperties"] = False
-                if mode == "default required":
+                if mode == "others":
+                    pass  # any of them, or none
+                elif mode == "default required":
                     prop["required"] = [campaign.default_language]
                 else:
                     prop["minProperties"] = 1

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from aiohttp import web
 
-from bot.ports import Campaign, family_answers, i18n
+from bot.ports import Campaign, fallback, family_answers, kinds
 
 from ._app import Handler, WebState, cached, from_memory, not_found_page, state_of
 from ._cache import Rendered, Tick
@@ -23,10 +23,12 @@ from ._present import (
     demand_view,
     entry_view,
     first_page_size,
+    html_time,
     last_change,
     page_prefix,
     say,
     when,
+    when_term,
 )
 from ._shell import base_context, message_rendered, render_page
 
@@ -82,28 +84,29 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     context = base_context(campaign, lang, "/", state.status_css)
     context["status_class"] = str(current.status) if current else "none"
     context["status_label"] = (
-        i18n.status_label(current.status, lang) if current else TEXT[lang]["no_updates"]
+        kinds.status_name(campaign, current.status, lang) if current else TEXT[lang]["no_updates"]
     )
     day = day_number(campaign, current, now)
     context["day"] = say(lang, "day", n=day) if day is not None else ""
     context["current"] = None
     context["next_step"] = None
     if current is not None:
+        text = fallback.shown_update(current, lang, campaign.default_language)
         context["current"] = {
             "href": f"{page_prefix(lang, campaign)}/updates/{current.id}",
-            "headline": current.text(lang).headline,
+            "headline": text.headline,
         }
-        step = current.text(lang).next_step
+        step = text.next_step
         at = current.next_step_at
         if step or at:
             context["next_step"] = {
                 "text": step or TEXT[lang]["none"],
                 "when": when(at, campaign, lang, now) if at else "",
-                "iso": at.isoformat() if at else "",
+                "iso": html_time(at) if at else "",
                 "countdown": countdown(at, now, lang) if at and not state.static else "",
             }
     context["families"] = family_answers(campaign, current, now, lang)
-    context["families_title"] = i18n.family_word("title", lang)
+    context["families_title"] = kinds.families_title(campaign, lang)
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
     context["demands"] = [demand_view(d, campaign, lang, now) for d in snap.demands]
     context["timeline"] = [
@@ -112,7 +115,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     context["showing"] = say(lang, "showing", n=len(snap.timeline)) if snap.more else ""
     if snap.last_updated is not None:
         context["last_updated"] = say(
-            lang, "last_updated", when=when(snap.last_updated, campaign, lang, now)
+            lang, "last_updated", when=when_term(snap.last_updated, campaign, now)
         )
     return render_page(state.templates, "status.html", context, modified=snap.last_updated)
 
@@ -160,7 +163,7 @@ async def render_update(state: WebState, lang: str, update_id: int, now: datetim
         f"/updates/{update_id}",
         state.status_css,
         e=entry,
-        posted=say(lang, "posted", when=entry.when),
+        posted=say(lang, "posted", when=when_term(update.effective_at, campaign, now)),
         current_version=say(lang, "current_version", n=update.revision),
     )
     context["title"] = f"{entry.headline} — {campaign.union}"

@@ -7,10 +7,10 @@ tested with fixed clocks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.ports import Campaign, Demand, DemandStatus, Update, i18n
+from bot.ports import Campaign, Demand, DemandStatus, Update, fallback, i18n, kinds
 
 from ._data import RevisionNote
 
@@ -25,8 +25,10 @@ def paragraphs_of(text: str) -> list[str]:
     return [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
 
 
-def say(language: str, key: str, **values: object) -> str:
-    return TEXT[i18n.pick(language)][key].format(**values)
+def say(language: str, key: str, /, **values: object) -> str:
+    """Sentence `key` of the page, whole in one language (`i18n.Term` values are said in
+    the sentence's language: a half-translated catalogue never mixes two)."""
+    return TEXT.say(language, key, **values)
 
 
 def span(delta: timedelta, language: str) -> str:
@@ -50,7 +52,13 @@ def countdown(target: datetime, now: datetime, language: str) -> str:
     if abs(target - now) < timedelta(minutes=1):
         return say(language, "now")
     key = "in" if target > now else "ago"
-    return say(language, key, span=span(target - now, language))
+    return say(language, key, span=i18n.local(lambda lang: span(target - now, lang)))
+
+
+def html_time(moment: datetime) -> str:
+    """A `<time datetime>` value HTML accepts: UTC to the second, `2019-01-18T17:05:12Z`
+    (Python's `isoformat` gives six-digit fractions, which the HTML standard refuses)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def local(moment: datetime, campaign: Campaign) -> datetime:
@@ -61,6 +69,11 @@ def when(moment: datetime, campaign: Campaign, language: str, now: datetime | No
     """The local date and time, with the year when it is not `now`'s year."""
     today = local(now, campaign).date() if now is not None else None
     return i18n.format_datetime(local(moment, campaign), language, today)
+
+
+def when_term(moment: datetime, campaign: Campaign, now: datetime | None) -> i18n.Term:
+    """`when` as a piece of a sentence, said in the sentence's language."""
+    return i18n.local(lambda language: when(moment, campaign, language, now))
 
 
 # -- colours -------------------------------------------------------------------------
@@ -225,7 +238,7 @@ def entry_view(
     with_history: bool = False,
     now: datetime | None = None,
 ) -> EntryView:
-    text = update.text(language)
+    text = fallback.shown_update(update, language, campaign.default_language)
     body = text.body
     trimmed = False
     if preview is not None and len(body) > preview:
@@ -241,8 +254,8 @@ def entry_view(
             EditView(
                 created,
                 when(revision.created_at, campaign, language, now),
-                revision.created_at.isoformat(),
-                revision.reason,
+                html_time(revision.created_at),
+                fallback.shown(revision.reason_texts(), language, campaign.default_language),
                 correction,
             )
         )
@@ -254,11 +267,13 @@ def entry_view(
                     headline=before.headline,
                     body=before.body,
                     next_step=before.next_step,
-                    status_label=i18n.status_label(revision.status, language),
+                    status_label=kinds.status_name(campaign, revision.status, language),
                     status_class=str(revision.status),
                     replaced_when=when(revision.created_at, campaign, language, now),
-                    replaced_iso=revision.created_at.isoformat(),
-                    reason=revision.reason,
+                    replaced_iso=html_time(revision.created_at),
+                    reason=fallback.shown(
+                        revision.reason_texts(), language, campaign.default_language
+                    ),
                     correction=correction,
                     language=language,
                 )
@@ -267,7 +282,7 @@ def entry_view(
     return EntryView(
         id=update.id,
         href=f"{page_prefix(language, campaign)}/updates/{update.id}",
-        status_label=i18n.status_label(update.status, language),
+        status_label=kinds.status_name(campaign, update.status, language),
         status_class=str(update.status),
         headline=text.headline,
         body=body,
@@ -276,15 +291,17 @@ def entry_view(
         next_step_when=when(update.next_step_at, campaign, language, now)
         if update.next_step_at
         else "",
-        next_step_iso=update.next_step_at.isoformat() if update.next_step_at else "",
+        next_step_iso=html_time(update.next_step_at) if update.next_step_at else "",
         when=when(effective, campaign, language, now),
-        iso=effective.isoformat(),
+        iso=html_time(effective),
         retracted=update.retracted,
-        retraction_reason=update.retraction_reason or "",
+        retraction_reason=fallback.shown(
+            update.retraction_reason_texts(), language, campaign.default_language
+        ),
         retracted_when=when(update.retracted_at, campaign, language, now)
         if update.retracted_at
         else "",
-        retracted_iso=update.retracted_at.isoformat() if update.retracted_at else "",
+        retracted_iso=html_time(update.retracted_at) if update.retracted_at else "",
         revision=update.revision,
         edits=tuple(reversed(edits)),
         old_versions=tuple(reversed(old)),
@@ -303,7 +320,7 @@ def last_change(update: Update) -> datetime:
 def demand_view(
     demand: Demand, campaign: Campaign, language: str, now: datetime | None = None
 ) -> DemandView:
-    text = demand.text(language)
+    text = fallback.shown_demand(demand, language, campaign.default_language)
     return DemandView(
         key=demand.key,
         title=text.title,
@@ -317,7 +334,7 @@ def demand_view(
             language,
             local(now, campaign).date() if now is not None else None,
         ),
-        last_change_iso=demand.updated_at.isoformat(),
+        last_change_iso=html_time(demand.updated_at),
         facts=text.facts,
     )
 

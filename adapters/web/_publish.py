@@ -137,6 +137,8 @@ def file_for(address: str, languages: tuple[str, ...], default: str) -> str | No
     path, query = parts.path, parse_qs(parts.query)
     if path.startswith(API + "/"):
         return _api_file(path.removeprefix(API + "/"), query, default)
+    if path == "/favicon.ico":
+        return "favicon.ico"
     first = path.strip("/").split("/", 1)[0]
     prefix = f"{first}/" if first in languages and first != default else ""
     rest = path.removeprefix(f"/{first}" if prefix else "")

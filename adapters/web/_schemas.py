@@ -43,10 +43,11 @@ from bot.ports import (
     Update,
     UpdateState,
     Urgency,
+    fallback,
     i18n,
+    kinds,
 )
 
-from ._app import BadRequest
 from ._data import RevisionNote
 from ._present import hex_colour
 
@@ -62,6 +63,19 @@ DEMAND_KEY = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 WEBHOOK_URL = r"^https?://[^\s/?#@:]+(:[0-9]{1,5})?([/?][^\s#]*)?$"
 TRANSLATION_TARGET = r"^(update:[1-9][0-9]{0,9}|demand:[a-z0-9][a-z0-9_-]{0,63})$"
 OfferText = Annotated[str, Field(min_length=1, max_length=OFFER_MAX, pattern=NON_BLANK)]
+
+
+class BadRequest(Exception):
+    """A request the API refuses before any use case runs (bad JSON, bad fields)."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
 
 
 class _Out(BaseModel):
@@ -397,13 +411,30 @@ class PostUpdateIn(_Strict):
         json_schema_extra={LANGUAGES: "default required"},
     )
     next_step_at: Omittable[DateTime] = Field(
-        default=None, description=f"when the next step happens: {DATE_TIME_RULE}"
+        default=None,
+        description=f"when the next step happens: {DATE_TIME_RULE}; still ahead, unless `history`",
     )
     publish_at: Omittable[DateTime] = Field(
         default=None,
         description=f"embargo: publish at this time instead of now: {DATE_TIME_RULE}, and in "
         "the future (a past one is refused with 422)",
     )
+    clear_next_step: bool = Field(
+        default=False,
+        description="without a next step, an update keeps the one still ahead (its time and "
+        "wording); true takes it off instead",
+    )
+    history: bool = Field(
+        default=False,
+        description="the update tells what already happened: its next step's time may be past "
+        "(else a past time is refused with 422)",
+    )
+
+
+REASONS = (
+    'the reason in other campaign languages, by language code, e.g. {"es": "..."}; '
+    "`reason` is the first language's"
+)
 
 
 class EditUpdateIn(_Strict):
@@ -416,6 +447,9 @@ class EditUpdateIn(_Strict):
     )
 
     reason: Reason
+    reasons: Omittable[dict[str, Reason]] = Field(
+        default=None, description=REASONS, json_schema_extra={LANGUAGES: "others"}
+    )
     correction: bool = Field(
         default=False, description="also post a short visible correction note to every channel"
     )
@@ -428,7 +462,11 @@ class EditUpdateIn(_Strict):
     urgency: Omittable[Urgency] = None
     next_step_at: DateTime | None = Field(
         default=None,
-        description=f"a new time for the next step ({DATE_TIME_RULE}); null removes it",
+        description=f"a new time for the next step ({DATE_TIME_RULE}; still ahead unless "
+        "`history`); null removes it",
+    )
+    history: bool = Field(
+        default=False, description="a past next-step time is what happened, not a mistake"
     )
 
     @model_validator(mode="after")
@@ -444,6 +482,9 @@ class EditUpdateIn(_Strict):
 
 class RetractIn(_Strict):
     reason: Reason
+    reasons: Omittable[dict[str, Reason]] = Field(
+        default=None, description=REASONS, json_schema_extra={LANGUAGES: "others"}
+    )
 
 
 class DemandChangeIn(_Strict):
@@ -676,7 +717,7 @@ def update_out(
         "url": update_url(campaign, update.id),
         "language": language,
         "status": update.status,
-        "status_label": i18n.status_label(update.status, language),
+        "status_label": kinds.status_name(campaign, update.status, language),
         "urgency": update.urgency,
         "state": update.state,
         "headline": text.headline,
@@ -687,7 +728,10 @@ def update_out(
         "revision": update.revision,
         "corrected": bool(note and note.corrections),
         "retracted_at": update.retracted_at,
-        "retraction_reason": update.retraction_reason,
+        "retraction_reason": fallback.shown(
+            update.retraction_reason_texts(), language, campaign.default_language
+        )
+        or None,
         "texts": {
             lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
             for lang, x in update.texts.items()

@@ -32,6 +32,16 @@ def base_context(
         {"lang": other, "href": f"{campaign.public_url}{page_prefix(other, campaign)}{suffix}"}
         for other in campaign.languages
     ]
+    feeds = [
+        {
+            "lang": other,
+            "atom": f"{page_prefix(other, campaign)}/feed.atom",
+            "ics": f"{page_prefix(other, campaign)}/calendar.ics",
+            "atom_title": say(lang, "feed_in", language=_name(other)),
+            "ics_title": say(lang, "calendar_in", language=_name(other)),
+        }
+        for other in sorted(campaign.languages, key=lambda code: code != lang)  # its own first
+    ]
     switch = [
         {
             "lang": other,
@@ -51,12 +61,18 @@ def base_context(
         "canonical": f"{campaign.public_url}{prefix}{suffix}",
         "alternates": alternates,
         "switch": switch,
+        "feeds": feeds,
         "status_css": status_css,
         "with_employer": say(lang, "with", employer=campaign.employer),
         "last_updated": "",
     }
     context.update(extra)
     return context
+
+
+def _name(code: str) -> i18n.Term:
+    """A language's name as a piece of a sentence (CLDR, in the sentence's language)."""
+    return i18n.local(lambda shown_in: i18n.language_name(code, shown_in))
 
 
 def render_page(

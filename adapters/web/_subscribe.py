@@ -194,7 +194,10 @@ def _form(
             "receive": values.get("receive") or str(Choice.URGENT),
             "language": values.get("language") or lang,
         },
-        choices=[{"value": str(c), "label": _capital(choice_text(c, lang))} for c in Choice],
+        choices=[
+            {"value": str(c), "label": _capital(choice_text(c, lang, state.ctx.campaign))}
+            for c in Choice
+        ],
         languages=[
             {"value": code, "label": i18n.language_name(code)} for code in ctx.campaign.languages
         ],

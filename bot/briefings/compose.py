@@ -26,7 +26,9 @@ from zoneinfo import ZoneInfo
 from bot import i18n
 from bot.briefings.queries import updates_changed_since
 from bot.messages.compose import fit, local_zone, neutralize_mentions, page_url, update_url
+from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import as_line, family_answers
+from bot.messages.kinds import status_name
 from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
@@ -51,7 +53,9 @@ _TEXT = i18n.Words("briefings")
 
 
 def _t(language: str, key: str, **values: object) -> str:
-    return _TEXT[i18n.pick(language)][key].format(**values)
+    """Sentence `key`, whole in one language: `i18n.Term` values (dates, labels) are said in
+    the sentence's language, so a half-translated catalogue never mixes two."""
+    return _TEXT.say(language, key, **values)
 
 
 # ------------------------------------------------------------------------- inputs
@@ -128,18 +132,19 @@ def compose_briefing(
     page = page_url(campaign, lang)
 
     title_key = "title_morning" if local_now.hour < 12 else "title"
-    title = _t(lang, title_key, date=i18n.format_date(local_now.date(), lang))
+    title = _t(lang, title_key, date=i18n.date_term(local_now.date()))
 
-    items = _changes(recent_updates, demands, demand_events_since, since, now, lang)
+    main = campaign.default_language
+    items = _changes(recent_updates, demands, demand_events_since, since, now, lang, main)
     fields: tuple[Field, ...] = ()
-    tail = _next_step(latest, now, zone, lang)
+    tail = _next_step(latest, now, zone, lang, main)
     if items:  # a quiet day does not repeat the table it showed yesterday
-        fields, hidden = _demand_fields(demands, lang)
+        fields, hidden = _demand_fields(demands, lang, main)
         if hidden:
             tail.append(_t(lang, "more_demands", n=hidden))
 
     window_is_a_day = now - since <= DAY + timedelta(hours=1)
-    since_date = i18n.format_date(since.astimezone(zone).date(), lang)
+    since_date = i18n.date_term(since.astimezone(zone).date())
     lines = [_status_line(campaign, latest, local_now, lang)]
     if latest is not None and latest.status.on_strike:
         # What parents decide the morning on (the status line says the strike is on).
@@ -169,7 +174,7 @@ def compose_briefing(
         kind=MessageKind.BRIEFING,
         language=lang,
         status=latest.status if latest else None,
-        status_label=i18n.status_label(latest.status, lang) if latest else "",
+        status_label=status_name(campaign, latest.status, lang) if latest else "",
         fields=fields,
         links=tuple(links),
         url=page,
@@ -189,7 +194,7 @@ def _status_line(campaign: Campaign, latest: Update | None, local_now: datetime,
         return _t(lang, "day_of_strike", n=i18n.day_of_strike(strike_start, today))
     days = (today - campaign.start_date).days
     if days < 1:
-        return i18n.status_label(latest.status, lang)
+        return status_name(campaign, latest.status, lang)
     return _t(lang, "days_since_talks_one" if days == 1 else "days_since_talks", n=days)
 
 
@@ -200,15 +205,16 @@ def _changes(
     since: datetime,
     now: datetime,
     lang: str,
+    main: str,
 ) -> list[str]:
     """What happened in (since, now], oldest first, one line each."""
     dated: list[tuple[datetime, int, str]] = []
     for update in updates:
-        headline = _human(update.text(lang).headline)
+        headline = _human(shown_update(update, lang, main).headline)
         if update.retracted:
             at = update.retracted_at
             if at is not None and since < at <= now:
-                reason = _human(update.retraction_reason or "—")
+                reason = _human(shown(update.retraction_reason_texts(), lang, main) or "—")
                 dated.append(
                     (at, update.id, _t(lang, "retracted", headline=headline, reason=reason))
                 )
@@ -220,7 +226,7 @@ def _changes(
         revisions = [r for r in update.revisions if since < r.created_at <= now]
         if revisions:
             last = revisions[-1]
-            reason = _human(last.reason)
+            reason = _human(shown(last.reason_texts(), lang, main))
             dated.append(
                 (
                     last.created_at,
@@ -228,7 +234,7 @@ def _changes(
                     _t(lang, "corrected", headline=headline, reason=reason),
                 )
             )
-    titles = {d.key: d.text(lang).title for d in demands}
+    titles = {d.key: shown_demand(d, lang, main).title for d in demands}
     moved: dict[str, tuple[datetime, str]] = {}
     for key, event in events:
         if event.recorded_by == SEED_RECORDER or not since < event.at <= now:
@@ -236,7 +242,7 @@ def _changes(
         if event.kind is not DemandChange.OFFER:  # re-wordings, additions: the list shows them
             continue
         title = _human(titles.get(key, key))
-        offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
+        offer = shown(event.offer, lang, main)
         if offer:
             line = _t(lang, "demand_offer", title=title, offer=_human(offer))
         else:
@@ -244,7 +250,7 @@ def _changes(
                 lang,
                 "demand_status",
                 title=title,
-                status=i18n.demand_status_label(event.status, lang),
+                status=i18n.demand_status_term(event.status),
             )
         moved[key] = (event.at, line)  # the latest move of each demand
     dated.extend((at, 0, line) for at, line in moved.values())
@@ -267,26 +273,30 @@ def _bullets(items: list[str], lang: str, room: int) -> list[str]:
     return shown
 
 
-def _next_step(latest: Update | None, now: datetime, zone: ZoneInfo, lang: str) -> list[str]:
+def _next_step(
+    latest: Update | None, now: datetime, zone: ZoneInfo, lang: str, main: str
+) -> list[str]:
     if latest is None:
         return []
     lines = []
-    step = _human(latest.text(lang).next_step.strip())
+    step = _human(shown_update(latest, lang, main).next_step.strip())
     if step:
         lines.append(fit(_t(lang, "next", text=step), ITEM_LIMIT + 40, None, lang))
     if latest.next_step_at is not None and latest.next_step_at >= now:
         today = now.astimezone(zone).date()
-        when = i18n.format_datetime(latest.next_step_at.astimezone(zone), lang, today)
+        when = i18n.datetime_term(latest.next_step_at.astimezone(zone), today)
         lines.append(_t(lang, "next_when", when=when))
     return lines
 
 
-def _demand_fields(demands: Sequence[Demand], lang: str) -> tuple[tuple[Field, ...], int]:
+def _demand_fields(
+    demands: Sequence[Demand], lang: str, main: str
+) -> tuple[tuple[Field, ...], int]:
     """One field per demand, as many as fit; returns the fields and how many were left out."""
     fields: list[Field] = []
     used = 0
     for demand in demands:
-        text = demand.text(lang)
+        text = shown_demand(demand, lang, main)
         name = fit(
             f"{_human(text.title)} · {i18n.demand_status_label(demand.status, lang)}",
             FIELD_NAME_LIMIT,

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.cli._shared import moment_type
-from bot.clock import Clock, shifted_clock
+from bot.clock import Clock
 from bot.errors import StrikebotError
 from bot.plugins import installed_plugins
 
@@ -83,21 +83,27 @@ async def open_context(
     args: argparse.Namespace, *, seed: bool = True, clock: Clock | None = None
 ) -> AsyncIterator[CliContext]:
     """Load settings and config, open (and migrate) the store, seed the campaign. The clock
-    is real time, or the replayed time of `strikebot --now TIME COMMAND`."""
+    is real time, the replayed time of `strikebot --now TIME COMMAND`, or a demo campaign
+    file's (`bot.runtime.demo`: its story's week, unless `--real-time`)."""
     # Imported here, not above: `strikebot --help` and commands that open no store load none
     # of the store, SQLAlchemy or the campaign file's reader.
     from bot.config import Settings, load_config
+    from bot.runtime.demo import campaign_clock
     from bot.runtime.seed import apply_seed
     from bot.store import Store
-
-    if clock is None:
-        clock = shifted_clock(getattr(args, "clock_now", None))
 
     settings = Settings.from_env()
     config_path = args.config or settings.config_path
     config = load_config(config_path)
     database_url = args.database_url or settings.database_url
     async with Store.open(database_url) as store:
+        if clock is None:
+            clock, _ = await campaign_clock(
+                config,
+                store,
+                now=getattr(args, "clock_now", None),
+                real_time=getattr(args, "real_time", False),
+            )
         if seed:
             await apply_seed(store, config, clock)
         yield CliContext(settings, config, store, None, clock)
@@ -244,6 +250,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="replay: every time this command records or compares reads TIME, e.g. to "
         "subscribe a channel during `strikebot run --now` (ISO 8601 with offset, "
         "e.g. 2019-01-17T12:00-08:00)",
+    )
+    parser.add_argument(
+        "--real-time",
+        action="store_true",
+        help="a demo campaign file ([demo] in it) runs on its story's clock; this keeps the "
+        "real time instead",
     )
     # Subcommands are `Parser`s too (argparse makes them of the parent's class).
     sub = cast(

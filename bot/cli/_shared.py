@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Collection, Sequence
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, NoReturn
 from zoneinfo import ZoneInfo
@@ -15,7 +15,7 @@ from rich.console import RenderableType
 
 from bot import i18n
 from bot.clock import parse_moment as parse_offset_moment
-from bot.editorial.parsing import parse_timezone
+from bot.editorial.parsing import parse_timezone, parse_when
 from bot.errors import InvalidInput
 from bot.messages.compose import update_url
 from bot.models import (
@@ -122,30 +122,13 @@ def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
     back) is refused: give the offset instead.
     """
     zone = ZoneInfo(parse_timezone(zone_name))
-    text = value.strip().replace(" ", "T", 1)
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
+        return parse_when(value, zone)  # the one reading rule, chat's too
+    except InvalidInput as exc:
         raise InvalidInput(
-            f"{option} {value!r} is not a date and time; write it like 2019-01-21T06:00 "
-            f"(in {zone_name}) or with an offset, 2019-01-21T06:00-08:00."
+            f"{option}: {exc.message}",
+            translations={lang: f"{option}: {text}" for lang, text in exc.translations.items()},
         ) from None
-    if parsed.tzinfo is not None:
-        return parsed.astimezone(UTC)
-    first = parsed.replace(tzinfo=zone, fold=0)
-    if first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != parsed:
-        raise InvalidInput(
-            f"{option} {value!r} does not exist in {zone_name} (clocks jump forward that "
-            "night); pick another time or add the offset."
-        )
-    if first.utcoffset() != parsed.replace(tzinfo=zone, fold=1).utcoffset():
-        raise InvalidInput(
-            f"{option} {value!r} happens twice in {zone_name} (clocks go back that night); "
-            f"add the offset, e.g. {first.isoformat(timespec='minutes')}."
-        )
-    return first.astimezone(UTC)
 
 
 def moment_type(text: str) -> datetime:
@@ -195,6 +178,7 @@ def revision_json(revision: Revision) -> dict[str, Any]:
         "texts": texts_to_json(revision.texts),
         "editor": revision.editor,
         "reason": revision.reason,
+        "reasons": dict(revision.reason_texts()),
         "edited_at": iso(revision.created_at),
     }
 
@@ -219,6 +203,7 @@ def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
         "retracted_at": iso(update.retracted_at),
         "retracted_by": update.retracted_by,
         "retraction_reason": update.retraction_reason,
+        "retraction_reasons": dict(update.retraction_reason_texts()),
         "seed_key": update.seed_key,
         "revisions": [revision_json(r) for r in update.revisions],
     }
@@ -367,9 +352,10 @@ def shorten(text: str, limit: int = 80) -> str:
 
 # `--es-headline TEXT`, `--headline-es=TEXT`, `--ko-body-file PATH`, `--offer-es TEXT`: a
 # field's flag with any language code the bot has a catalogue for, read as
-# `--text es headline TEXT` (post, edit) or `--offer-in es TEXT` (demand set).
+# `--text es headline TEXT` (post, edit), `--offer-in es TEXT` (demand set) or
+# `--reason-in es TEXT` (edit, retract: `--es-reason`).
 _CODE = r"[a-z]{2,3}(?:_[A-Za-z0-9]{2,8})?"
-_FIELD = r"headline|body-file|body|next-step|offer"
+_FIELD = r"headline|body-file|body|next-step|offer|reason"
 _LANGUAGE_FLAG = re.compile(
     rf"--(?:(?P<code1>{_CODE})-(?P<field1>{_FIELD})|(?P<field2>{_FIELD})-(?P<code2>{_CODE}))"
     r"(?:=(?P<value>.*))?",
@@ -392,7 +378,10 @@ def language_flags(argv: Sequence[str], reserved: Collection[str] = ()) -> list[
             result.append(token)
             continue
         name = (match["field1"] or match["field2"]).replace("-", "_")
-        result += ["--offer-in", code] if name == "offer" else ["--text", code, name]
+        if name in ("offer", "reason"):
+            result += [f"--{name}-in", code]
+        else:
+            result += ["--text", code, name]
         if match["value"] is not None:
             result.append(match["value"])
     return result

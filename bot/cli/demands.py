@@ -9,7 +9,7 @@
         --source "District proposal at the table, Jan 11" --date 2019-01-11
     strikebot demand edit nurses --language es --title "Una enfermera en cada escuela" \\
         --reason "clearer wording"
-    strikebot demand add charter-cap --title "Cap on charter schools" --reason "new ask"
+    strikebot demand add staffing --title "Safe staffing" --reason "new ask"
     strikebot demand retire testing --reason "settled before the strike" --announce
 
 Nothing reaches members unless `--announce` is given: then an update about the change is

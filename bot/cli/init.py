@@ -37,6 +37,8 @@ from bot.clock import shifted_clock
 from bot.config import load_config
 from bot.editorial.parsing import parse_timezone
 from bot.errors import ConfigError, Conflict, InvalidInput
+from bot.messages.kinds import defaults as kind_defaults
+from bot.models import CampaignKind
 from bot.plugins import Plugin, Plugins, installed_plugins
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
@@ -53,6 +55,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--union", help="the union's name, e.g. 'United Teachers Los Angeles'")
+    parser.add_argument(
+        "--kind",
+        help="the workplace: school, hospital, transit or other; it decides what families "
+        "are asked first and when briefings come (default: other)",
+    )
     parser.add_argument("--employer", help="the employer's name")
     parser.add_argument("--slug", help="short id of the campaign (default: from the union)")
     parser.add_argument("--timezone", help="IANA time zone, e.g. America/Los_Angeles")
@@ -91,6 +98,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 class Answers:
     union: str
     employer: str
+    kind: CampaignKind
     slug: str
     timezone: str
     languages: list[str]
@@ -229,6 +237,15 @@ class _Asker:
             raise InvalidInput(f"{flag}: {_sentence(exc)}") from None
 
 
+def _kind(text: str) -> CampaignKind:
+    """The workplace: school, hospital, transit or other."""
+    try:
+        return CampaignKind(text.strip().lower())
+    except ValueError:
+        kinds = ", ".join(k.value for k in CampaignKind)
+        raise InvalidInput(f"“{text}” is not a kind of workplace; write one of {kinds}") from None
+
+
 def _sentence(exc: Exception) -> str:
     text = str(exc).strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
@@ -239,6 +256,9 @@ def _answers(args: argparse.Namespace, plugins: Plugins, ask: bool) -> Answers:
     union = asker.value("union", "The union's name", _name)
     employer = asker.value("employer", "The employer's name", _name)
     assert union is not None and employer is not None
+    kinds = "/".join(k.value for k in CampaignKind)
+    kind = asker.value("kind", f"The workplace ({kinds})", _kind, default=CampaignKind.OTHER.value)
+    assert kind is not None
     slug = asker.value("slug", "A short id for this campaign", _slug, default=slugify(union))
     timezone = asker.value("timezone", "Time zone (IANA name, e.g. America/Chicago)", _timezone)
     languages = asker.value(
@@ -275,8 +295,8 @@ def _answers(args: argparse.Namespace, plugins: Plugins, ask: bool) -> Answers:
         ):  # fmt: skip
             demands.append(found)
     return Answers(
-        union, employer, slug, timezone, languages, start_date, strike, public_url, admins,
-        demands,
+        union, employer, kind, slug, timezone, languages, start_date, strike, public_url,
+        admins, demands,
     )  # fmt: skip
 
 
@@ -412,6 +432,8 @@ def render(a: Answers, plugins: Plugins) -> str:
         f"slug = {_q(a.slug)}                # the id written into the database; never change it",
         f"union = {_q(a.union)}",
         f"employer = {_q(a.employer)}",
+        f"kind = {_q(a.kind.value)}   # school | hospital | transit | other: what families are "
+        "asked first",
         f"start_date = {a.start_date.isoformat()}       # when bargaining began",
     ]
     if a.strike_start:
@@ -458,7 +480,39 @@ def render(a: Answers, plugins: Plugins) -> str:
         ]
     if not a.demands:
         lines += ["", "# [[demands]]", '# key = "pay"', f'# title = {{ {first} = "Fair pay" }}']
+    lines += _families_hint(a.kind, first)
     return "\n".join(lines) + "\n"
+
+
+def _families_hint(kind: CampaignKind, first: str) -> list[str]:
+    """The commented `[families]` of this kind of campaign, its questions named."""
+    source = i18n.source_language()
+    asked = kind_defaults(kind).questions
+    days = kind_defaults(kind).briefing_days
+    lines = [
+        "",
+        "# ---------------------------------------------------------------------------- families",
+        "# What families ask first, at the top of the page, in the morning briefing and in",
+        "# /strike status. Answer this kind's questions (leave out any you cannot answer):",
+    ]
+    for q in asked:
+        lines.append(f"#   {q.key}: {i18n.text(source, q.context)}")
+    lines += [
+        "# [families]",
+        f"# open = true        # {i18n.text(source, asked[0].context)} yes or no",
+        "# [families.answers]",
+    ]
+    lines += [f'# {q.key} = {{ {first} = "..." }}' for q in asked]
+    lines += [
+        "# [[families.questions]]   # and questions of your own, in order",
+        f'# question = {{ {first} = "..." }}',
+        f'# answer = {{ {first} = "..." }}',
+        "",
+        "[briefings]",
+        f"days = {json.dumps(sorted(days))}   # the days families' morning briefings come "
+        "(0 = Monday)",
+    ]
+    return lines
 
 
 def _shown(url: str) -> str:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import os
+
+from rich.markup import escape
 
 from bot.cli import out
 from bot.cli._shared import moment_type
-from bot.clock import shifted_clock
 from bot.config import Settings, load_config
+
+log = logging.getLogger("strikebot")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +41,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 async def handle(args: argparse.Namespace) -> int:
     from bot.runtime.app import serve
+    from bot.runtime.demo import campaign_clock
     from bot.runtime.logging import configure_logging
+    from bot.store import Store
 
     settings = Settings.from_env()
     given = {"database_url": args.database_url, "http_host": args.host, "http_port": args.port}
@@ -45,14 +51,22 @@ async def handle(args: argparse.Namespace) -> int:
     if overrides:  # the flags win over the environment
         settings = dataclasses.replace(settings, core=settings.core.model_copy(update=overrides))
     config = load_config(args.config or settings.config_path)
+    async with Store.open(settings.database_url) as store:  # migrated here, once
+        clock, demo = await campaign_clock(
+            config, store, now=args.now or args.clock_now, real_time=args.real_time
+        )
+    if demo is not None:  # the first line: the time this demo's pages and briefings read
+        out.print(f"[bold yellow]{escape(demo)}[/]")
     configure_logging(settings)
+    if demo is not None:
+        log.warning("%s", demo)
     url = f"http://{settings.http_host}:{settings.http_port}"
     out.print(
         f"[bold]strikebot[/] — {config.campaign.union}: starting on [link={url}]{url}[/link] "
         f"(database: {_database_label(settings.database_url)}, pid {os.getpid()}). "
         "Press Ctrl+C to stop."
     )
-    await serve(settings, config, clock=shifted_clock(args.now or args.clock_now))
+    await serve(settings, config, clock=clock)
     out.print("strikebot stopped cleanly.")
     return 0
 

@@ -3,9 +3,10 @@
     strikebot post --status strike_on --urgency urgent \\
         --headline "The strike is on" --es-headline "Comienza la huelga" \\
         (any language: --text LANG headline|body|body-file|next-step TEXT, or --LANG-headline)
-        --next-step "Picket at your school from 7:00 AM" --next-step-at "2019-01-14 07:00"
+        --next-step "Picket lines from 7:00 AM" --next-step-at "2019-01-14 07:00"
     strikebot edit 4 --body "Corrected time: 7:30 AM" --reason "wrong start time" --correction
-    strikebot retract 4 --reason "posted to the wrong campaign"
+    strikebot retract 4 --reason "posted to the wrong campaign" \
+        --es-reason "publicado en la campaña equivocada"   (or --reason-in es TEXT)
     strikebot approve 5 --as alex
     strikebot show 4
 """
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     retract.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     retract.add_argument("--reason", required=True, help="why (members will see it)")
+    _reason_flag(retract)
     add_actor_flag(retract)
     add_json_flag(retract)
     retract.set_defaults(handler=retract_handler)
@@ -77,6 +79,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     add_json_flag(show)
     show.set_defaults(handler=show_handler)
+
+
+def _history_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--past",
+        action="store_true",
+        help="the update tells what already happened: its --next-step-at may be in the past "
+        "(else a past time is refused)",
+    )
+
+
+def _reason_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--reason-in",
+        nargs=2,
+        action="append",
+        metavar=("LANG", "TEXT"),
+        help="the reason in another campaign language, read by its readers: "
+        "--reason-in es 'hora equivocada' (or --es-reason TEXT); --reason is the campaign's "
+        "first language's",
+    )
+
+
+def _reasons(args: argparse.Namespace, campaign: Campaign) -> dict[str, Any]:
+    """--reason (the first language's) and each --reason-in / --text LANG reason, as the
+    desk reads them (`reason`, `reasons` by language)."""
+    reasons = {campaign.default_language: args.reason}
+    extra = [tuple(pair) for pair in args.reason_in or []]
+    extra += [(code, text) for code, name, text in getattr(args, "text", None) or []
+              if name.strip().lower() == "reason"]  # fmt: skip
+    for code, text in extra:
+        language = parse_language(code, campaign.languages)
+        if language in reasons:
+            raise InvalidInput(f"The {language!r} reason is given twice; give it once.")
+        reasons[language] = text
+    main = reasons.pop(campaign.default_language)
+    return {"reason": main, "reasons": reasons}
 
 
 def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> None:
@@ -105,7 +144,7 @@ def _text_flags(parser: argparse.ArgumentParser, *, required_headline: bool) -> 
         action="append",
         metavar=("LANG", "FIELD", "TEXT"),
         help="one field in another language: --text es headline 'Comienza la huelga' "
-        "(FIELD: headline, body, body_file, next_step)",
+        "(FIELD: headline, body, body_file, next_step; for edit also reason)",
     )
 
 
@@ -132,6 +171,13 @@ def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         metavar="WHEN",
         help="when the next step happens: 2019-01-21T06:00 (campaign time) or with an offset",
     )
+    post.add_argument(
+        "--no-next-step",
+        action="store_true",
+        help="the update has no next step: take the one still ahead off (else an update "
+        "without --next-step/--next-step-at keeps it)",
+    )
+    _history_flag(post)
     post.add_argument(
         "--at",
         metavar="WHEN",
@@ -168,6 +214,7 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     edit.add_argument("update_id", type=update_number, metavar="ID", help="the update's number")
     edit.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
+    _reason_flag(edit)
     edit.add_argument(
         "--correction",
         action="store_true",
@@ -182,6 +229,7 @@ def _register_edit(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--clear-next-step-at", action="store_true", help="remove the time of the next step"
     )
     edit.add_argument("--timezone", metavar="ZONE", help="read --next-step-at in this zone")
+    _history_flag(edit)
     add_actor_flag(edit)
     add_json_flag(edit)
     edit.set_defaults(handler=edit_handler)
@@ -213,6 +261,8 @@ async def post_handler(args: argparse.Namespace) -> int:
             status=args.status,
             publish_at=parse_moment(args.at, zone, option="--at") if args.at else None,
             next_step_at=_next_step_at(args, zone),
+            clear_next_step=args.no_next_step,
+            history=args.past,
         )
         if args.dry_run:
             return await _dry_run(ctx, args, actor, proposal)
@@ -280,7 +330,8 @@ async def edit_handler(args: argparse.Namespace) -> int:
             status=args.status,
             urgency=args.urgency,
             next_step_at="off" if args.clear_next_step_at else _next_step_at(args, zone),
-            reason=args.reason,
+            history=args.past,
+            **_reasons(args, campaign),
         )
         update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
@@ -310,7 +361,9 @@ async def retract_handler(args: argparse.Namespace) -> int:
     actor = actor_from(args)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
-        proposal = _read(ctx, args, Action.RETRACT, update_id=args.update_id, reason=args.reason)
+        proposal = _read(
+            ctx, args, Action.RETRACT, update_id=args.update_id, **_reasons(args, campaign)
+        )
         update = (await _commit(ctx, args, actor, proposal)).update
         outbox = await _outbox(ctx, update.id)
         if args.json:
@@ -322,7 +375,8 @@ async def retract_handler(args: argparse.Namespace) -> int:
             f"[bold red]Retracted update #{update.id}[/]: "
             f"{escape(update.text(campaign.default_language).headline)}"
         )
-        out.print(f"Reason (shown to members): {escape(update.retraction_reason or '')}")
+        for lang, text in update.retraction_reason_texts().items():
+            out.print(f"Reason (shown to members, {lang}): {escape(text)}")
         out.print(
             f"It stays on the timeline marked as retracted. Copies not yet sent were cancelled "
             f"({cancelled}); channels that got it will show it as retracted ({notices} queued)."
@@ -466,6 +520,8 @@ def _texts(args: argparse.Namespace, campaign: Campaign) -> dict[str, dict[str, 
     for code, name, value in args.text or []:
         language = parse_language(code, campaign.languages)
         field = name.strip().lower().replace("-", "_")
+        if field == "reason" and hasattr(args, "reason"):
+            continue  # an edit's reason in that language (`_reasons`)
         fields = given.setdefault(language, {"headline": None, "body": None, "next_step": None})
         if field == "body_file":
             field, value = "body", _body(None, value, f"--{language}-body-file")

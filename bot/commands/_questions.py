@@ -17,8 +17,10 @@ from bot.editorial.parsing import parse_count
 from bot.editorial.rules import clean_text
 from bot.i18n.sentences import invalid, not_found, say, short
 from bot.messages.compose import fit, page_url, update_message, update_url
+from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
-from bot.models import Demand, DemandChange, Status, Update, UpdateState
+from bot.messages.kinds import status_term, statuses
+from bot.models import Demand, DemandChange, DemandText, Status, Update, UpdateState
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store import schema as t
@@ -104,7 +106,7 @@ class Questions(CommandsBase):
                 card,
                 kind=MessageKind.REPLY,
                 urgency=None,
-                title=say(lang, "status_title", label=card.status_label),
+                title=say(lang, "status_title", label=status_term(self.campaign, latest.status)),
                 body="\n\n".join(lines),
                 fields=card.fields + tuple(Field(q, a) for q, a in families),
                 links=(
@@ -125,7 +127,7 @@ class Questions(CommandsBase):
         if status.on_strike and today >= start:
             return say(lang, "day_of_strike", day=i18n.day_of_strike(start, today))
         if today < start and status in (Status.BARGAINING, Status.STRIKE_VOTE):
-            return say(lang, "strike_begins", date=i18n.format_date(start, lang))
+            return say(lang, "strike_begins", date=i18n.date_term(start))
         return None
 
     async def _demands(self, a: Asker) -> Reply:
@@ -138,7 +140,7 @@ class Questions(CommandsBase):
         if not demands:
             intro = say(lang, "no_demands")
         fields = [
-            Field(demand.text(lang).title, self._demand_summary(demand, lang))
+            Field(self._shown(demand, lang).title, self._demand_summary(demand, lang))
             for demand in demands[:_MAX_DEMAND_FIELDS]
         ]
         rest = demands[_MAX_DEMAND_FIELDS:]
@@ -156,8 +158,11 @@ class Questions(CommandsBase):
             )
         )
 
+    def _shown(self, demand: Demand, lang: str) -> DemandText:
+        return shown_demand(demand, lang, self.campaign.default_language)
+
     def _demand_summary(self, demand: Demand, lang: str) -> str:
-        text = demand.text(lang)
+        text = self._shown(demand, lang)
         ask = text.union_position or text.summary or say(lang, "nothing_there")
         offer = text.employer_offer or say(lang, "no_offer")
         return "\n".join(
@@ -165,7 +170,7 @@ class Questions(CommandsBase):
                 say(
                     lang,
                     "demand_line",
-                    status=i18n.demand_status_label(demand.status, lang),
+                    status=i18n.demand_status_term(demand.status),
                     key=demand.key,
                 ),
                 f"{say(lang, 'we_ask')}: {ask}",
@@ -188,7 +193,7 @@ class Questions(CommandsBase):
                 demand = await tx.get_demand(match) if match else None
         if demand is None:
             raise not_found("unknown_demand", key=short(key), keys=", ".join(keys))
-        text = demand.text(lang)
+        text = self._shown(demand, lang)
         fields = [
             Field(say(lang, "we_ask"), text.union_position or say(lang, "nothing_there")),
             Field(
@@ -197,7 +202,7 @@ class Questions(CommandsBase):
             ),
             Field(say(lang, "demand_status"), i18n.demand_status_label(demand.status, lang), True),
         ]
-        facts = demand.texts.get(lang, text).facts or text.facts
+        facts = text.facts
         if facts:
             fields.append(Field(say(lang, "facts"), "\n".join(f"• {fact}" for fact in facts)))
         fields.append(Field(say(lang, "offer_history"), self._history(demand, a.zone, lang)))
@@ -216,14 +221,14 @@ class Questions(CommandsBase):
     def _history(self, demand: Demand, zone: ZoneInfo, lang: str) -> str:
         lines = []
         for event in demand.history:
-            day = i18n.format_date(
-                event.at.astimezone(zone).date(), lang, self.clock().astimezone(zone).date()
+            day = i18n.date_term(
+                event.at.astimezone(zone).date(), self.clock().astimezone(zone).date()
             )
-            status = i18n.demand_status_label(event.status, lang)
-            offer = event.offer.get(lang) or next(iter(event.offer.values()), "")
+            status = i18n.demand_status_term(event.status)
+            offer = shown(event.offer, lang, self.campaign.default_language)
             if event.kind is DemandChange.EDIT:
                 edited = event.changes.get(lang) or next(iter(event.changes.values()), {})
-                fields = ", ".join(edited) or status
+                fields = ", ".join(edited) or i18n.demand_status_label(event.status, lang)
                 lines.append(say(lang, "history_edit", date=day, fields=fields, reason=event.note))
             elif event.kind is DemandChange.ADDED:
                 lines.append(say(lang, "history_added", date=day))
@@ -264,22 +269,25 @@ class Questions(CommandsBase):
             )
         fields = []
         for update in updates:
-            text = update.text(lang)
+            text = shown_update(update, lang, self.campaign.default_language)
             name = say(
                 lang,
                 "timeline_entry",
                 id=update.id,
-                when=i18n.format_datetime(
-                    update.effective_at.astimezone(a.zone), lang, now.astimezone(a.zone).date()
+                when=i18n.datetime_term(
+                    update.effective_at.astimezone(a.zone), now.astimezone(a.zone).date()
                 ),
-                status=i18n.status_label(update.status, lang),
+                status=status_term(self.campaign, update.status),
             )
             if update.retracted:
                 value = say(
                     lang,
                     "timeline_retracted",
                     headline=text.headline,
-                    reason=update.retraction_reason or "—",
+                    reason=shown(
+                        update.retraction_reason_texts(), lang, self.campaign.default_language
+                    )
+                    or "—",
                 )
             else:
                 value = text.headline
@@ -301,7 +309,7 @@ class Questions(CommandsBase):
         lang, now = a.language, self.clock()
         async with self.store.read() as tx:
             latest = await tx.latest_update(now)
-        text = latest.text(lang) if latest else None
+        text = shown_update(latest, lang, self.campaign.default_language) if latest else None
         if latest is None or text is None or not (text.next_step.strip() or latest.next_step_at):
             return Reply(
                 OutboundMessage(
@@ -345,7 +353,8 @@ class Questions(CommandsBase):
             admin_keys = ("help_post", "help_edit", "help_retract", "help_approve",
                           "help_demand_change", "help_subscribe", "help_unsubscribe")  # fmt: skip
             lines = [say(lang, key) for key in admin_keys]
-            lines.append(say(lang, "help_statuses", statuses=", ".join(s.value for s in Status)))
+            offered = ", ".join(s.value for s in statuses(self.campaign))
+            lines.append(say(lang, "help_statuses", statuses=offered))
             fields = (Field(say(lang, "help_admin_title"), "\n".join(lines)),)
         else:
             body += "\n\n" + say(lang, "help_not_admin")

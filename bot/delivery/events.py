@@ -75,12 +75,19 @@ class UpdateData(_Out):
     texts: dict[str, UpdateTextData] = Field(description="the wording per language")
     retracted_at: datetime | None = None
     retraction_reason: str | None = None
+    retraction_reasons: dict[str, str] = Field(
+        default_factory=dict, description="the retraction's reason per language"
+    )
 
 
 class UpdateEventData(_Out):
     update: UpdateData
     reason: str | None = Field(
-        default=None, description="why it was edited, corrected or retracted"
+        default=None,
+        description="why it was edited, corrected or retracted (in the first language)",
+    )
+    reasons: dict[str, str] = Field(
+        default_factory=dict, description="the same reason per language it was given in"
     )
 
 
@@ -226,11 +233,18 @@ def update_data(update: Update, campaign: Campaign) -> UpdateData:
         },
         retracted_at=_utc(update.retracted_at),
         retraction_reason=update.retraction_reason,
+        retraction_reasons=dict(update.retraction_reason_texts()),
     )
 
 
 def update_event(
-    kind: EventType, update: Update, campaign: Campaign, now: datetime, *, reason: str | None = None
+    kind: EventType,
+    update: Update,
+    campaign: Campaign,
+    now: datetime,
+    *,
+    reason: str | None = None,
+    reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The document for `kind` (update.published / edited / corrected / retracted)."""
     return _dump(
@@ -238,7 +252,11 @@ def update_event(
             type=kind.value,  # type: ignore[arg-type]  # one of the update kinds, checked by pydantic
             timestamp=now.astimezone(UTC),
             campaign=campaign.slug,
-            data=UpdateEventData(update=update_data(update, campaign), reason=reason),
+            data=UpdateEventData(
+                update=update_data(update, campaign),
+                reason=reason,
+                reasons=dict(reasons or ({campaign.default_language: reason} if reason else {})),
+            ),
         )
     )
 

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot import i18n
 from bot.clock import Clock, utcnow
@@ -31,15 +32,18 @@ from bot.editorial.rules import (
     NOTE_MAX,
     OFFER_MAX,
     SOURCE_MAX,
+    Reasons,
     check_field,
     check_language,
     check_reason,
+    check_reasons,
     check_texts,
     check_year,
 )
 from bot.editorial.translations import demand_target, mark_edited, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
-from bot.i18n.sentences import localized_error
+from bot.i18n.sentences import in_every_language, invalid, localized_error
+from bot.messages.kinds import statuses
 from bot.models import (
     Actor,
     Campaign,
@@ -67,12 +71,24 @@ from bot.store.codecs import demand_texts_to_json, texts_to_json
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """What an admin writes. `texts` holds at least the campaign's default language."""
+    """What an admin writes. `texts` holds at least the campaign's default language.
+
+    A draft with no next step (no wording, no time) keeps the one still ahead from the
+    latest update unless `clear_next_step`; a next step's time in the past is refused unless
+    `history` (the update tells what already happened)."""
 
     status: Status
     texts: Mapping[str, UpdateText]
     urgency: Urgency = Urgency.ROUTINE
     next_step_at: datetime | None = None
+    clear_next_step: bool = False
+    history: bool = False
+
+    @property
+    def has_next_step(self) -> bool:
+        return self.next_step_at is not None or any(
+            t.next_step.strip() for t in self.texts.values()
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +100,7 @@ class Changes:
     urgency: Urgency | None = None
     next_step_at: datetime | None = None
     clear_next_step_at: bool = False
+    history: bool = False  # a next step's time in the past is what happened, not a mistake
 
 
 def update_snapshot(update: Update) -> dict[str, Any]:
@@ -97,6 +114,7 @@ def update_snapshot(update: Update) -> dict[str, Any]:
         "publish_at": update.publish_at,
         "revision": update.revision,
         "retraction_reason": update.retraction_reason,
+        "retraction_reasons": dict(update.retraction_reasons) or None,
     }
 
 
@@ -136,18 +154,20 @@ class Admin:
         self.admins.require(actor, "post updates")
         now = self.clock()
         draft = replace(draft, texts=self._check_texts(draft.texts, require_default=True))
+        self.check_status(draft.status)
         check_year(draft.next_step_at)
         check_year(publish_at)
         if publish_at is not None and publish_at <= now and seed_key is None:
-            raise InvalidInput(
-                f"The embargo time {publish_at.isoformat()} is in the past. "
-                "Give a future time, or leave it out to publish now."
-            )
+            raise self.past_refusal("admin.embargo_past", publish_at, now)
+        if seed_key is None and not draft.history:
+            self._check_ahead(draft.next_step_at, now)
         async with self.store.write() as tx:
             if seed_key is not None:
                 existing = await tx.get_update_by_seed(seed_key, now)
                 if existing is not None:
                     return existing
+            if seed_key is None and not draft.has_next_step and not draft.clear_next_step:
+                draft = await self._keep_next_step(tx, draft, now)
             return await self._insert(
                 tx, actor, draft, now, publish_at=publish_at, seed_key=seed_key,
                 created_at=created_at,
@@ -235,22 +255,28 @@ class Admin:
         update_id: int,
         changes: Changes,
         *,
-        reason: str,
+        reason: Reasons,
         correction: bool = False,
         translating: bool = False,
     ) -> Update:
         """Edit in place, keeping the previous text as a revision. A correction also posts a
         short visible note, because edits notify nobody. Changing some languages' wording
         marks the others stale (`bot.editorial.translations`), unless `translating`: the new wording
-        follows the others (an imported translation), so it is only made current."""
+        follows the others (an imported translation), so it is only made current. `reason`
+        is the main language's, or a reason per language (`check_reasons`)."""
         self.admins.require(actor, "edit updates")
         now = self.clock()
-        reason = check_reason(reason)
+        reasons = check_reasons(reason, self.campaign.languages)
+        reason = reasons[self.campaign.default_language]
         if changes.texts is not None:
             changes = replace(
                 changes, texts=self._check_texts(changes.texts, require_default=False)
             )
         check_year(changes.next_step_at)
+        if not changes.history:
+            self._check_ahead(changes.next_step_at, now)
+        if changes.status is not None:
+            self.check_status(changes.status)
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -281,6 +307,7 @@ class Admin:
                     editor=actor.id,
                     reason=reason,
                     created_at=now,
+                    reasons=reasons if len(reasons) > 1 else {},
                 ),
             )
             await tx.set_update(update_id, values)
@@ -311,7 +338,9 @@ class Admin:
                     if correction
                     else events.EventType.UPDATE_EDITED
                 )
-                event = events.update_event(kind, after, self.campaign, now, reason=reason)
+                event = events.update_event(
+                    kind, after, self.campaign, now, reason=reason, reasons=reasons
+                )
                 rows += plan_followups(after, DeliveryAction.EDIT, machines, now, event=event)
                 await tx.enqueue(rows, now)
             await tx.audit(
@@ -320,15 +349,17 @@ class Admin:
                 "update.correct" if correction else "update.edit",
                 f"update:{update_id}",
                 update_snapshot(before),
-                update_snapshot(after) | {"reason": reason},
+                update_snapshot(after) | {"reason": reason, "reasons": reasons},
             )
             return after
 
-    async def retract(self, actor: Actor, update_id: int, *, reason: str) -> Update:
-        """Keep the update visible as retracted, with its reason, everywhere it went."""
+    async def retract(self, actor: Actor, update_id: int, *, reason: Reasons) -> Update:
+        """Keep the update visible as retracted, with its reason, everywhere it went.
+        `reason` is the main language's, or a reason per language (`check_reasons`)."""
         self.admins.require(actor, "retract updates")
         now = self.clock()
-        reason = check_reason(reason)
+        reasons = check_reasons(reason, self.campaign.languages)
+        reason = reasons[self.campaign.default_language]
         async with self.store.write() as tx:
             before = await self._get(tx, update_id, now)
             if before.retracted:
@@ -341,6 +372,7 @@ class Admin:
                     "retracted_at": now,
                     "retracted_by": actor.id,
                     "retraction_reason": reason,
+                    "retraction_reasons": reasons if len(reasons) > 1 else None,
                     # Never published (pending approval or under embargo): nothing went out.
                     "published_at": before.published_at
                     if before.state is UpdateState.PUBLISHED
@@ -357,7 +389,12 @@ class Admin:
             # Rows for copies whose post was still queued become no-ops in the dispatcher.
             people, machines = self._audiences(holders)
             event = events.update_event(
-                events.EventType.UPDATE_RETRACTED, after, self.campaign, now, reason=reason
+                events.EventType.UPDATE_RETRACTED,
+                after,
+                self.campaign,
+                now,
+                reason=reason,
+                reasons=reasons,
             )
             rows = plan_followups(after, DeliveryAction.RETRACT, people, now)
             rows += plan_followups(after, DeliveryAction.RETRACT, machines, now, event=event)
@@ -412,7 +449,8 @@ class Admin:
             texts = dict(before.texts)
             if offer and current:
                 for lang, text in offer.items():
-                    texts[lang] = replace(before.text(lang), employer_offer=text.strip())
+                    own = before.texts.get(lang) or DemandText(title="")  # the rest falls back
+                    texts[lang] = replace(own, employer_offer=text.strip())
             change = DemandEvent(
                 at=when,
                 status=status or before.status,
@@ -783,6 +821,29 @@ class Admin:
         ids = set(await tx.posted_subscriptions(update_id))
         return [s for s in await tx.list_subscriptions(active_only=False) if s.id in ids]
 
+    def past_refusal(self, context: str, moment: datetime, now: datetime) -> InvalidInput:
+        """A time in the past refused, said in the campaign's zone (never UTC)."""
+        zone = ZoneInfo(self.campaign.timezone)
+        today = now.astimezone(zone).date()
+        when = i18n.datetime_term(moment.astimezone(zone), today)
+        return in_every_language(InvalidInput, lambda lang: i18n.say(lang, context, when=when))
+
+    def _check_ahead(self, next_step_at: datetime | None, now: datetime) -> None:
+        """A next step is ahead: its time in the past is refused (a typo, or an old date)."""
+        if next_step_at is not None and next_step_at < now:
+            raise self.past_refusal("admin.next_step_past", next_step_at, now)
+
+    async def _keep_next_step(self, tx: Tx, draft: Draft, now: datetime) -> Draft:
+        return kept_next_step(draft, await tx.latest_update(now), now, self.campaign)
+
+    def check_status(self, status: Status) -> None:
+        """A status the campaign offers (`[campaign] statuses`; every one by default)."""
+        offered = statuses(self.campaign)
+        if status not in offered:
+            raise invalid(
+                "bad_status", value=status.value, statuses=", ".join(s.value for s in offered)
+            )
+
     def _check_texts(
         self, texts: Mapping[str, UpdateText], *, require_default: bool
     ) -> dict[str, UpdateText]:
@@ -790,6 +851,24 @@ class Admin:
         return check_texts(
             texts, self.campaign.languages, require=default if require_default else None
         )
+
+
+def kept_next_step(draft: Draft, latest: Update | None, now: datetime, campaign: Campaign) -> Draft:
+    """`draft` with the next step still ahead from the `latest` update (its time and, in
+    each language of the draft, its wording): a post that says nothing of the next step
+    does not take it off the page and the briefings."""
+    if latest is None or latest.next_step_at is None or latest.next_step_at <= now:
+        return draft
+    texts = {
+        lang: replace(text, next_step=latest.texts[lang].next_step)
+        if lang in latest.texts
+        else text
+        for lang, text in draft.texts.items()
+    }
+    main = campaign.default_language
+    if main in texts and not texts[main].next_step:  # the main language's, at least
+        texts[main] = replace(texts[main], next_step=latest.text(main, main).next_step)
+    return replace(draft, texts=texts, next_step_at=latest.next_step_at)
 
 
 @dataclass(frozen=True, slots=True)

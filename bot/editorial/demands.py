@@ -18,6 +18,7 @@ from bot import i18n
 from bot.editorial.rules import HEADLINE_MAX, OFFER_MAX, check_field, check_language
 from bot.errors import InvalidInput
 from bot.i18n.sentences import localized_error
+from bot.messages.fallback import shown, shown_demand
 from bot.models import Demand, DemandChange, DemandEvent, DemandText, UpdateText
 
 # The fields of a demand's wording an admin may edit, per language.
@@ -170,11 +171,11 @@ def announcement(
     texts: dict[str, UpdateText] = {}
     for lang in languages:
         words = WORDS[lang]
-        title = demand.text(lang).title
+        title = shown_demand(demand, lang, languages[0]).title
         lines: list[str] = []
         if change.kind is DemandChange.ADDED:
             lines.append(words["added"].format(title=title))
-            text = demand.text(lang)
+            text = shown_demand(demand, lang, languages[0])
             for name in ("summary", "union_position"):
                 if getattr(text, name):
                     lines.append(
@@ -188,7 +189,7 @@ def announcement(
                 value = after.replace("\n", "; ")
                 lines.append(words["field"].format(label=words[name], value=value or "—"))
         else:
-            offer = change.offer.get(lang) or next(iter(change.offer.values()), "")
+            offer = shown(change.offer, lang, languages[0])
             if offer:
                 lines.append(words["offer"].format(offer=offer))
             lines.append(words["status"].format(status=status_label.get(lang, "")))

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from bot import i18n
 from bot.clock import Clock, utcnow
-from bot.editorial.admin import Admin, Changes, Draft
+from bot.editorial.admin import Admin, Changes, Draft, kept_next_step
 from bot.editorial.parsing import (
     is_off,
     parse_language,
@@ -28,7 +28,7 @@ from bot.editorial.parsing import (
     parse_when,
 )
 from bot.editorial.reach import Reach, reach
-from bot.editorial.rules import check_reason, check_update_text, check_year
+from bot.editorial.rules import check_reason, check_reasons, check_update_text, check_year
 from bot.editorial.translations import StaleText, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
 from bot.i18n.sentences import in_every_language, localized_error
@@ -72,7 +72,9 @@ class TextPatch:
 @dataclass(frozen=True, slots=True)
 class Proposal:
     """What an admin asks for, in the desk's terms. Times are aware; `clear_next_step`
-    removes the next step's time (an edit), where None keeps it."""
+    removes the next step's time (an edit), where None keeps it; a post that says nothing of
+    its next step keeps the one still ahead unless `clear_next_step`. `reason` is the main
+    language's, `reasons` the other languages'."""
 
     action: Action
     update_id: int | None = None
@@ -83,6 +85,8 @@ class Proposal:
     clear_next_step: bool = False
     publish_at: datetime | None = None
     reason: str = ""
+    reasons: Mapping[str, str] = field(default_factory=dict)  # other languages' reasons
+    history: bool = False  # a next step's time in the past is what happened
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +101,8 @@ class Proposal:
             "clear_next_step": self.clear_next_step,
             "publish_at": _iso(self.publish_at),
             "reason": self.reason,
+            "reasons": dict(self.reasons),
+            "history": self.history,
         }
 
     @classmethod
@@ -111,6 +117,8 @@ class Proposal:
             clear_next_step=bool(data.get("clear_next_step")),
             publish_at=_from_iso(data.get("publish_at")),
             reason=str(data.get("reason") or ""),
+            reasons=dict(data.get("reasons") or {}),
+            history=bool(data.get("history")),
         )
 
     def with_texts(self, texts: Mapping[str, TextPatch]) -> Proposal:
@@ -233,6 +241,9 @@ class Desk:
         next_step_at: object = None,
         publish_at: object = None,
         reason: object = None,
+        reasons: Mapping[str, object] | None = None,
+        history: bool = False,
+        clear_next_step: bool = False,
         zone: ZoneInfo | str | None = None,
     ) -> Proposal:
         """A proposal from what a person typed: ids, statuses, urgencies and times as text
@@ -266,7 +277,12 @@ class Desk:
                 patches[language] = TextPatch(
                     **{k: None if v is None else str(v) for k, v in values.items()}
                 )
-        clear = next_step_at is not None and is_off(next_step_at)
+        clear = clear_next_step or (next_step_at is not None and is_off(next_step_at))
+        others: dict[str, str] = {}
+        for code, text in (reasons or {}).items():
+            language = read("language", lambda v: parse_language(v, self.campaign.languages), code)
+            if language is not None and text is not None and str(text).strip():
+                others[language] = str(text)
         proposal = Proposal(
             action=chosen,
             update_id=read("update_id", parse_update_id, update_id),
@@ -277,6 +293,8 @@ class Desk:
             clear_next_step=clear,
             publish_at=read("publish_at", _when(where), publish_at),
             reason="" if reason is None else str(reason),
+            reasons=others,
+            history=history,
         )
         if chosen is not Action.POST and proposal.update_id is None and "update_id" not in problems:
             problems["update_id"] = localized_error(InvalidInput, "desk.needs_update_id")
@@ -303,9 +321,15 @@ class Desk:
         now = self.clock()
         problems: dict[str, StrikebotError] = {}
         before = await self._before(proposal, now)
-        if proposal.action is Action.POST and proposal.status is None:
-            proposal = replace(proposal, status=await self._current_status(now, problems))
+        latest = None
+        if proposal.action is Action.POST:
+            async with self.store.read() as tx:
+                latest = await tx.latest_update(now)
+            if proposal.status is None:
+                proposal = replace(proposal, status=self._current_status(latest, problems))
         update = self._after(actor, proposal, before, now, problems)
+        if proposal.action is Action.POST and not proposal.clear_next_step:
+            update = self._keep_next_step(update, latest, now)
         if proposal.action in (Action.EDIT, Action.CORRECT, Action.RETRACT):
             found = Reach(channels=await self._holders(update.id), _plugins=self.plugins)
         else:
@@ -417,12 +441,13 @@ class Desk:
                         language=i18n.language_name(self.campaign.default_language, lang)
                     ),
                 )
-            _check(problems, "next_step_at", check_year, proposal.next_step_at)
+            if proposal.status is not None:
+                _check(problems, "status", self.admin.check_status, proposal.status)
+            self._check_next_step(proposal, now, problems)
             _check(problems, "publish_at", check_year, proposal.publish_at)
             if proposal.publish_at is not None and proposal.publish_at <= now:
-                when = proposal.publish_at.astimezone(local_zone(None, self.campaign))
-                problems["publish_at"] = localized_error(
-                    InvalidInput, "past_datetime", when=when.strftime("%Y-%m-%d %H:%M %Z")
+                problems["publish_at"] = self.admin.past_refusal(
+                    "admin.embargo_past", proposal.publish_at, now
                 )
             pending = self.campaign.require_approval
             state = (
@@ -457,13 +482,18 @@ class Desk:
                 "admin.already_retracted" if action is Action.RETRACT else "admin.retracted_no_edit"
             )
             problems["update_id"] = localized_error(Conflict, key, update_id=before.id)
-        reason = _check(problems, "reason", check_reason, proposal.reason)
+        reasons = self._reasons(proposal, problems)
         if action is Action.RETRACT:
+            main = self.campaign.default_language
             return replace(
-                before, state=UpdateState.RETRACTED, retraction_reason=reason, retracted_at=now
+                before,
+                state=UpdateState.RETRACTED,
+                retraction_reason=reasons.get(main, proposal.reason),
+                retraction_reasons=reasons,
+                retracted_at=now,
             )
         texts = {**before.texts, **self._texts(proposal, before, problems)}
-        _check(problems, "next_step_at", check_year, proposal.next_step_at)
+        self._check_next_step(proposal, now, problems)
         after = replace(
             before,
             texts=texts,
@@ -482,6 +512,28 @@ class Desk:
         ) and not problems:
             problems["texts"] = localized_error(InvalidInput, "desk.nothing_to_change")
         return after
+
+    def _check_next_step(
+        self, proposal: Proposal, now: datetime, problems: dict[str, StrikebotError]
+    ) -> None:
+        """A plausible year, and still ahead unless the update tells what happened."""
+        moment = proposal.next_step_at
+        _check(problems, "next_step_at", check_year, moment)
+        if moment is not None and moment < now and not proposal.history:
+            problems.setdefault(
+                "next_step_at", self.admin.past_refusal("admin.next_step_past", moment, now)
+            )
+
+    def _reasons(self, proposal: Proposal, problems: dict[str, StrikebotError]) -> dict[str, str]:
+        """The reason in each language it is given in (the main language's first)."""
+        main = self.campaign.default_language
+        given = {main: proposal.reason, **proposal.reasons}
+        if check_reason_or_none(proposal.reason, problems) is None:
+            return {}
+        found: dict[str, str] = _check(
+            problems, "reason", lambda v: check_reasons(v, self.campaign.languages), given
+        )
+        return found if "reason" not in problems else {}
 
     def _texts(
         self, proposal: Proposal, before: Update | None, problems: dict[str, StrikebotError]
@@ -558,7 +610,9 @@ class Desk:
                     status=preview.update.status,
                     texts=preview.update.texts,
                     urgency=preview.update.urgency,
-                    next_step_at=proposal.next_step_at,
+                    next_step_at=preview.update.next_step_at,
+                    clear_next_step=proposal.clear_next_step,
+                    history=proposal.history,
                 ),
                 publish_at=proposal.publish_at,
             )
@@ -569,7 +623,7 @@ class Desk:
             update = await admin.approve(actor, uid)
             return Done(action, update, await self._queued(uid), preview.reach)
         if action is Action.RETRACT:
-            update = await admin.retract(actor, uid, reason=proposal.reason)
+            update = await admin.retract(actor, uid, reason=self._reason_of(proposal))
             return Done(action, update, await self._holders(uid))
         changed = {lang: preview.update.texts[lang] for lang in proposal.texts}
         update = await admin.edit(
@@ -581,18 +635,30 @@ class Desk:
                 urgency=proposal.urgency,
                 next_step_at=proposal.next_step_at,
                 clear_next_step_at=proposal.clear_next_step,
+                history=proposal.history,
             ),
-            reason=proposal.reason,
+            reason=self._reason_of(proposal),
             correction=action is Action.CORRECT,
         )
         return Done(action, update, await self._holders(uid))
 
-    async def _current_status(
-        self, now: datetime, problems: dict[str, StrikebotError]
+    def _keep_next_step(self, update: Update, latest: Update | None, now: datetime) -> Update:
+        """A post that says nothing of its next step keeps the one still ahead."""
+        if update.next_step_at is not None or any(t.next_step for t in update.texts.values()):
+            return update
+        draft = Draft(update.status, update.texts, update.urgency)
+        kept = kept_next_step(draft, latest, now, self.campaign)
+        return replace(update, texts=kept.texts, next_step_at=kept.next_step_at)
+
+    def _reason_of(self, proposal: Proposal) -> str | dict[str, str]:
+        if not proposal.reasons:
+            return proposal.reason
+        return {self.campaign.default_language: proposal.reason, **proposal.reasons}
+
+    def _current_status(
+        self, latest: Update | None, problems: dict[str, StrikebotError]
     ) -> Status | None:
         """A post that names no status keeps the current one; the first post must name it."""
-        async with self.store.read() as tx:
-            latest = await tx.latest_update(now)
         if latest is None:
             problems["status"] = localized_error(
                 InvalidInput, "desk.needs_status", statuses=", ".join(s.value for s in Status)
@@ -609,6 +675,15 @@ def _doing(action: Action) -> str:
         Action.RETRACT: "retract updates",
         Action.APPROVE: "approve updates",
     }[action]
+
+
+def check_reason_or_none(reason: str, problems: dict[str, StrikebotError]) -> str | None:
+    """The main language's reason checked (required, one paragraph); None when it fails."""
+    try:
+        return check_reason(reason)
+    except StrikebotError as exc:
+        problems["reason"] = exc
+        return None
 
 
 def _check(problems: dict[str, StrikebotError], name: str, check: Any, value: Any) -> Any:

@@ -288,8 +288,23 @@ def parse_flag(value: object) -> bool:
     raise invalid("bad_flag", value=short(value))
 
 
+def _wall_time(naive: datetime, zone: ZoneInfo, value: object) -> datetime:
+    """`naive` read in `zone`, refused when the clocks skip it or show it twice."""
+    first = naive.replace(tzinfo=zone, fold=0)
+    if first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != naive:
+        raise invalid("time_skipped", value=short(value), zone=zone.key)
+    if first.utcoffset() != naive.replace(tzinfo=zone, fold=1).utcoffset():
+        example = first.isoformat(timespec="minutes")
+        raise invalid("time_twice", value=short(value), zone=zone.key, example=example)
+    return first
+
+
 def parse_when(value: object, zone: ZoneInfo) -> datetime:
-    """An aware UTC datetime from ISO text; a time without an offset is in `zone`."""
+    """An aware UTC datetime from ISO text (`2019-01-21T06:00`, `2019-01-21 06:00`,
+    `2019-01-21T06:00-08:00`, `...Z`); a time without an offset is a wall time in `zone`.
+    The one reading rule of every surface (chat, forms, the CLI, the HTTP API): a wall time
+    that does not exist in `zone` (clocks spring forward) or happens twice (clocks fall back)
+    is refused, with what to write instead."""
     if isinstance(value, datetime):
         moment = value
     else:
@@ -302,7 +317,7 @@ def parse_when(value: object, zone: ZoneInfo) -> datetime:
             raise invalid("bad_datetime", value=short(value)) from None
     try:
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=zone)
+            moment = _wall_time(moment, zone, value)
         moment = moment.astimezone(UTC)
     except (OverflowError, ValueError):  # year 1 or 9999 pushed out of range by the offset
         raise invalid("bad_datetime", value=short(value)) from None

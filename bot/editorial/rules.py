@@ -14,7 +14,7 @@ read backwards) are removed; Windows newlines become newlines. Text that would l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from bot import i18n
@@ -134,6 +134,29 @@ def check_reason(value: object, example: str | None = None) -> str:
             raise invalid("no_reason", example=example)
         raise invalid("reason_required")
     return _limited(reason, REASON_MAX, "long_reason")
+
+
+Reasons = str | Mapping[str, str]  # one reason (the main language's) or one per language
+
+
+def check_reasons(value: Reasons, languages: Sequence[str]) -> dict[str, str]:
+    """A reason members read, in each language it is given in: a plain string is the main
+    language's (`languages[0]`); a mapping needs the main language's and may hold any other
+    campaign language's. Returned main language first."""
+    main = languages[0]
+    given = {main: value} if isinstance(value, str) else dict(value)
+    given = {check_language(lang, languages): text for lang, text in given.items()
+             if lang == main or not looks_empty(clean_text(text))}  # fmt: skip
+    if main not in given:
+        raise in_every_language(
+            InvalidInput,
+            lambda lang: i18n.say(
+                lang,
+                "admin.reason_needs_main",
+                language=i18n.local(lambda shown_in: i18n.language_name(main, shown_in)),
+            ),
+        )
+    return {lang: check_reason(given[lang]) for lang in (main, *(k for k in given if k != main))}
 
 
 def check_field(value: object, maximum: int, *, required: bool = False, what: str = "") -> str:

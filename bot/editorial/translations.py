@@ -125,11 +125,20 @@ FAMILIES_TARGET = "families"
 
 
 def _families_fields(families: Families) -> dict[str, dict[str, str]]:
+    """The campaign file's families' texts by language, named as `[families]` names them
+    (`meals`, `answers.care`, `questions[0].answer`, `title`)."""
     fields: dict[str, dict[str, str]] = {}
-    for name in ("schools", "meals", "ask"):
-        texts: Mapping[str, str] = getattr(families, name)
-        for language, text in texts.items():
-            fields.setdefault(language, {})[name] = text
+    for q in families.questions:
+        own = bool(q.wording)
+        named = f"{q.key}.answer" if own else q.key
+        if not own and q.key not in ("meals", "ask"):
+            named = f"answers.{q.key}"
+        for language, text in q.answer.items():
+            fields.setdefault(language, {})[named] = text
+        for language, text in q.wording.items():
+            fields.setdefault(language, {})[f"{q.key}.question"] = text
+    for language, text in families.title.items():
+        fields.setdefault(language, {})["title"] = text
     return fields
 
 

@@ -178,7 +178,9 @@ def read_translation_file(path: Path, language: str | None = None) -> tuple[str,
             f"{path}: not a gettext .po file ({exc}); export one with "
             "`strikebot translations export LANG`."
         ) from None
-    code = language or (str(catalog.locale) if catalog.locale else "")
+    # The header as written ("tl"), not Babel's reading of it ("fil_PH"): the catalogue's
+    # folder is named by the code the campaign uses.
+    code = language or catalog.locale_identifier or ""
     if not code:
         raise InvalidInput(
             f"{path}: the file does not say its language (no Language: header); give --lang."

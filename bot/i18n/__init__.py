@@ -23,7 +23,7 @@ import os
 import pickle
 import re
 import string
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
@@ -51,12 +51,16 @@ __all__ = [
     "Catalogues",
     "Domain",
     "Phrase",
+    "Term",
     "Words",
     "catalogue_dirs",
     "catalogues",
+    "date_term",
+    "datetime_term",
     "day_names",
     "day_of_strike",
     "demand_status_label",
+    "demand_status_term",
     "family_word",
     "format_date",
     "format_datetime",
@@ -66,13 +70,19 @@ __all__ = [
     "format_time",
     "language_name",
     "languages",
+    "local",
+    "phrase",
     "pick",
     "plural",
+    "say",
+    "sentence_language",
     "source_language",
     "status_label",
+    "status_term",
     "supported",
     "text",
     "translate_source",
+    "translated",
     "urgency_label",
 ]
 
@@ -88,7 +98,9 @@ PACKAGE_LOCALES = Path(__file__).parent / "locales"
 STATUS_COLOURS: dict[Status, int] = {
     Status.BARGAINING: 0x1F6FB2,
     Status.STRIKE_VOTE: 0x7A3DB8,
+    Status.STRIKE_NOTICE: 0xE67700,
     Status.STRIKE_ON: 0xC8102E,
+    Status.LOCKOUT: 0x862E9C,
     Status.TALKS_SCHEDULED: 0xD9480F,
     Status.TENTATIVE_AGREEMENT: 0x2B8A3E,
     Status.RATIFICATION_VOTE: 0x5C940D,
@@ -447,6 +459,7 @@ def reload() -> None:
     catalogues.cache_clear()
     _locale.cache_clear()
     _by_source.cache_clear()
+    _translated.cache_clear()
 
 
 def source_language() -> str:
@@ -494,6 +507,83 @@ def text(language: str, context: str) -> str:
     singular = source if isinstance(source, str) else source[0]
     found = catalogues().compiled.get(pick(language))
     return str(found.pgettext(context, singular)) if found is not None else singular
+
+
+@cache
+def _translated(language: str) -> frozenset[str]:
+    found = catalogues()
+    if language == found.source:
+        return frozenset(found.source_texts)
+    catalog = found.catalogs.get(language)
+    if catalog is None:
+        return frozenset()
+    done = set()
+    for message in catalog:
+        forms = message.string if isinstance(message.string, tuple | list) else [message.string]
+        if message.context and not message.fuzzy and forms and all(forms):
+            done.add(message.context)
+    return frozenset(done)
+
+
+def translated(language: str, context: str) -> bool:
+    """True when `language` has a current translation of message `context` (the source
+    language has every message)."""
+    return context in _translated(pick(language))
+
+
+class Term:
+    """A piece put into another sentence that depends on the language: a catalogue phrase
+    (`phrase`) or a CLDR value (`local`). `say` renders it in the language the whole
+    sentence is said in, so a sentence never mixes two languages."""
+
+    __slots__ = ("contexts", "render")
+
+    def __init__(self, render: Callable[[str], str], contexts: Iterable[str] = ()) -> None:
+        self.render = render
+        self.contexts = tuple(contexts)
+
+    def __str__(self) -> str:  # a Term formatted outside `say` speaks the source language
+        return self.render(source_language())
+
+
+def phrase(context: str, /, **values: object) -> Term:
+    """Message `context` (with `values`) as a piece of another sentence."""
+
+    def render(language: str) -> str:
+        return say(language, context, **values)
+
+    nested = [c for v in values.values() if isinstance(v, Term) for c in v.contexts]
+    return Term(render, (context, *nested))
+
+
+def local(render: Callable[[str], str]) -> Term:
+    """A value CLDR renders in any language (a date, a language's name, a number)."""
+    return Term(render)
+
+
+def sentence_language(language: str, contexts: Iterable[str], fallback: Iterable[str] = ()) -> str:
+    """The language a sentence made of messages `contexts` is said in: `language` if it
+    translates them all, else the first of `fallback` that does, else the source language.
+    A half-translated catalogue so shows a sentence whole in one language, never mixed."""
+    needed = tuple(contexts)
+    for candidate in (language, *fallback):
+        lang = pick(candidate)
+        if all(translated(lang, c) for c in needed):
+            return lang
+    return source_language()
+
+
+def say(language: str, context: str, /, **values: object) -> str:
+    """Message `context` in `language` with `values` filled in (str.format fields), said
+    whole in one language: `Term` values are rendered in the language the sentence is said
+    in (see `sentence_language`, whose fallback here is the source language); other values
+    are put in as they are."""
+    terms = [v for v in values.values() if isinstance(v, Term)]
+    lang = pick(language)
+    if lang != source_language():
+        lang = sentence_language(lang, (context, *(c for t in terms for c in t.contexts)))
+    filled = {k: v.render(lang) if isinstance(v, Term) else v for k, v in values.items()}
+    return text(lang, context).format_map(filled)
 
 
 def plural(language: str, context: str, n: int) -> str:
@@ -561,8 +651,16 @@ class Words(Mapping[str, Mapping[str, str]]):
         return len(languages())
 
     def say(self, language: str, key: str, /, **values: object) -> str:
-        """Sentence `key` in `language` with `values` filled in (str.format fields)."""
-        return self[language][key].format_map(values)
+        """Sentence `key` in `language` with `values` filled in (str.format fields), whole
+        in one language (see `bot.i18n.say`)."""
+        context = f"{self.table}.{key}"
+        if not has_message(context):
+            raise KeyError(key)
+        return say(language, context, **values)
+
+    def term(self, key: str, /, **values: object) -> Term:
+        """Sentence `key` as a piece of another sentence (see `phrase`)."""
+        return phrase(f"{self.table}.{key}", **values)
 
 
 class Phrase(Mapping[str, str]):
@@ -594,7 +692,7 @@ def urgency_label(urgency: Urgency, language: str) -> str:
 
 
 def family_word(key: str, language: str, **values: object) -> str:
-    return text(language, f"families.{key}").format(**values)
+    return say(language, f"families.{key}", **values)
 
 
 @cache
@@ -671,6 +769,25 @@ def language_name(code: str, in_language: str | None = None) -> str:
     locale = Locale.parse(pick(code) if code in languages() else _normal(code))
     name = locale.get_display_name(locale if own else _locale(in_language or code)) or code
     return name[:1].upper() + name[1:] if own else name
+
+
+def date_term(day: date, today: date | None = None) -> Term:
+    """`format_date` as a piece of a sentence, in the sentence's language."""
+    return local(lambda language: format_date(day, language, today))
+
+
+def datetime_term(moment: datetime, today: date | None = None) -> Term:
+    """`format_datetime` as a piece of a sentence, in the sentence's language."""
+    return local(lambda language: format_datetime(moment, language, today))
+
+
+def status_term(status: Status) -> Term:
+    """A status's catalogue label as a piece of a sentence."""
+    return phrase(f"status.{status.value}")
+
+
+def demand_status_term(status: DemandStatus) -> Term:
+    return phrase(f"demand_status.{status.value}")
 
 
 def day_of_strike(strike_start: date, today: date) -> int:

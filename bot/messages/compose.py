@@ -5,7 +5,9 @@ update's wording itself. Text here is plain: adapters escape it for their markup
 
 Conventions adapters rely on:
 - `update_message` of a retracted update is the retraction (kind RETRACTION, title prefixed
-  "RETRACTED", body = the retraction note with its reason). The `fields` of a message with
+  "RETRACTED", body = the retraction note, then its reason on a line of its own). A
+  correction's body also ends with its reason on its own line: a platform that must cut
+  the text (a text message) cuts the other lines first. The `fields` of a message with
   `retracted=True` hold the withdrawn original text: adapters show them struck through.
 - Text written by people (headlines, bodies, demand texts) passes through
   `neutralize_mentions`, so an update never pings @everyone, @here, a role or a user even if
@@ -21,6 +23,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot import i18n
+from bot.messages.fallback import shown, shown_update
+from bot.messages.kinds import status_name
 from bot.models import Campaign, Update
 from bot.plugins import installed_plugins
 from bot.plugins.outbound import Field, Limits, Link, MessageKind, OutboundMessage
@@ -46,6 +50,11 @@ _WORDS = i18n.Words("messages")
 
 def _w(language: str, key: str) -> str:
     return _WORDS[i18n.pick(language)][key]
+
+
+def _say(language: str, key: str, **values: object) -> str:
+    """Sentence `key`, whole in one language (`bot.i18n.say`)."""
+    return _WORDS.say(language, key, **values)
 
 
 # ------------------------------------------------------------------------- mentions
@@ -180,13 +189,15 @@ def _when(moment: datetime, zone: ZoneInfo, language: str) -> str:
     return i18n.format_datetime(moment.astimezone(zone), language)
 
 
+def _when_term(moment: datetime, zone: ZoneInfo) -> i18n.Term:
+    return i18n.datetime_term(moment.astimezone(zone))
+
+
 def _footer(update: Update, zone: ZoneInfo, language: str) -> str:
     if update.published_at is None:
-        footer = _w(language, "footer_pending").format(id=update.id)
+        footer = _say(language, "footer_pending", id=update.id)
     else:
-        footer = _w(language, "footer").format(
-            id=update.id, when=_when(update.published_at, zone, language)
-        )
+        footer = _say(language, "footer", id=update.id, when=_when_term(update.published_at, zone))
     if update.revision > 1:
         footer += f" · {_w(language, 'edited')}"
     return footer
@@ -206,7 +217,7 @@ def update_message(
         return retraction_message(update, language, campaign, timezone=timezone)
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
     fields: list[Field] = []
     if text.next_step.strip():
@@ -219,7 +230,7 @@ def update_message(
         kind=MessageKind.UPDATE,
         language=lang,
         status=update.status,
-        status_label=i18n.status_label(update.status, lang),
+        status_label=status_name(campaign, update.status, lang),
         urgency=update.urgency,
         fields=tuple(fields),
         links=(Link(_w(lang, "read_online"), url),),
@@ -239,14 +250,13 @@ def retraction_message(
     original text stays visible (adapters strike it through) so nobody wonders what vanished."""
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
-    when = _when(update.retracted_at or update.effective_at, zone, lang)
-    reason = (update.retraction_reason or "").strip()
-    if reason:
-        note = _w(lang, "retracted_note").format(when=when, reason=neutralize_mentions(reason))
-    else:
-        note = _w(lang, "retracted_note_no_reason").format(when=when)
+    when = _when_term(update.retracted_at or update.effective_at, zone)
+    reason = shown(update.retraction_reason_texts(), lang, campaign.default_language).strip()
+    note = _say(lang, "retracted_note_no_reason", when=when)
+    if reason:  # on a line of its own, last: a text cut short keeps it (see the module's note)
+        note += "\n" + _w(lang, "retraction_reason").format(reason=neutralize_mentions(reason))
     original = text.headline.strip()
     if text.body.strip():
         original += "\n" + text.body.strip()
@@ -278,13 +288,17 @@ def correction_message(
     """A short visible note that an update was corrected (edits in place notify nobody)."""
     lang = i18n.pick(language)
     zone = local_zone(timezone, campaign)
-    text = update.text(lang)
+    text = shown_update(update, lang, campaign.default_language)
     url = update_url(update, campaign, lang)
-    reason = update.revisions[-1].reason.strip() if update.revisions else ""
+    main = campaign.default_language
+    reason = shown(update.revisions[-1].reason_texts(), lang, main) if update.revisions else ""
+    reason = reason.strip()
     reason_text = (
         _w(lang, "correction_reason").format(reason=neutralize_mentions(reason)) if reason else ""
     )
-    body = _w(lang, "correction_body").format(id=update.id, reason=reason_text).strip()
+    body = _w(lang, "correction_body").format(id=update.id, reason="").strip()
+    if reason_text:  # on a line of its own, last (see the module's note)
+        body += "\n" + reason_text
     return OutboundMessage(
         title=_w(lang, "correction_title").format(
             headline=neutralize_mentions(text.headline.strip())
@@ -293,7 +307,7 @@ def correction_message(
         kind=MessageKind.CORRECTION,
         language=lang,
         status=update.status,
-        status_label=i18n.status_label(update.status, lang),
+        status_label=status_name(campaign, update.status, lang),
         urgency=update.urgency,
         links=(Link(_w(lang, "read_corrected"), url),),
         url=url,

@@ -45,6 +45,7 @@ from bot.config import StrikeConfig
 from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
+from bot.messages.kinds import briefing_days_choice
 from bot.models import (
     ALL_URGENCIES,
     Campaign,
@@ -65,7 +66,6 @@ ACTOR = "strikebot:signups"
 WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
-SCHOOL_DAYS = frozenset(range(5))
 
 
 class Choice(StrEnum):
@@ -73,7 +73,7 @@ class Choice(StrEnum):
 
     URGENT = "urgent"  # urgent updates only
     ALL = "all"  # every update
-    BRIEFING = "briefing"  # the morning briefing on school days, plus urgent updates
+    BRIEFING = "briefing"  # the morning briefing on the campaign's days, plus urgent updates
 
 
 class Outcome(StrEnum):
@@ -154,7 +154,8 @@ _WORDS = i18n.Words("signups")
 
 
 def words(language: str, key: str, **values: object) -> str:
-    return _WORDS[i18n.pick(language)][key].format(**values)
+    """Sentence `key` of the sign-ups' table, whole in one language (`bot.i18n.say`)."""
+    return _WORDS.say(language, key, **values)
 
 
 def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
@@ -163,9 +164,22 @@ def _both(key: str, **values: object) -> tuple[str, dict[str, str]]:
     return words(source, key, **values), others
 
 
-def choice_text(choice: Choice | str, language: str) -> str:
-    """ "urgent news", "todas las actualizaciones"..."""
-    return words(language, str(Choice(choice)))
+def choice_text(choice: Choice | str, language: str, campaign: Campaign | None = None) -> str:
+    """ "urgent news", "todas las actualizaciones", "a morning summary on school days, plus
+    urgent news" (the briefing's days are the campaign's: `bot.messages.kinds`)."""
+    return choice_term(choice, campaign).render(i18n.pick(language))
+
+
+def choice_term(choice: Choice | str, campaign: Campaign | None = None) -> i18n.Term:
+    """What a person chose, as a piece of another sentence: said in that sentence's
+    language (a half-translated catalogue never mixes two in one sentence)."""
+    chosen = Choice(choice)
+    if chosen is not Choice.BRIEFING or campaign is None:
+        return _WORDS.term(str(chosen))
+    context = briefing_days_choice(campaign)
+    days = sorted(campaign.briefing_days)
+    names = i18n.local(lambda lang: i18n.format_list([i18n.day_names(lang)[d] for d in days], lang))
+    return i18n.phrase(context, days=names)
 
 
 def parse_choice(value: object) -> Choice:
@@ -248,7 +262,7 @@ class SignUps:
         except (ValueError, KeyError):
             what = str(contact) if str(contact) in ("email", "phone") else "email"
             raise in_every_language(
-                InvalidInput, lambda lang: words(lang, "not_offered", what=words(lang, what))
+                InvalidInput, lambda lang: words(lang, "not_offered", what=_WORDS.term(what))
             ) from None
 
     def read(self, contact: Contact | str, address: object) -> str:
@@ -412,7 +426,7 @@ class SignUps:
     ) -> OutboundMessage:
         lang = i18n.pick(language)
         union = self.campaign.union
-        what = choice_text(choice, lang)
+        what = choice_term(choice, self.campaign)
         if contact is Contact.PHONE:
             offer = self.offers.get(contact)
             who = offer.sender_name if offer and offer.sender_name else short_union(union)
@@ -525,7 +539,7 @@ class SignUps:
             language=language,
             urgencies=ALL_URGENCIES if choice is Choice.ALL else frozenset({Urgency.URGENT}),
             briefing_time=self.briefing_time if choice is Choice.BRIEFING else None,
-            briefing_days=SCHOOL_DAYS,
+            briefing_days=self.campaign.briefing_days,
             timezone=self.campaign.timezone,
             quiet_hours=offer.quiet_hours if offer else None,
         )

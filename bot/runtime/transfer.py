@@ -83,6 +83,7 @@ class RevisionRecord(_Record):
     editor: str
     reason: str
     created_at: Moment
+    reasons: dict[str, str] | None = None  # absent from exports before schema 0014
 
 
 class UpdateRecord(_Record):
@@ -103,6 +104,7 @@ class UpdateRecord(_Record):
     retracted_at: Moment | None
     retracted_by: str | None
     retraction_reason: str | None
+    retraction_reasons: dict[str, str] | None = None  # absent before schema 0014
     revisions: list[RevisionRecord] = []
 
 

@@ -94,6 +94,7 @@ def update_from_row(row: Row[Any], now: datetime, revisions: Sequence[Revision] 
         retraction_reason=row.retraction_reason,
         seed_key=row.seed_key,
         revisions=tuple(revisions),
+        retraction_reasons=dict(row.retraction_reasons or {}),
     )
 
 
@@ -107,6 +108,7 @@ def revision_from_row(row: Row[Any]) -> Revision:
         editor=row.editor,
         reason=row.reason,
         created_at=row.created_at,
+        reasons=dict(row.reasons or {}),
     )
 
 

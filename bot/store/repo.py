@@ -198,6 +198,7 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
                 next_step_at=revision.next_step_at,
                 editor=revision.editor,
                 reason=revision.reason,
+                reasons=dict(revision.reasons) or None,
                 created_at=revision.created_at,
             )
         )

@@ -131,7 +131,8 @@ updates = Table(
     Column("revision", Integer, nullable=False, default=1),
     Column("retracted_at", UTCDateTime, nullable=True),
     Column("retracted_by", String(200), nullable=True),
-    Column("retraction_reason", Text, nullable=True),
+    Column("retraction_reason", Text, nullable=True),  # in the main language
+    Column("retraction_reasons", JSON, nullable=True),  # language -> reason (0014)
     Index("ix_updates_state_published", "state", "published_at"),
     Index("ix_updates_published_at", "published_at"),
     Index("ix_updates_next_step_at", "next_step_at"),
@@ -148,7 +149,8 @@ update_revisions = Table(
     Column("urgency", String(16), nullable=False),
     Column("next_step_at", UTCDateTime, nullable=True),
     Column("editor", String(200), nullable=False),
-    Column("reason", Text, nullable=False),
+    Column("reason", Text, nullable=False),  # in the main language
+    Column("reasons", JSON, nullable=True),  # language -> reason (0014)
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_update_revisions_created_at", "created_at"),
 )
