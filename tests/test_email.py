@@ -4,6 +4,8 @@ the unsubscribe link and RFC 8058 one-click POST; the SMTP URL."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from adapters.email import parse_smtp_url
@@ -208,3 +210,34 @@ def test_settings_refuse_mistakes_and_redact_the_password() -> None:
     )
     assert settings.enabled and PASSWORD in settings.secrets()
     assert not EmailSettings.from_env({"STRIKEBOT_MAIL_FROM": "a@b.org"}).enabled
+
+
+async def test_an_unsubscribed_address_is_in_neither_database_file(
+    sqlite_url: str, clock: FixedClock
+) -> None:
+    """Issue 28: 55 copies of one address stayed in the SQLite WAL while the bot ran. After
+    the one-click unsubscribe (and after a deletion request), the address is in neither the
+    database file nor its write-ahead log."""
+    path = Path(sqlite_url.split("///", 1)[1])
+
+    def copies(address: str) -> int:
+        found = 0
+        for file in (path, path.with_name(path.name + "-wal")):
+            if file.exists():
+                found += file.read_bytes().count(address.encode())
+        return found
+
+    async with Store.open(sqlite_url) as store:
+        async with FakeSmtp() as smtp, families(store, clock, smtp=smtp) as f:
+            for address in (MARIA, "rosa@example.com"):
+                await subscribed(f, address)
+                for n in range(3):  # the row is rewritten a few times as it is used
+                    await f.admin.post(ADMIN, draft(f"Update {n}"))
+                    await f.drain()
+                assert copies(address) > 0
+            link = smtp.to(MARIA)[-1]["List-Unsubscribe"].strip("<>").split(".org", 1)[1]
+            assert (await f.client.post(link, data="List-Unsubscribe=One-Click")).status == 200
+            await f.signups.scrubbed()
+            assert copies(MARIA) == 0
+            assert await f.signups.delete("rosa@example.com")
+            assert copies("rosa@example.com") == 0

@@ -221,6 +221,8 @@ class SignUps:
         self._clients = _Window(timedelta(hours=1))
         self._everyone = _Window(timedelta(hours=1))
         self._lookups: dict[str, asyncio.Future[Subscriber | None]] = {}
+        self._scrubbing: asyncio.Task[None] | None = None
+        self._scrub_again = False
         self._lookup_task: asyncio.Task[None] | None = None
 
     # -- what is on offer --------------------------------------------------------
@@ -592,7 +594,8 @@ class SignUps:
             if person is None:
                 return False
             await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
-            return True
+        self.scrub_soon()
+        return True
 
     async def unsubscribe_address(self, contact: Contact, address: str, *, via: str) -> Outcome:
         """STOP (and the other opt-out words) from a number."""
@@ -601,7 +604,8 @@ class SignUps:
             if person is None:
                 return Outcome.NOT_SUBSCRIBED
             await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
-            return Outcome.UNSUBSCRIBED
+        self.scrub_soon()
+        return Outcome.UNSUBSCRIBED
 
     async def _forget(
         self, tx: Tx, person: Subscriber, action: str, via: str, now: datetime
@@ -619,6 +623,35 @@ class SignUps:
             {"kind": person.kind, "state": person.state},
             {"via": via},
         )
+
+    def scrub_soon(self) -> None:
+        """After a deletion committed: clear the database's files of what was deleted
+        (`Store.scrub`), in the background, off the request's path. One scrub at a time;
+        deletions meanwhile get one more after it."""
+        if self._scrubbing is not None and not self._scrubbing.done():
+            self._scrub_again = True
+            return
+        self._scrubbing = asyncio.create_task(self._scrub(), name="scrub deleted addresses")
+
+    async def _scrub(self) -> None:
+        while True:
+            self._scrub_again = False
+            try:
+                await self.store.scrub()
+            except Exception as exc:
+                log.warning(
+                    "could not clear deleted addresses from the database's log (%s); the next "
+                    "deletion tries again",
+                    type(exc).__name__,
+                )
+                return
+            if not self._scrub_again:
+                return
+
+    async def scrubbed(self) -> None:
+        """Wait until the scrub after the last deletion is done (before a command exits)."""
+        while self._scrubbing is not None and not self._scrubbing.done():
+            await asyncio.shield(self._scrubbing)
 
     # -- what providers report -----------------------------------------------------------
 
@@ -751,7 +784,9 @@ class SignUps:
             if person is None:
                 return False
             await self._forget(tx, person, "subscriber.delete", via, self.clock())
-            return True
+        self.scrub_soon()
+        await self.scrubbed()
+        return True
 
     async def delete_all(self, *, via: str = "cli") -> int:
         """Forget everyone (the campaign is over). Returns how many."""
@@ -763,14 +798,19 @@ class SignUps:
                     await self._forget(tx, person, "subscriber.delete", via, self.clock())
             count += len(batch)
             if len(batch) < 500:
+                self.scrub_soon()
+                await self.scrubbed()
                 return count
 
     async def stats(self) -> dict[str, Any]:
         """Counts only: by kind, state, language and choice; broken; provider receipts."""
         async with self.store.write() as tx:
-            await self._purge(tx, self.clock())
+            purged = await self._purge(tx, self.clock())
             counts = await tx.subscriber_counts()
             receipts = await tx.receipt_counts()
+        if purged:
+            self.scrub_soon()
+            await self.scrubbed()
         by_kind: dict[str, dict[str, Any]] = {}
         for (kind, state, language, choice, broken), n in counts.items():
             entry = by_kind.setdefault(
