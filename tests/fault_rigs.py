@@ -55,6 +55,7 @@ class Rig:
     inject_edit: Callable[[Shape], None] | None = None
     retracted: Callable[[], bool] | None = None
     unmet: Callable[[], int] | None = None  # injected edit faults no request has met yet
+    ids: Callable[[], list[str]] | None = None  # the copies' message ids (e-mail's Message-ID)
 
 
 RigFactory = Callable[[Store, FixedClock, Path, float, Monotonic], AbstractAsyncContextManager[Rig]]
@@ -105,6 +106,8 @@ async def discord_rig(
                     fake.inject("timeout", **at)
                 elif shape is Shape.RESET:
                     fake.inject("reset", **at)
+                elif shape is Shape.ACCEPTED_LOST:
+                    fake.inject("lost", **at)
 
             def copies() -> int:
                 return _count(m.embeds for m in fake.channel_messages(channel))
@@ -169,6 +172,8 @@ async def slack_rig(
                 slack.fail(post, channel=channel, hang=True)
             elif shape is Shape.RESET:
                 slack.fail(post, channel=channel, reset=True)
+            elif shape is Shape.ACCEPTED_LOST:
+                slack.fail(post, channel=channel, lose_answer=True)
 
         def copies() -> int:
             return _count(slack.messages(channel))
@@ -231,6 +236,8 @@ async def telegram_rig(
                     tg.fail(send, chat=GROUP, hang=True)
                 elif shape is Shape.RESET:
                     tg.fail(send, chat=GROUP, reset=True)
+                elif shape is Shape.ACCEPTED_LOST:
+                    tg.fail(send, chat=GROUP, lose_answer=True)
 
             def copies() -> int:
                 return _count(tg.messages(GROUP))
@@ -260,7 +267,7 @@ async def telegram_rig(
 async def email_rig(
     store: Store, clock: FixedClock, tmp: Path, patience: float, monotonic: Monotonic
 ) -> AsyncIterator[Rig]:
-    from tests.fakes.smtp import HANG, RESET, FakeSmtp
+    from tests.fakes.smtp import HANG, LOSE_ANSWER, RESET, FakeSmtp
     from tests.family_support import confirm_path, families
 
     address = "maria@example.com"
@@ -278,6 +285,8 @@ async def email_rig(
                 smtp.fail_next_data(HANG)
             elif shape is Shape.RESET:
                 smtp.fail_next_data(RESET)
+            elif shape is Shape.ACCEPTED_LOST:
+                smtp.fail_next_data(LOSE_ANSWER)
 
         def copies() -> int:
             return sum(1 for m in smtp.to(address) if HEADLINE in str(m["Subject"]))
@@ -285,7 +294,10 @@ async def email_rig(
         def sends() -> int:
             return smtp.handler.transactions
 
-        yield Rig("email", f.email, store, f.admin, inject, copies, sends)
+        def ids() -> list[str]:
+            return [str(m["Message-ID"]) for m in smtp.to(address) if HEADLINE in str(m["Subject"])]
+
+        yield Rig("email", f.email, store, f.admin, inject, copies, sends, ids=ids)
 
 
 @asynccontextmanager
@@ -327,6 +339,8 @@ async def sms_rig(
                 twilio.fail(Fault.HANG)
             elif shape is Shape.RESET:
                 twilio.fail(Fault.RESET)
+            elif shape is Shape.ACCEPTED_LOST:
+                twilio.fail(Fault.LOSE_ANSWER)
 
         def copies() -> int:
             return sum(1 for t in twilio.to(number) if HEADLINE in t.body)
@@ -372,6 +386,8 @@ async def webhooks_rig(
                     receiver.fail(Answer(200, hang=True))
                 elif shape is Shape.RESET:
                     receiver.fail(Answer(200, reset=True))
+                elif shape is Shape.ACCEPTED_LOST:
+                    receiver.fail(Answer(204, lost=True))
 
             def copies() -> int:  # what a receiver keeps: one event per webhook-id
                 return len(

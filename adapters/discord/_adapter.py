@@ -70,7 +70,7 @@ def gateway_retry_delay(failures: int, rng: random.Random) -> float:
     """Seconds before logging in again after `failures` failed tries in a row: 1, 2, 4...
     up to `RETRY_CAP`, each made up to half as long again at random, so that many bots
     (or instances) cut off together do not come back together."""
-    base = min(RETRY_CAP, RETRY_BASE * 2 ** max(failures - 1, 0))
+    base = min(RETRY_CAP, RETRY_BASE * float(2 ** max(failures - 1, 0)))
     return base * rng.uniform(1.0, 1.5)
 
 

@@ -5,7 +5,9 @@ store at send time and goes nowhere else (not a log line, not an error). Each te
 `[sms] max_segments` with the link to the page (`_render.py`); the campaign's quiet hours
 are in the subscription (urgent updates skip them; see `bot.delivery.planning.release_time`). Twilio
 calls back `/sms/status/{delivery id}` with what became of each text: recorded as a
-receipt; a number that cannot receive (30003, 30005, 30006) is marked broken.
+receipt; a number that cannot receive (30003, 30005, 30006) is marked broken. A send
+whose answer was lost after it went out is in doubt: before it is sent again, `find_sent`
+looks for the text at Twilio (`bot.ports.FindsSent`), so it goes once.
 
 Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook). Every request
 must carry a valid `X-Twilio-Signature` (HMAC-SHA1 of the public URL and the sorted
@@ -29,6 +31,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Mapping
+from datetime import datetime
 
 from aiohttp import web
 from twilio.request_validator import RequestValidator
@@ -176,6 +179,25 @@ class SmsAdapter:
             raise PermanentDeliveryError(exc.reason, tell_admins=False) from None
         self._sent += 1
         return sid
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None:
+        """The SID of the text a send in doubt created, if Twilio did create it: looked for
+        among the messages to the person's number since the delivery was queued, by its
+        words (`TwilioClient.find`; Twilio keeps no key of ours on a message). None when
+        there is none, or when the person has gone meanwhile (the send then refuses)."""
+        person = await self.signups.contactable(channel.channel)
+        if person is None:
+            return None
+        return await self.client.find(
+            person.address, self.render(message), self.sender, since=since
+        )
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         raise PermanentDeliveryError("a text cannot be changed once sent")
