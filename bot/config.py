@@ -37,6 +37,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.network import Clients, parse_proxies
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section, installed_plugins
 from bot.plugins.admins import AdminList
 
@@ -151,6 +152,34 @@ class WebhooksSection(_Model):
         return value
 
 
+class ServerSection(_Model):
+    """`[server]`: what the bot's own web server withstands (docs/deploy.md). Put a reverse
+    proxy in front all the same; these hold when one is missing or overwhelmed."""
+
+    # Proxies (CIDRs) whose X-Forwarded-For is believed; STRIKEBOT_TRUSTED_PROXIES overrides.
+    # Empty: every client is the address it connects from.
+    trusted_proxies: list[str] = []
+    # Open connections at most; 0: the process's file limit, less a quarter kept for the
+    # database, the platforms and the logs (`strikebot run` raises the limit to the hard one).
+    max_connections: int = Field(default=0, ge=0, le=1_000_000)
+    # Open connections from one client (an IPv4 address, an IPv6 /64); trusted proxies are
+    # exempt. A school's Wi-Fi behind one address needs a few dozen.
+    max_connections_per_client: int = Field(default=64, ge=1, le=100_000)
+    # Seconds a new connection has to send its first request's headers.
+    header_timeout: float = Field(default=10.0, gt=0, le=600)
+    # Seconds a request has to send its body.
+    body_timeout: float = Field(default=20.0, gt=0, le=600)
+    # Seconds an idle keep-alive connection stays open, and requests on one before it closes.
+    keepalive_timeout: float = Field(default=15.0, gt=0, le=3600)
+    keepalive_requests: int = Field(default=1000, ge=1, le=1_000_000)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: list[str]) -> list[str]:
+        parse_proxies(value)
+        return value
+
+
 class BriefingsSection(_Model):
     default_time: HHMM = "07:00"
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
@@ -162,8 +191,14 @@ class SignupsSection(_Model):
     # Sign-ups from one connection (an IP address) per hour. A parents' meeting on one
     # school Wi-Fi needs more: raise it for the evening.
     per_client_per_hour: int = Field(default=20, ge=1, le=100_000)
-    # Confirmations sent per hour across everyone (each costs an e-mail or a text).
+    # Sign-ups from one network (an IPv4 /24, an IPv6 /48) per hour.
+    per_network_per_hour: int = Field(default=60, ge=1, le=1_000_000)
+    # Sign-ups per hour across everyone before the busy rule: then a network that already
+    # signed up `per_network_when_busy` people this hour waits; others still get through.
     per_hour: int = Field(default=1000, ge=1, le=1_000_000)
+    per_network_when_busy: int = Field(default=3, ge=1, le=1_000_000)
+    # Confirmations sent per hour across everyone, never more (each e-mail costs a little).
+    at_most_per_hour: int = Field(default=5000, ge=1, le=10_000_000)
     # How long a confirmation link (or a YES reply) stays valid; unconfirmed sign-ups are
     # deleted after it.
     confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
@@ -261,6 +296,7 @@ class StrikeConfig(_Model):
     briefings: BriefingsSection = BriefingsSection()
     signups: SignupsSection = SignupsSection()
     webhooks: WebhooksSection = WebhooksSection()
+    server: ServerSection = ServerSection()
     families: FamiliesSection = FamiliesSection()
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
@@ -501,6 +537,8 @@ class Settings:
     http_host: str
     http_port: int
     plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
+    # STRIKEBOT_TRUSTED_PROXIES (comma-separated CIDRs), when set: replaces [server]'s.
+    trusted_proxies: tuple[str, ...] | None = None
 
     @classmethod
     def from_env(
@@ -517,12 +555,29 @@ class Settings:
             raise ConfigError(
                 f"STRIKEBOT_HTTP_PORT={port_text!r} is not a port; use a number such as 8080."
             ) from None
+        hops = e.get("STRIKEBOT_PROXY_HOPS", "").strip()
+        if hops and hops != "0":
+            raise ConfigError(
+                f"STRIKEBOT_PROXY_HOPS={hops} is no longer read: counting hops let anyone who "
+                "reaches the port directly write their own X-Forwarded-For. Name the proxy "
+                "instead: STRIKEBOT_TRUSTED_PROXIES=<its address>/32 (or [server] "
+                "trusted_proxies in the campaign file), and remove STRIKEBOT_PROXY_HOPS."
+            )
+        proxies_text = e.get("STRIKEBOT_TRUSTED_PROXIES")
+        proxies = None
+        if proxies_text is not None:
+            proxies = tuple(part.strip() for part in proxies_text.split(",") if part.strip())
+            try:
+                parse_proxies(proxies)
+            except ValueError as exc:
+                raise ConfigError(f"STRIKEBOT_TRUSTED_PROXIES: {exc}.") from None
         return cls(
             database_url=e.get("STRIKEBOT_DATABASE_URL") or "sqlite+aiosqlite:///data/strikebot.db",
             config_path=Path(e.get("STRIKEBOT_CONFIG") or DEFAULT_CONFIG_PATH),
             http_host=e.get("STRIKEBOT_HTTP_HOST") or "127.0.0.1",
             http_port=port,
             plugins={name: plugin.settings.from_env(e) for name, plugin in plugins.items()},
+            trusted_proxies=proxies,
         )
 
     def plugin(self, plugin: Plugin) -> PluginSettings:
@@ -537,3 +592,10 @@ class Settings:
         # Plugin settings print their secrets as '**********' (pydantic's SecretStr).
         parts = [f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__]
         return f"Settings({', '.join(parts)})"
+
+
+def clients_for(settings: Settings, config: StrikeConfig) -> Clients:
+    """Whose X-Forwarded-For is believed: STRIKEBOT_TRUSTED_PROXIES when set, else
+    `[server] trusted_proxies`."""
+    chosen = settings.trusted_proxies
+    return Clients(parse_proxies(config.server.trusted_proxies if chosen is None else chosen))

@@ -88,7 +88,9 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
-from bot.people.contacts import mask
+from bot.network import Clients, network_of
+from bot.people.contacts import mask, show_phone
+from bot.people.forms import FormTokens
 from bot.people.signups import (
     Choice,
     Contactable,
@@ -164,6 +166,7 @@ __all__ = [
     "Check",
     "Choice",
     "CliContext",
+    "Clients",
     "Clock",
     "CommandContext",
     "Commands",
@@ -187,6 +190,7 @@ __all__ = [
     "Field",
     "FindsSent",
     "FixedClock",
+    "FormTokens",
     "HealthBoard",
     "InvalidInput",
     "Leadership",
@@ -254,6 +258,7 @@ __all__ = [
     "local_zone",
     "mask",
     "moment_type",
+    "network_of",
     "neutralize_mentions",
     "not_found",
     "open_context",
@@ -268,6 +273,7 @@ __all__ = [
     "shard_lock_key",
     "shifted_clock",
     "short_union",
+    "show_phone",
     "split",
     "stale_note",
     "update_message",

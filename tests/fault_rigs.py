@@ -273,9 +273,9 @@ async def email_rig(
     address = "maria@example.com"
     async with FakeSmtp() as smtp, families(store, clock, smtp=smtp, email_timeout=patience) as f:
         before = len(smtp.messages)
-        assert (await f.client.post("/subscribe", data={"email": address})).status == 200
+        assert (await f.sign_up(path="/subscribe", data={"email": address})).status == 200
         await f.drain()
-        assert (await f.client.post(confirm_path(smtp.messages[before]))).status == 200
+        assert (await f.confirm(confirm_path(smtp.messages[before]))).status == 200
         assert f.email is not None
 
         def inject(shape: Shape) -> None:

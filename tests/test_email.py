@@ -28,11 +28,11 @@ async def subscribed(f: Families, address: str = MARIA, **form: str) -> None:
     """Sign up and confirm through the page and the link, as a person would."""
     assert f.smtp is not None
     before = len(f.smtp.messages)
-    response = await f.client.post("/subscribe", data={"email": address, **form})
+    response = await f.sign_up(path="/subscribe", data={"email": address, **form})
     assert response.status == 200
     await f.drain()
     confirmation = f.smtp.messages[before]
-    assert (await f.client.post(confirm_path(confirmation))).status == 200
+    assert (await f.confirm(confirm_path(confirmation))).status == 200
 
 
 def draft(headline: str, body: str = "", urgency: Urgency = Urgency.URGENT) -> Draft:

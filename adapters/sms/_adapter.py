@@ -16,7 +16,8 @@ or forged gets 403 and changes nothing. A message handled once (`MessageSid`) is
 handled again when Twilio retries it or someone replays it. Keywords, in English or Spanish
 (accents and case ignored):
 
-    JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself)
+    JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself);
+                                 with the web form's code (JOIN 482913), its choices
     YES / SÍ                     confirm a sign-up made on the web page
     STOP, STOPALL, UNSUBSCRIBE,  unsubscribe at once, and the number is deleted
       CANCEL, END, QUIT, REVOKE,
@@ -29,6 +30,7 @@ The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
@@ -52,6 +54,7 @@ from bot.ports import (
     choice_text,
     i18n,
     page_url,
+    show_phone,
 )
 
 from ._render import render_text, short_name
@@ -61,6 +64,7 @@ from ._twilio import NumberRefused, Sender, TwilioClient
 log = logging.getLogger("strikebot.sms")
 
 INBOUND_PATH = "/sms/inbound"
+JOIN_CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")  # the web form's code after JOIN
 STATUS_PATH = "/sms/status/{delivery}"
 # Twilio's delivery errors that mean the number cannot receive texts at all.
 UNREACHABLE = frozenset({"30003", "30005", "30006", "21610", "21614"})
@@ -124,6 +128,7 @@ class SmsAdapter:
                 quiet_hours=self.section.quiet(),
                 countries=tuple(self.section.countries),
                 sender_name=self.who,
+                number=show_phone(self.settings.sender),
             )
         )
         self._sent = 0
@@ -263,9 +268,22 @@ class SmsAdapter:
             key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
             return self._say(language, key, url)
         if kind == "join":
+            # "JOIN 482913": the code the web form gave carries its language and choice.
+            code = JOIN_CODE.search(body[:200])
             outcome = await self.signups.join(
-                Contact.PHONE, number, language=language, via=f"text {word.upper()}"
+                Contact.PHONE,
+                number,
+                language=language,
+                via=f"text {word.upper()}",
+                code=code.group(1) if code else None,
             )
+            if outcome is not Outcome.ALREADY:
+                person = await self.signups.find(number)
+                if person is not None and person.language != language:
+                    language, url = person.language, page_url(campaign, person.language)
+                if person is not None:
+                    what = choice_text(person.choice, language)
+                    return self._say(language, "joined", url, choice=what)
             return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
         if kind == "yes":
             outcome = await self.signups.confirm_by_reply(

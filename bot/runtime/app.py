@@ -25,7 +25,7 @@ from aiohttp import web
 from bot.briefings.schedule import BriefingScheduler
 from bot.clock import Clock, utcnow
 from bot.commands import Commands
-from bot.config import Settings, StrikeConfig
+from bot.config import Settings, StrikeConfig, clients_for
 from bot.delivery.dispatcher import Dispatcher
 from bot.delivery.leadership import dispatcher_lock_key, leadership_for
 from bot.editorial.admin import Admin
@@ -37,6 +37,15 @@ from bot.plugins.outbound import Adapter, HealthBoard, Reporting, Service
 from bot.runtime.context import PluginContext, commands_for, plugin_context
 from bot.runtime.doctor import startup_warnings
 from bot.runtime.seed import apply_seed
+from bot.runtime.serving import (
+    ConnectionGuard,
+    budget,
+    listen,
+    quiet_connection_noise,
+    raise_file_limit,
+    report_refusals,
+    request_limits,
+)
 from bot.store import Store
 from bot.store.wakeups import watch_other_writers
 
@@ -144,22 +153,41 @@ async def serve(
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         for mountable in _mountable(parts):
             mountable.mount(app)
-        runner = web.AppRunner(app, access_log=None)
+        server = config.server
+        app.middlewares.append(request_limits(server, metrics))
+        runner = web.AppRunner(app, access_log=None, keepalive_timeout=server.keepalive_timeout)
         await runner.setup()
         stack.push_async_callback(_logged, "web server", runner.cleanup)
-        site = web.TCPSite(runner, settings.http_host, settings.http_port)
+        stack.enter_context(quiet_connection_noise())
+        guard = ConnectionGuard(
+            server, clients_for(settings, config), metrics, budget(raise_file_limit(), server)
+        )
         # What start-up made so far (modules, the app, the plugins) lives as long as the
         # process: out of the collector's full passes before the first answer, so none of
         # them (60-70 ms with this heap, in whichever thread allocates) lands while the
         # catch-up below runs and requests are being answered. Again once started.
         gc.freeze()
         try:
-            await site.start()
+            listening = await listen(runner, settings.http_host, settings.http_port, guard)
         except OSError as exc:
             raise StrikebotError(
                 f"Cannot listen on {settings.http_host}:{settings.http_port} ({exc.strerror}). "
                 "Stop the other program using it or set STRIKEBOT_HTTP_PORT to a free port."
             ) from None
+        stack.push_async_callback(_logged, "listener", _close_server, listening)
+        reporting_stop = asyncio.Event()
+        reporting = asyncio.create_task(report_refusals(guard, reporting_stop))
+        stack.push_async_callback(
+            _logged, "refusal reports", _stop_task, _setter(reporting_stop), reporting
+        )
+        log.info(
+            "the web server takes %d connections at once (%d per client), headers within "
+            "%g s, bodies within %g s",
+            guard.max_connections,
+            guard.per_client,
+            server.header_timeout,
+            server.body_timeout,
+        )
 
         for part in parts:
             if isinstance(part.instance, Service):
@@ -210,6 +238,11 @@ async def serve(
         )
         await stop.wait()
         log.info("shutting down: finishing in-flight deliveries")
+
+
+async def _close_server(server: asyncio.Server) -> None:
+    """Stop accepting; the runner's cleanup (next) closes the open connections."""
+    server.close()
 
 
 def _mountable(parts: list[Part]) -> Iterator[Mountable]:

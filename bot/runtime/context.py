@@ -17,11 +17,12 @@ from typing import TypeVar
 from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
 from bot.clock import Clock
 from bot.commands import Commands
-from bot.config import Settings, StrikeConfig
+from bot.config import Settings, StrikeConfig, clients_for
 from bot.editorial.admin import Admin
 from bot.editorial.reach import Reach, cost_sections, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
+from bot.network import Clients
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
 from bot.plugins.admins import AdminList
@@ -62,6 +63,8 @@ class PluginContext:
         return self.signups
 
     webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    # Whose X-Forwarded-For is believed (`[server] trusted_proxies`): who a web client is.
+    clients: Clients = field(default_factory=Clients)
 
     @property
     def admins(self) -> AdminList:
@@ -150,4 +153,5 @@ def plugin_context(
             allowed_networks=parse_networks(config.webhooks.allowed_networks),
             disable_after_hours=config.webhooks.disable_after_hours,
         ),
+        clients=clients_for(settings, config),
     )

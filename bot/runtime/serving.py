@@ -1,0 +1,385 @@
+"""How `strikebot run` serves its one web server so that hostile clients cannot take it down.
+
+    limit = raise_file_limit()                          # soft -> hard, or say why not
+    guard = ConnectionGuard(config.server, clients, metrics, budget(limit, config.server))
+    app.middlewares.append(request_limits(config.server, metrics))
+    server = await listen(runner, host, port, guard)    # instead of a TCPSite
+
+What it withstands (docs/deploy.md says the same to operators):
+
+- Open connections are capped in all, below the process's file limit (a quarter of it, and
+  at least 64, stay for the database, the platforms and the logs), and per client (an IPv4
+  address, an IPv6 /64; trusted proxies are exempt). When the table is full, the
+  connection that has waited longest without sending a request is dropped to make room, so
+  a client that asks at once is served even while thousands of idle ones are held.
+- A new connection has `header_timeout` seconds to send its first request's headers (idle
+  or trickling); a request has `body_timeout` seconds to send its body; an idle keep-alive
+  connection is closed after `keepalive_timeout` (which also bounds the headers of each
+  later request on it), and one connection serves at most `keepalive_requests` requests.
+- Every refusal is counted in `strikebot_http_refused_total{reason}`; repeated ones are
+  logged once a minute with their counts, never a line, let alone a traceback, per
+  connection. asyncio's and aiohttp's per-connection errors ("Task exception was never
+  retrieved", connection resets) are collapsed the same way (`quiet_connection_noise`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import resource
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from aiohttp import web
+
+from bot.config import ServerSection
+from bot.metrics import Metrics
+from bot.network import Clients, connection_key
+
+log = logging.getLogger("strikebot.server")
+
+REPORT_EVERY = 60.0  # seconds between summaries of what was refused
+MIN_SPARE_FILES = 64  # file descriptors kept for everything but client connections
+BACKLOG = 1024  # connections the kernel queues before the server accepts them
+
+_REFUSED = {
+    "connections_full": b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\n",
+    "client_full": b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\n",
+    "header_timeout": b"HTTP/1.1 408 Request Timeout\r\n",
+}
+_CLOSE = b"Connection: close\r\nContent-Length: 0\r\n\r\n"
+
+
+def raise_file_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit; return the soft
+    limit now in force, saying once in the log what it is and what it allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1_048_576)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            log.info("raised the open-file limit from %d to %d", soft, wanted)
+            soft = wanted
+        except (ValueError, OSError) as exc:
+            log.warning(
+                "could not raise the open-file limit above %d (%s); raise it for the "
+                "service (LimitNOFILE= in systemd, --ulimit nofile= in Docker)",
+                soft,
+                exc,
+            )
+    return int(soft if soft != resource.RLIM_INFINITY else 1_048_576)
+
+
+def budget(file_limit: int, section: ServerSection) -> int:
+    """How many client connections may be open at once: `max_connections`, or the file
+    limit less a quarter (at least `MIN_SPARE_FILES`); never more than the limit allows."""
+    spare = max(MIN_SPARE_FILES, file_limit // 4)
+    allowed = max(file_limit - spare, 1)
+    return min(section.max_connections or allowed, allowed)
+
+
+class ConnectionGuard:
+    """The protocol factory the listening socket uses: admits or refuses each connection,
+    times its first request's headers, and hands the admitted ones to aiohttp's own."""
+
+    def __init__(
+        self,
+        section: ServerSection,
+        clients: Clients,
+        metrics: Metrics,
+        max_connections: int,
+    ) -> None:
+        self.section = section
+        self.clients = clients
+        self.metrics = metrics
+        self.max_connections = max_connections
+        self.per_client = section.max_connections_per_client
+        self.factory: Callable[[], asyncio.Protocol] | None = None
+        self.open = 0
+        self.by_client: Counter[str] = Counter()
+        # Connections that have not sent a whole request yet, oldest first: evicted first.
+        self.waiting: OrderedDict[_Guarded, None] = OrderedDict()
+        self.refused: Counter[str] = Counter()
+
+    def __call__(self) -> asyncio.Protocol:
+        assert self.factory is not None, "listen() sets the factory"
+        return _Guarded(self)
+
+    def refuse(self, reason: str) -> None:
+        self.refused[reason] += 1
+        self.metrics.http_refused.inc(reason)
+
+    def admit(self, conn: _Guarded) -> str | None:
+        """None when `conn` may stay, else the reason it may not."""
+        exempt = self.clients.is_trusted(conn.peer)
+        if not exempt and self.by_client[conn.client] >= self.per_client:
+            return "client_full"
+        if self.open >= self.max_connections and not self._evict_one():
+            return "connections_full"
+        self.open += 1
+        self.by_client[conn.client] += 1
+        self.waiting[conn] = None
+        self.metrics.http_connections.set(self.open)
+        return None
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has waited longest without a request; False if none."""
+        for victim in self.waiting:
+            victim.cut("evicted_idle", None)
+            return True
+        return False
+
+    def release(self, conn: _Guarded) -> None:
+        self.open -= 1
+        self.by_client[conn.client] -= 1
+        if self.by_client[conn.client] <= 0:
+            del self.by_client[conn.client]
+        self.waiting.pop(conn, None)
+        self.metrics.http_connections.set(self.open)
+
+    def report(self) -> None:
+        """Log what was refused since the last report, in one line (nothing if nothing)."""
+        if not self.refused:
+            return
+        counts = ", ".join(f"{reason} {n}" for reason, n in self.refused.most_common())
+        log.warning(
+            "refused or cut %d connections in the last %.0f s (%s); %d open of %d",
+            sum(self.refused.values()),
+            REPORT_EVERY,
+            counts,
+            self.open,
+            self.max_connections,
+        )
+        self.refused.clear()
+
+
+class _Guarded(asyncio.Protocol):
+    """One connection: aiohttp's protocol inside, the guard's rules around it."""
+
+    def __init__(self, guard: ConnectionGuard) -> None:
+        self.guard = guard
+        self.inner: asyncio.Protocol | None = None
+        self.transport: asyncio.Transport | None = None
+        self.peer = ""
+        self.client = ""
+        self.timer: asyncio.TimerHandle | None = None
+        self.tail = b""
+        self.admitted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        self.client = connection_key(self.peer)
+        why = self.guard.admit(self)
+        if why is not None:
+            self.cut(why, _REFUSED[why])
+            return
+        self.admitted = True
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(self.guard.section.header_timeout, self._headers_late)
+        assert self.guard.factory is not None
+        self.inner = self.guard.factory()
+        self.inner.connection_made(transport)
+
+    def _headers_late(self) -> None:
+        self.timer = None
+        self.cut("header_timeout", _REFUSED["header_timeout"])
+
+    def cut(self, reason: str, answer: bytes | None) -> None:
+        """Refuse or drop this connection for `reason`, answering `answer` first if given."""
+        self.guard.refuse(reason)
+        self.guard.waiting.pop(self, None)
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if answer is not None:
+            with contextlib.suppress(Exception):
+                transport.write(answer + _CLOSE)
+            transport.close()
+        else:
+            transport.abort()
+
+    def data_received(self, data: bytes) -> None:
+        if self.timer is not None:
+            seen = self.tail + data
+            if b"\r\n\r\n" in seen or b"\n\n" in seen:
+                self.timer.cancel()
+                self.timer = None
+                self.guard.waiting.pop(self, None)
+            else:
+                self.tail = seen[-3:]
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.admitted:
+            self.admitted = False
+            self.guard.release(self)
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+
+
+def request_limits(section: ServerSection, metrics: Metrics) -> Any:
+    """The middleware that reads each request's body within `body_timeout` (before any
+    handler, which then finds it read) and closes a connection after `keepalive_requests`
+    requests. Runs inside the web plugin's middleware, which words its refusals."""
+    served: WeakKeyDictionary[object, int] = WeakKeyDictionary()
+
+    @web.middleware
+    async def limits(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        transport = request.transport  # one per connection
+        count = 1
+        if transport is not None:
+            count = served.get(transport, 0) + 1
+            served[transport] = count
+        if request.body_exists:
+            try:
+                async with asyncio.timeout(section.body_timeout):
+                    if request.content_type in ("multipart/form-data",):
+                        await request.post()
+                    else:
+                        await request.read()
+            except TimeoutError:
+                metrics.http_refused.inc("body_timeout")
+                raise web.HTTPRequestTimeout(
+                    text=f"The body did not arrive within {section.body_timeout:g} s.",
+                    headers={"Connection": "close"},
+                ) from None
+        response = await handler(request)
+        if count >= section.keepalive_requests:
+            metrics.http_refused.inc("keepalive_requests")
+            response.force_close()
+        return response
+
+    return limits
+
+
+async def listen(
+    runner: web.AppRunner, host: str, port: int, guard: ConnectionGuard
+) -> asyncio.Server:
+    """Listen on host:port with `guard` in front of the runner's aiohttp server."""
+    server = runner.server
+    assert server is not None, "call runner.setup() first"
+    guard.factory = server
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(guard, host, port, backlog=BACKLOG, reuse_address=True)
+
+
+# -- the noise of hostile clients ---------------------------------------------------------
+
+# What one connection going wrong looks like: counted, not logged one by one.
+_CONNECTION_ERRORS = (ConnectionError, TimeoutError, OSError)
+
+
+class Repeats(logging.Filter):
+    """Lets the first record of each kind (logger and message template) through per
+    `interval`, without its traceback (the exception's type and text are kept); the others
+    are counted and said in the next one let through ("and 3,699 more like it")."""
+
+    def __init__(self, interval: float = REPORT_EVERY, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.interval = interval
+        self.clock = clock
+        self._last: dict[tuple[str, str], float] = {}
+        self._skipped: Counter[tuple[str, str]] = Counter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg)[:200])
+        now = self.clock()
+        last = self._last.get(key)
+        if last is not None and now - last < self.interval:
+            self._skipped[key] += 1
+            return False
+        self._last[key] = now
+        if len(self._last) > 1000:  # many kinds: forget the oldest
+            for old in list(self._last)[:500]:
+                del self._last[old]
+        skipped = self._skipped.pop(key, 0)
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        if skipped:
+            record.msg = (
+                f"{record.getMessage()} (and {skipped} more like it in the last "
+                f"{self.interval:.0f} s)"
+            )
+            record.args = None
+        return True
+
+
+def _exception_handler(
+    repeats: Repeats,
+) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
+    noisy = logging.getLogger("strikebot.server.connections")
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        message = str(context.get("message", ""))
+        if isinstance(exc, _CONNECTION_ERRORS) or "never retrieved" in message:
+            record = noisy.makeRecord(
+                noisy.name,
+                logging.WARNING,
+                __file__,
+                0,
+                "a client's connection failed: %s",
+                (message or type(exc).__name__,),
+                (type(exc), exc, None) if isinstance(exc, BaseException) else None,
+            )
+            if repeats.filter(record):
+                noisy.handle(record)
+            return
+        loop.default_exception_handler(context)
+
+    return handle
+
+
+@contextlib.contextmanager
+def quiet_connection_noise() -> Iterator[Repeats]:
+    """While serving: asyncio's per-connection errors and aiohttp's per-request error lines
+    are logged once a minute per kind, with a count and without tracebacks."""
+    repeats = Repeats()
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(_exception_handler(repeats))
+    loggers = [logging.getLogger(name) for name in ("asyncio", "aiohttp.server", "aiohttp.web")]
+    for logger in loggers:
+        logger.addFilter(repeats)
+    try:
+        yield repeats
+    finally:
+        for logger in loggers:
+            logger.removeFilter(repeats)
+        loop.set_exception_handler(previous)
+
+
+async def report_refusals(guard: ConnectionGuard, stop: asyncio.Event) -> None:
+    """Every `REPORT_EVERY` seconds, one line about what was refused, until `stop`."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), REPORT_EVERY)
+        guard.report()
