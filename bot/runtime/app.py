@@ -39,12 +39,14 @@ from bot.runtime.doctor import startup_warnings
 from bot.runtime.seed import apply_seed
 from bot.runtime.serving import (
     ConnectionGuard,
+    accept_batch,
     budget,
     listen,
     quiet_connection_noise,
     raise_file_limit,
     report_refusals,
     request_limits,
+    runner_options,
 )
 from bot.store import Store
 from bot.store.wakeups import watch_other_writers
@@ -155,12 +157,13 @@ async def serve(
             mountable.mount(app)
         server = config.server
         app.middlewares.append(request_limits(server, metrics))
-        runner = web.AppRunner(app, access_log=None, keepalive_timeout=server.keepalive_timeout)
+        runner = web.AppRunner(app, access_log=None, **runner_options(server))
         await runner.setup()
         stack.push_async_callback(_logged, "web server", runner.cleanup)
         stack.enter_context(quiet_connection_noise())
+        file_limit = raise_file_limit()
         guard = ConnectionGuard(
-            server, clients_for(settings, config), metrics, budget(raise_file_limit(), server)
+            server, clients_for(settings, config), metrics, budget(file_limit, server)
         )
         # What start-up made so far (modules, the app, the plugins) lives as long as the
         # process: out of the collector's full passes before the first answer, so none of
@@ -168,7 +171,13 @@ async def serve(
         # catch-up below runs and requests are being answered. Again once started.
         gc.freeze()
         try:
-            listening = await listen(runner, settings.http_host, settings.http_port, guard)
+            listening = await listen(
+                runner,
+                settings.http_host,
+                settings.http_port,
+                guard,
+                batch=accept_batch(file_limit, guard.max_connections),
+            )
         except OSError as exc:
             raise StrikebotError(
                 f"Cannot listen on {settings.http_host}:{settings.http_port} ({exc.strerror}). "

@@ -9,9 +9,11 @@ What it withstands (docs/deploy.md says the same to operators):
 
 - Open connections are capped in all, below the process's file limit (a quarter of it, and
   at least 64, stay for the database, the platforms and the logs), and per client (an IPv4
-  address, an IPv6 /64; trusted proxies are exempt). When the table is full, the
-  connection that has waited longest without sending a request is dropped to make room, so
-  a client that asks at once is served even while thousands of idle ones are held.
+  address, an IPv6 /64; trusted proxies are exempt). When the table is full, a newcomer
+  whose client holds fewer connections than the biggest holder gets the place of that
+  holder's oldest idle connection (one that has sent no request); others are refused. So
+  a family's phone is served while thousands of idle connections from a few hundred
+  addresses hold the server, and the refused do not drop one another in a loop.
 - A new connection has `header_timeout` seconds to send its first request's headers (idle
   or trickling); a request has `body_timeout` seconds to send its body; an idle keep-alive
   connection is closed after `keepalive_timeout` (which also bounds the headers of each
@@ -27,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import resource
+import socket
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
@@ -44,7 +48,8 @@ log = logging.getLogger("strikebot.server")
 
 REPORT_EVERY = 60.0  # seconds between summaries of what was refused
 MIN_SPARE_FILES = 64  # file descriptors kept for everything but client connections
-BACKLOG = 1024  # connections the kernel queues before the server accepts them
+BACKLOG = 4096  # connections the kernel queues before the server accepts them (its cap: somaxconn)
+LINGER = 2.0  # seconds the rest of a refused body is read (drained) before closing
 
 _REFUSED = {
     "connections_full": b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\n",
@@ -101,8 +106,8 @@ class ConnectionGuard:
         self.factory: Callable[[], asyncio.Protocol] | None = None
         self.open = 0
         self.by_client: Counter[str] = Counter()
-        # Connections that have not sent a whole request yet, oldest first: evicted first.
-        self.waiting: OrderedDict[_Guarded, None] = OrderedDict()
+        # Each client's connections that have not sent a whole request yet, oldest first.
+        self.waiting: dict[str, OrderedDict[_Guarded, None]] = {}
         self.refused: Counter[str] = Counter()
 
     def __call__(self) -> asyncio.Protocol:
@@ -118,27 +123,45 @@ class ConnectionGuard:
         exempt = self.clients.is_trusted(conn.peer)
         if not exempt and self.by_client[conn.client] >= self.per_client:
             return "client_full"
-        if self.open >= self.max_connections and not self._evict_one():
+        if self.open >= self.max_connections and not self._evict_for(conn.client):
             return "connections_full"
         self.open += 1
         self.by_client[conn.client] += 1
-        self.waiting[conn] = None
+        self.waiting.setdefault(conn.client, OrderedDict())[conn] = None
         self.metrics.http_connections.set(self.open)
         return None
 
-    def _evict_one(self) -> bool:
-        """Close the connection that has waited longest without a request; False if none."""
-        for victim in self.waiting:
-            victim.cut("evicted_idle", None)
-            return True
+    def _evict_for(self, client: str) -> bool:
+        """Make room for a connection of `client` in a full table: drop the oldest idle
+        connection (no request yet) of a client holding more connections than `client`
+        would with this one, the biggest holder first; False when there is none. So a
+        client holding few is let in, one holding its share already is refused, and those
+        refused do not drop one another in a loop."""
+        mine = self.by_client[client] + 1
+        for holder, count in self.by_client.most_common():
+            if count <= mine:
+                return False
+            idle = self.waiting.get(holder)
+            if idle:
+                victim = next(iter(idle))
+                victim.cut("evicted_idle", None)
+                return True
         return False
+
+    def forget_waiting(self, conn: _Guarded) -> None:
+        """`conn` sent its request (or is gone): it is no longer one to drop for room."""
+        idle = self.waiting.get(conn.client)
+        if idle is not None:
+            idle.pop(conn, None)
+            if not idle:
+                del self.waiting[conn.client]
 
     def release(self, conn: _Guarded) -> None:
         self.open -= 1
         self.by_client[conn.client] -= 1
         if self.by_client[conn.client] <= 0:
             del self.by_client[conn.client]
-        self.waiting.pop(conn, None)
+        self.forget_waiting(conn)
         self.metrics.http_connections.set(self.open)
 
     def report(self) -> None:
@@ -194,7 +217,7 @@ class _Guarded(asyncio.Protocol):
     def cut(self, reason: str, answer: bytes | None) -> None:
         """Refuse or drop this connection for `reason`, answering `answer` first if given."""
         self.guard.refuse(reason)
-        self.guard.waiting.pop(self, None)
+        self.guard.forget_waiting(self)
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -211,7 +234,7 @@ class _Guarded(asyncio.Protocol):
             if b"\r\n\r\n" in seen or b"\n\n" in seen:
                 self.timer.cancel()
                 self.timer = None
-                self.guard.waiting.pop(self, None)
+                self.guard.forget_waiting(self)
             else:
                 self.tail = seen[-3:]
         if self.inner is not None:
@@ -239,6 +262,12 @@ class _Guarded(asyncio.Protocol):
             self.inner.connection_lost(exc)
 
 
+def runner_options(section: ServerSection) -> dict[str, Any]:
+    """What aiohttp's server is built with: the keep-alive timeout, and how long it waits
+    for the rest of a body it refused before closing (so the client reads the refusal)."""
+    return {"keepalive_timeout": section.keepalive_timeout, "lingering_time": LINGER}
+
+
 def request_limits(section: ServerSection, metrics: Metrics) -> Any:
     """The middleware that reads each request's body within `body_timeout` (before any
     handler, which then finds it read) and closes a connection after `keepalive_requests`
@@ -263,10 +292,12 @@ def request_limits(section: ServerSection, metrics: Metrics) -> Any:
                         await request.read()
             except TimeoutError:
                 metrics.http_refused.inc("body_timeout")
-                raise web.HTTPRequestTimeout(
-                    text=f"The body did not arrive within {section.body_timeout:g} s.",
-                    headers={"Connection": "close"},
-                ) from None
+                late = web.Response(
+                    status=408,
+                    text=f"The request's body did not arrive within {section.body_timeout:g} s.",
+                )
+                late.force_close()  # and never wait for the rest of it
+                return late
         response = await handler(request)
         if count >= section.keepalive_requests:
             metrics.http_refused.inc("keepalive_requests")
@@ -276,15 +307,30 @@ def request_limits(section: ServerSection, metrics: Metrics) -> Any:
     return limits
 
 
+def accept_batch(file_limit: int, max_connections: int) -> int:
+    """How many connections the loop accepts at once: asyncio takes up to this many before
+    any of them is refused and closed (and as many dropped to make room close a moment
+    later), so twice that must fit in the files left spare, else accept fails with EMFILE
+    and asyncio stops accepting for a whole second."""
+    return max(8, min(BACKLOG, (file_limit - max_connections) // 4))
+
+
 async def listen(
-    runner: web.AppRunner, host: str, port: int, guard: ConnectionGuard
+    runner: web.AppRunner, host: str, port: int, guard: ConnectionGuard, *, batch: int = 128
 ) -> asyncio.Server:
-    """Listen on host:port with `guard` in front of the runner's aiohttp server."""
+    """Listen on host:port with `guard` in front of the runner's aiohttp server. The kernel
+    queues up to `BACKLOG` connections; the loop takes `batch` at a time (`accept_batch`)."""
     server = runner.server
     assert server is not None, "call runner.setup() first"
     guard.factory = server
     loop = asyncio.get_running_loop()
-    return await loop.create_server(guard, host, port, backlog=BACKLOG, reuse_address=True)
+    listening = await loop.create_server(guard, host, port, backlog=batch, reuse_address=True)
+    for sock in listening.sockets:
+        # asyncio listens with `batch` as the queue too; a longer queue holds a burst of
+        # connections (a family's among them) instead of dropping them.
+        with socket.socket(fileno=os.dup(sock.fileno())) as same:
+            same.listen(BACKLOG)
+    return listening
 
 
 # -- the noise of hostile clients ---------------------------------------------------------
