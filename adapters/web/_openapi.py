@@ -195,7 +195,14 @@ def document(campaign: Campaign) -> dict[str, Any]:
     disabled = _error("the admin API is off: STRIKEBOT_ADMIN_TOKEN is not set, or not allowed")
     invalid = _error("the request breaks a rule (empty headline, past embargo, ...)")
     malformed = _error("the body is not a JSON object")
-    admin_errors = {"400": malformed, "401": unauthorized, "403": disabled, "422": invalid}
+    limited = _error("too many wrong tokens from this address: wait for Retry-After seconds")
+    admin_errors = {
+        "400": malformed,
+        "401": unauthorized,
+        "403": disabled,
+        "422": invalid,
+        "429": limited,
+    }
     secured: list[dict[str, list[str]]] = [{"adminToken": []}]
 
     def body(model: type[BaseModel], required: bool = True) -> dict[str, Any]:
