@@ -254,8 +254,8 @@ def render() -> str:
     return "\n".join(lines)
 
 
-# What remains where no cell can say "delivered once" (measured by the cells above and by
-# tests/test_lost_answers.py).
+# What remains where no cell can say "delivered once" (measured by the cells above, and for
+# texts by tests/test_sms.py).
 WINDOWS = """## E-mail's remaining window
 
 SMTP has no idempotency key and no way to ask a server whether it holds a message. What
@@ -271,8 +271,10 @@ strikebot does to narrow the window:
   Message-ID".
 
 What remains, exactly: the server stored the message and its `250` did not reach strikebot
-(the connection dropped, or no answer within the adapter's timeout, 30 s), or strikebot
-was killed between the `250` and the commit recording it (at most `mark_window`, 500 ms).
+(the connection dropped, or no answer within the adapter's timeout, 30 s: RFC 5321 asks a
+client to wait up to 10 minutes for it, which the dispatcher's own 30 s `send_timeout` does
+not allow), or strikebot was killed between the `250` and the commit recording it (the
+dispatcher gathers those commits for up to 500 ms).
 Then the message is sent again, and the person's mailbox receives a second copy with the
 same Message-ID. The cell *accepted, answer lost* above measures it: two copies, one
 Message-ID, nothing lost. A provider with an HTTP API and an idempotency key would close it;
