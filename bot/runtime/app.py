@@ -137,6 +137,10 @@ async def serve(
         admin = Admin(store, campaign, config.to_admins(), clock)
         metrics, health = Metrics(), HealthBoard()
         commands = commands_for(config, store, admin, clock, metrics, plugins)
+        signups = signups_for(store, config, clock)
+        # Stops after the web server: the sign-ups it accepted are written before the store
+        # closes, and what they deleted is cleared from its files.
+        stack.push_async_callback(_logged, "sign-ups", _settle_signups, signups)
         parts = build_parts(
             plugins,
             settings,
@@ -147,6 +151,7 @@ async def serve(
             commands=commands,
             metrics=metrics,
             health=health,
+            signups=signups,
         )
         for part in parts:
             if isinstance(part.instance, Reporting):
@@ -247,6 +252,12 @@ async def serve(
         )
         await stop.wait()
         log.info("shutting down: finishing in-flight deliveries")
+
+
+async def _settle_signups(signups: SignUps) -> None:
+    async with asyncio.timeout(30):
+        await signups.settled()
+        await signups.scrubbed()
 
 
 async def _close_server(server: asyncio.Server) -> None:
