@@ -82,7 +82,8 @@ class Metrics:
             "strikebot_http_refused_total",
             "Connections and requests the web server refused or cut, by reason "
             "(connections_full, client_full, evicted_idle, header_timeout, body_timeout, "
-            "keepalive_requests, admin_token, signup_limit, form_token)",
+            "keepalive_requests, accept_failed, admin_token, admin_limited, signup_limit, "
+            "form_token)",
             ["reason"],
             registry=r,
         )

@@ -167,7 +167,7 @@ async def guarded(
     guard = ConnectionGuard(section, Clients(), metrics, max_connections)
     server = await listen(runner, "127.0.0.1", 0, guard)
     try:
-        yield int(server.sockets[0].getsockname()[1]), guard, metrics
+        yield server.port, guard, metrics
     finally:
         server.close()
         await runner.cleanup()

@@ -39,6 +39,7 @@ from bot.runtime.doctor import startup_warnings
 from bot.runtime.seed import apply_seed
 from bot.runtime.serving import (
     ConnectionGuard,
+    Listener,
     accept_batch,
     budget,
     listen,
@@ -260,9 +261,9 @@ async def _settle_signups(signups: SignUps) -> None:
         await signups.scrubbed()
 
 
-async def _close_server(server: asyncio.Server) -> None:
+async def _close_server(listener: Listener) -> None:
     """Stop accepting; the runner's cleanup (next) closes the open connections."""
-    server.close()
+    listener.close()
 
 
 def _mountable(parts: list[Part]) -> Iterator[Mountable]:

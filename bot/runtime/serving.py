@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import resource
 import socket
 import time
@@ -88,8 +87,9 @@ def budget(file_limit: int, section: ServerSection) -> int:
 
 
 class ConnectionGuard:
-    """The protocol factory the listening socket uses: admits or refuses each connection,
-    times its first request's headers, and hands the admitted ones to aiohttp's own."""
+    """Admits or refuses each connection (`Listener` asks it before anything is built for
+    one), times its first request's headers, and hands the admitted ones to aiohttp's own
+    protocol."""
 
     def __init__(
         self,
@@ -109,10 +109,6 @@ class ConnectionGuard:
         # Each client's connections that have not sent a whole request yet, oldest first.
         self.waiting: dict[str, OrderedDict[_Guarded, None]] = {}
         self.refused: Counter[str] = Counter()
-
-    def __call__(self) -> asyncio.Protocol:
-        assert self.factory is not None, "listen() sets the factory"
-        return _Guarded(self)
 
     def refuse(self, reason: str) -> None:
         self.refused[reason] += 1
@@ -183,27 +179,23 @@ class ConnectionGuard:
 class _Guarded(asyncio.Protocol):
     """One connection: aiohttp's protocol inside, the guard's rules around it."""
 
-    def __init__(self, guard: ConnectionGuard) -> None:
+    def __init__(self, guard: ConnectionGuard, peer: str) -> None:
         self.guard = guard
         self.inner: asyncio.Protocol | None = None
         self.transport: asyncio.Transport | None = None
-        self.peer = ""
-        self.client = ""
+        self.peer = peer
+        self.client = connection_key(peer)
         self.timer: asyncio.TimerHandle | None = None
         self.tail = b""
-        self.admitted = False
+        self.admitted = False  # counted by the guard (from `admit` to `connection_lost`)
+        self.doomed = False  # dropped to make room before its transport was ready
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        peer = transport.get_extra_info("peername")
-        self.peer = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        self.client = connection_key(self.peer)
-        why = self.guard.admit(self)
-        if why is not None:
-            self.cut(why, _REFUSED[why])
+        if self.doomed:
+            transport.abort()
             return
-        self.admitted = True
         loop = asyncio.get_running_loop()
         self.timer = loop.call_later(self.guard.section.header_timeout, self._headers_late)
         assert self.guard.factory is not None
@@ -219,7 +211,10 @@ class _Guarded(asyncio.Protocol):
         self.guard.refuse(reason)
         self.guard.forget_waiting(self)
         transport = self.transport
-        if transport is None or transport.is_closing():
+        if transport is None:
+            self.doomed = True
+            return
+        if transport.is_closing():
             return
         if answer is not None:
             with contextlib.suppress(Exception):
@@ -315,22 +310,112 @@ def accept_batch(file_limit: int, max_connections: int) -> int:
     return max(8, min(BACKLOG, (file_limit - max_connections) // 4))
 
 
+class Listener:
+    """The listening sockets, with an accept loop of our own: a connection is admitted or
+    refused (a one-line answer, then closed) right after `accept()`, before any transport or
+    protocol is built for it, so that refusing thousands a second costs little; the
+    admitted ones become asyncio transports (`loop.connect_accepted_socket`). At most
+    `batch` are accepted per turn of the loop (`accept_batch`); the kernel queues up to
+    `BACKLOG` meanwhile."""
+
+    def __init__(self, sockets: list[socket.socket], guard: ConnectionGuard, batch: int) -> None:
+        self.sockets = sockets
+        self.guard = guard
+        self.batch = batch
+        self._loop = asyncio.get_running_loop()
+        self._attaching: set[asyncio.Task[None]] = set()
+        self._paused = False
+        for sock in sockets:
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+    @property
+    def port(self) -> int:
+        return int(self.sockets[0].getsockname()[1])
+
+    def _accept(self, sock: socket.socket) -> None:
+        for _ in range(self.batch):
+            try:
+                conn, address = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # out of files (EMFILE) or memory: pause a moment
+                self.guard.refuse("accept_failed")
+                log.warning("accepting a connection failed (%s); pausing 0.1 s", exc)
+                self._pause(sock)
+                return
+            conn.setblocking(False)
+            peer = str(address[0]) if isinstance(address, tuple) and address else ""
+            proto = _Guarded(self.guard, peer)
+            why = self.guard.admit(proto)
+            if why is not None:
+                self.guard.refuse(why)
+                with contextlib.suppress(OSError):
+                    conn.send(_REFUSED[why] + _CLOSE)
+                conn.close()
+                continue
+            proto.admitted = True
+            task = self._loop.create_task(self._attach(conn, proto))
+            self._attaching.add(task)
+            task.add_done_callback(self._attaching.discard)
+
+    async def _attach(self, conn: socket.socket, proto: _Guarded) -> None:
+        try:
+            await self._loop.connect_accepted_socket(lambda: proto, conn)
+        except OSError:
+            conn.close()
+            if proto.admitted:
+                proto.admitted = False
+                self.guard.release(proto)
+
+    def _pause(self, sock: socket.socket) -> None:
+        self._loop.remove_reader(sock.fileno())
+
+        def resume() -> None:
+            if sock.fileno() != -1:
+                self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+        self._loop.call_later(0.1, resume)
+
+    def close(self) -> None:
+        """Stop accepting; the runner's cleanup closes the connections that are open."""
+        for sock in self.sockets:
+            if sock.fileno() != -1:
+                self._loop.remove_reader(sock.fileno())
+                sock.close()
+        for task in list(self._attaching):
+            task.cancel()
+
+
 async def listen(
     runner: web.AppRunner, host: str, port: int, guard: ConnectionGuard, *, batch: int = 128
-) -> asyncio.Server:
-    """Listen on host:port with `guard` in front of the runner's aiohttp server. The kernel
-    queues up to `BACKLOG` connections; the loop takes `batch` at a time (`accept_batch`)."""
+) -> Listener:
+    """Listen on host:port (every address it resolves to) with `guard` in front of the
+    runner's aiohttp server."""
     server = runner.server
     assert server is not None, "call runner.setup() first"
     guard.factory = server
     loop = asyncio.get_running_loop()
-    listening = await loop.create_server(guard, host, port, backlog=batch, reuse_address=True)
-    for sock in listening.sockets:
-        # asyncio listens with `batch` as the queue too; a longer queue holds a burst of
-        # connections (a family's among them) instead of dropping them.
-        with socket.socket(fileno=os.dup(sock.fileno())) as same:
-            same.listen(BACKLOG)
-    return listening
+    infos = await loop.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((address[0], port, *address[2:]))
+            sock.listen(BACKLOG)
+            sock.setblocking(False)
+            if not port:  # one free port, the same for every address
+                port = sock.getsockname()[1]
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return Listener(sockets, guard, batch)
 
 
 # -- the noise of hostile clients ---------------------------------------------------------
