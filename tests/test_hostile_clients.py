@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import resource
@@ -32,7 +33,13 @@ from aiohttp import web
 from bot.config import ServerSection
 from bot.metrics import Metrics
 from bot.network import Clients
-from bot.runtime.serving import ConnectionGuard, listen, request_limits, runner_options
+from bot.runtime.serving import (
+    ConnectionGuard,
+    listen,
+    quiet_connection_noise,
+    request_limits,
+    runner_options,
+)
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM, inbound, signed_request
 from tests.support import ROOT, free_port, run_env, wait_until_serving
 
@@ -245,3 +252,34 @@ async def test_a_full_table_makes_room_for_a_client_holding_few() -> None:
             w.close()
         writer.close()
         more_writer.close()
+
+
+async def test_per_connection_noise_is_one_line_a_minute_with_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 28: asyncio logged about 3,700 tracebacks a second. Its per-connection errors
+    ("Task exception was never retrieved", resets) are one line per kind per minute now,
+    without a traceback; the next one says how many were left out."""
+    loop = asyncio.get_running_loop()
+    with caplog.at_level(logging.WARNING), quiet_connection_noise() as repeats:
+        for _ in range(500):
+            loop.call_exception_handler(
+                {
+                    "message": "Task exception was never retrieved",
+                    "exception": ConnectionResetError(104, "reset"),
+                }
+            )
+        said = [r for r in caplog.records if r.name.startswith(("asyncio", "strikebot.server"))]
+        assert len(said) == 1 and said[0].exc_info is None
+        assert "never retrieved" in said[0].getMessage()
+        later = time.monotonic() + 61
+        repeats.clock = lambda: later  # a minute later
+        loop.call_exception_handler(
+            {"message": "Task exception was never retrieved", "exception": ConnectionResetError()}
+        )
+        said = [r for r in caplog.records if r.name.startswith("strikebot.server")]
+        assert len(said) == 2 and "and 499 more like it" in said[1].getMessage()
+        logging.getLogger("aiohttp.server").error("Error handling request", exc_info=OSError("x"))
+        logging.getLogger("aiohttp.server").error("Error handling request", exc_info=OSError("x"))
+    aiohttp_said = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert len(aiohttp_said) == 1 and aiohttp_said[0].exc_info is None
