@@ -153,6 +153,8 @@ async def families(
                 store, clock, admin, signups, email, sms, client, dispatcher, smtp, twilio
             )
         finally:
+            await signups.settled()  # as `strikebot run` does before the store closes
+            await signups.scrubbed()
             for part in (email, sms):
                 if part is not None:
                     await part.stop()

@@ -326,6 +326,7 @@ async def test_join_switches_language_and_stop_deletes_the_number(
         Outcome.UNSUBSCRIBED
     )
     assert await people.find(PHONE) is None
+    await people.scrubbed()  # the number is cleared from the database's files, after
     async with sqlite_store.read() as tx:
         assert await tx.list_subscriptions() == []
 
