@@ -283,3 +283,30 @@ async def test_per_connection_noise_is_one_line_a_minute_with_a_count(
         logging.getLogger("aiohttp.server").error("Error handling request", exc_info=OSError("x"))
     aiohttp_said = [r for r in caplog.records if r.name == "aiohttp.server"]
     assert len(aiohttp_said) == 1 and aiohttp_said[0].exc_info is None
+
+
+async def test_later_requests_on_a_connection_are_bounded_by_the_keep_alive_timeout() -> None:
+    """The first request's headers have `header_timeout`; on a kept-alive connection the
+    next one's must come within `keepalive_timeout` however slowly they trickle."""
+    section = ServerSection(header_timeout=0.3, keepalive_timeout=0.5)
+    async with guarded(section) as (port, _guard, metrics):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /")  # the first request, trickled: cut by header_timeout
+        assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 408")
+        assert _refused(metrics, "header_timeout") == 1
+        writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await asyncio.wait_for(reader.readuntil(b"hello"), 5)
+        start = asyncio.get_running_loop().time()
+        writer.write(b"GET / HTTP/1.1\r\n")
+        with contextlib.suppress(ConnectionError):
+            for n in range(50):  # a header line every 0.1 s, never the blank line
+                await asyncio.sleep(0.1)
+                if reader.at_eof():
+                    break
+                writer.write(f"X-{n}: a\r\n".encode())
+                await writer.drain()
+        await asyncio.wait_for(reader.read(), 5)
+        assert asyncio.get_running_loop().time() - start < 2.0
+        writer.close()

@@ -340,8 +340,9 @@ class SignUps:
         await self._asked.join()
 
     async def _work(self) -> None:
-        while True:
-            asked = await self._asked.get()
+        """Write what was asked, in order, until nothing waits (`ask` starts it again)."""
+        while not self._asked.empty():
+            asked = self._asked.get_nowait()
             try:
                 await self._write(asked)
             except Exception as exc:  # one bad write must not stop the others

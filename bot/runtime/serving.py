@@ -3,7 +3,9 @@
     limit = raise_file_limit()                          # soft -> hard, or say why not
     guard = ConnectionGuard(config.server, clients, metrics, budget(limit, config.server))
     app.middlewares.append(request_limits(config.server, metrics))
-    server = await listen(runner, host, port, guard)    # instead of a TCPSite
+    runner = web.AppRunner(app, **runner_options(config.server))
+    listener = await listen(runner, host, port, guard,  # instead of a TCPSite
+                            batch=accept_batch(limit, guard.max_connections))
 
 What it withstands (docs/deploy.md says the same to operators):
 
