@@ -377,8 +377,9 @@ class SignUps:
                 person = None  # the same answer: nothing is sent, nothing is said
             if person is not None:
                 await self._send_confirmation(tx, offer, person, lang, wanted, via, now)
-        if purged:
+        if purged:  # off the answer's path already (`ask`), or a caller that waits
             self.scrub_soon()
+            await self.scrubbed()
 
     def _charge(self, client: str, now: datetime) -> None:
         """Count a sign-up from `client` (an IP address), or raise `TooManySignups` when its
