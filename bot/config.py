@@ -41,6 +41,7 @@ from bot.models import (
     UpdateText,
     Urgency,
 )
+from bot.network import Clients, parse_proxies
 from bot.plugins import (
     AdminRule,
     FromEnvironment,
@@ -176,6 +177,34 @@ class WebhooksSection(_Model):
         return value
 
 
+class ServerSection(_Model):
+    """`[server]`: what the bot's own web server withstands (docs/deploy.md). Put a reverse
+    proxy in front all the same; these hold when one is missing or overwhelmed."""
+
+    # Proxies (CIDRs) whose X-Forwarded-For is believed; STRIKEBOT_TRUSTED_PROXIES overrides.
+    # Empty: every client is the address it connects from.
+    trusted_proxies: list[str] = []
+    # Open connections at most; 0: the process's file limit, less a quarter kept for the
+    # database, the platforms and the logs (`strikebot run` raises the limit to the hard one).
+    max_connections: int = Field(default=0, ge=0, le=1_000_000)
+    # Open connections from one client (an IPv4 address, an IPv6 /64); trusted proxies are
+    # exempt. A school's Wi-Fi behind one address needs a few dozen.
+    max_connections_per_client: int = Field(default=64, ge=1, le=100_000)
+    # Seconds a new connection has to send its first request's headers.
+    header_timeout: float = Field(default=10.0, gt=0, le=600)
+    # Seconds a request has to send its body.
+    body_timeout: float = Field(default=20.0, gt=0, le=600)
+    # Seconds an idle keep-alive connection stays open, and requests on one before it closes.
+    keepalive_timeout: float = Field(default=15.0, gt=0, le=3600)
+    keepalive_requests: int = Field(default=1000, ge=1, le=1_000_000)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: list[str]) -> list[str]:
+        parse_proxies(value)
+        return value
+
+
 class BriefingsSection(_Model):
     default_time: HHMM = "07:00"
     grace_minutes: int = Field(default=120, ge=0, le=24 * 60)
@@ -191,8 +220,14 @@ class SignupsSection(_Model):
     # Sign-ups from one connection (an IP address) per hour. A parents' meeting on one
     # school Wi-Fi needs more: raise it for the evening.
     per_client_per_hour: int = Field(default=20, ge=1, le=100_000)
-    # Confirmations sent per hour across everyone (each costs an e-mail or a text).
+    # Sign-ups from one network (an IPv4 /24, an IPv6 /48) per hour.
+    per_network_per_hour: int = Field(default=60, ge=1, le=1_000_000)
+    # Sign-ups per hour across everyone before the busy rule: then a network that already
+    # signed up `per_network_when_busy` people this hour waits; others still get through.
     per_hour: int = Field(default=1000, ge=1, le=1_000_000)
+    per_network_when_busy: int = Field(default=3, ge=1, le=1_000_000)
+    # Confirmations sent per hour across everyone, never more (each e-mail costs a little).
+    at_most_per_hour: int = Field(default=5000, ge=1, le=10_000_000)
     # How long a confirmation link (or a YES reply) stays valid; unconfirmed sign-ups are
     # deleted after it.
     confirm_hours: int = Field(default=48, ge=1, le=24 * 14)
@@ -344,6 +379,7 @@ class StrikeConfig(_Model):
     briefings: BriefingsSection = BriefingsSection()
     signups: SignupsSection = SignupsSection()
     webhooks: WebhooksSection = WebhooksSection()
+    server: ServerSection = ServerSection()
     families: FamiliesSection = FamiliesSection()
     demo: DemoSection | None = None
     # A status's label of the campaign's own, by language: strike_on = { en = "..." }.
@@ -707,6 +743,35 @@ class CoreSettings(FromEnvironment):
     )
     http_port: int = Field(default=8080, alias="STRIKEBOT_HTTP_PORT", description="its port")
 
+    trusted_proxies: str | None = Field(
+        default=None,
+        alias="STRIKEBOT_TRUSTED_PROXIES",
+        description="the proxies whose X-Forwarded-For is believed, comma-separated CIDRs "
+        "(replaces [server] trusted_proxies)",
+    )
+    proxy_hops: str | None = Field(
+        default=None, alias="STRIKEBOT_PROXY_HOPS", description="no longer read: see above"
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_proxies(tuple(p.strip() for p in value.split(",") if p.strip()))
+        return value
+
+    @field_validator("proxy_hops")
+    @classmethod
+    def _hops(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() not in ("", "0"):
+            raise ValueError(
+                f"{value} is no longer read: counting hops let anyone who reaches the port "
+                "directly write their own X-Forwarded-For. Name the proxy instead: "
+                "STRIKEBOT_TRUSTED_PROXIES=<its address>/32 (or [server] trusted_proxies in "
+                "the campaign file), and remove STRIKEBOT_PROXY_HOPS"
+            )
+        return value
+
     @field_validator("http_port", mode="before")
     @classmethod
     def _port(cls, value: object) -> object:
@@ -723,6 +788,8 @@ class Settings:
 
     core: CoreSettings = field(default_factory=lambda: from_environment(CoreSettings, {}))
     plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
+    # STRIKEBOT_TRUSTED_PROXIES (comma-separated CIDRs), when set: replaces [server]'s.
+    trusted_proxies: tuple[str, ...] | None = None
 
     @classmethod
     def from_env(
@@ -731,9 +798,14 @@ class Settings:
         """The core's and every installed plugin's variables, from `env` (default: the
         process's environment)."""
         plugins = installed_plugins() if plugins is None else plugins
+        core = from_environment(CoreSettings, env)
+        proxies = None
+        if core.trusted_proxies is not None:
+            proxies = tuple(p.strip() for p in core.trusted_proxies.split(",") if p.strip())
         return cls(
-            core=from_environment(CoreSettings, env),
+            core=core,
             plugins={name: plugin.settings.from_env(env) for name, plugin in plugins.items()},
+            trusted_proxies=proxies,
         )
 
     @property
@@ -759,3 +831,10 @@ class Settings:
 
     def secrets(self) -> list[str]:
         return [secret for found in self.plugins.values() for secret in found.secrets()]
+
+
+def clients_for(settings: Settings, config: StrikeConfig) -> Clients:
+    """Whose X-Forwarded-For is believed: STRIKEBOT_TRUSTED_PROXIES when set, else
+    `[server] trusted_proxies`."""
+    chosen = settings.trusted_proxies
+    return Clients(parse_proxies(config.server.trusted_proxies if chosen is None else chosen))

@@ -78,3 +78,15 @@ class Metrics:
             ["route", "status"],
             registry=r,
         )
+        self.http_refused = Tally(
+            "strikebot_http_refused_total",
+            "Connections and requests the web server refused or cut, by reason "
+            "(connections_full, client_full, evicted_idle, header_timeout, body_timeout, "
+            "keepalive_requests, accept_failed, admin_token, admin_limited, signup_limit, "
+            "form_token)",
+            ["reason"],
+            registry=r,
+        )
+        self.http_connections = Gauge(
+            "strikebot_http_connections", "Connections open to the web server", registry=r
+        )

@@ -71,6 +71,7 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
+from bot.network import Clients, network_of
 from bot.plugins import (
     AdminRule,
     Check,
@@ -128,7 +129,8 @@ if TYPE_CHECKING:
     from bot.editorial.translations import stale_note
     from bot.metrics import Metrics
     from bot.people.asking import ask
-    from bot.people.contacts import mask
+    from bot.people.contacts import mask, show_phone
+    from bot.people.forms import FormTokens
     from bot.people.keywords import Heard, Keywords, guess_language
     from bot.people.keywords import Kind as KeywordKind
     from bot.people.signups import (
@@ -197,6 +199,8 @@ _LAZY = {
     "stale_note": "bot.editorial.translations",
     "Metrics": "bot.metrics",
     "mask": "bot.people.contacts",
+    "show_phone": "bot.people.contacts",
+    "FormTokens": "bot.people.forms",
     "Choice": "bot.people.signups",
     "Contactable": "bot.people.signups",
     "Offer": "bot.people.signups",
@@ -246,6 +250,7 @@ __all__ = [
     "Check",
     "Choice",
     "CliContext",
+    "Clients",
     "Clock",
     "Command",
     "CommandContext",
@@ -272,6 +277,7 @@ __all__ = [
     "Field",
     "FindsSent",
     "FixedClock",
+    "FormTokens",
     "HealthBoard",
     "Heard",
     "InvalidInput",
@@ -351,6 +357,7 @@ __all__ = [
     "local_zone",
     "mask",
     "moment_type",
+    "network_of",
     "neutralize_mentions",
     "not_found",
     "open_context",
@@ -366,6 +373,7 @@ __all__ = [
     "shard_lock_key",
     "shifted_clock",
     "short_union",
+    "show_phone",
     "split",
     "stale_note",
     "update_message",

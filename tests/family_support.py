@@ -16,7 +16,7 @@ from datetime import timedelta
 from email.message import EmailMessage
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.email import EmailAdapter
@@ -78,14 +78,38 @@ class Families:
         return str(self.client.make_url("/")).rstrip("/")
 
     async def drain(self) -> DrainStats:
+        await self.signups.settled()  # sign-ups are written after their answer
         return await self.dispatcher.drain()
+
+    async def sign_up(
+        self,
+        data: Mapping[str, str],
+        path: str = "/subscribe",
+        headers: Mapping[str, str] | None = None,
+    ) -> ClientResponse:
+        """Fill in and send the sign-up form at `path` as a browser would: the form's page
+        first (its token and cookie), then the POST from it."""
+        token = await self.form_token(path)
+        return await self.client.post(
+            path, data={**data, "form_token": token}, headers={**(headers or {})}
+        )
+
+    async def form_token(self, path: str = "/subscribe") -> str:
+        """The hidden token of the form on the page at `path` (its cookie kept)."""
+        page = await (await self.client.get(path)).text()
+        found = re.search(r'name="form_token" value="([^"]+)"', page)
+        return found.group(1) if found else ""  # a page without a form (an expired link)
+
+    async def confirm(self, path: str) -> ClientResponse:
+        """Open a confirmation link and press its button."""
+        return await self.client.post(path, data={"form_token": await self.form_token(path)})
 
     async def text_in(self, sender: str, body: str, sid: str) -> tuple[int, str]:
         """An incoming text to the number, signed as Twilio signs it."""
         from tests.fakes.twilio import inbound
 
         return await signed_request(
-            self.server, f"{CAMPAIGN.public_url}/sms/inbound", inbound(sender, body, sid)
+            self.server, f"{self.admin.campaign.public_url}/sms/inbound", inbound(sender, body, sid)
         )
 
     async def whatsapp_in(self, sender: str, body: str, sid: str) -> tuple[int, str]:
@@ -93,7 +117,8 @@ class Families:
         opens the sender's 24-hour window, as WhatsApp would)."""
         assert self.twilio is not None
         params = self.twilio.whatsapp_in(sender, body, sid, to=WHATSAPP_FROM)
-        return await signed_request(self.server, f"{CAMPAIGN.public_url}/whatsapp/inbound", params)
+        url = f"{self.admin.campaign.public_url}/whatsapp/inbound"
+        return await signed_request(self.server, url, params)
 
     async def callbacks(self) -> list[int]:
         """Twilio's status callbacks for every WhatsApp message sent so far."""
@@ -156,6 +181,8 @@ async def families(
                 store, clock, admin, signups, email, sms, client, dispatcher, smtp, twilio, wa
             )
         finally:
+            await signups.settled()  # as `strikebot run` does before the store closes
+            await signups.scrubbed()
             for part in (email, sms, wa):
                 if part is not None:
                     await part.stop()

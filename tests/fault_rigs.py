@@ -55,6 +55,7 @@ class Rig:
     inject_edit: Callable[[Shape], None] | None = None
     retracted: Callable[[], bool] | None = None
     unmet: Callable[[], int] | None = None  # injected edit faults no request has met yet
+    ids: Callable[[], list[str]] | None = None  # the copies' message ids (e-mail's Message-ID)
 
 
 RigFactory = Callable[[Store, FixedClock, Path, float, Monotonic], AbstractAsyncContextManager[Rig]]
@@ -105,6 +106,8 @@ async def discord_rig(
                     fake.inject("timeout", **at)
                 elif shape is Shape.RESET:
                     fake.inject("reset", **at)
+                elif shape is Shape.ACCEPTED_LOST:
+                    fake.inject("lost", **at)
 
             def copies() -> int:
                 return _count(m.embeds for m in fake.channel_messages(channel))
@@ -169,6 +172,8 @@ async def slack_rig(
                 slack.fail(post, channel=channel, hang=True)
             elif shape is Shape.RESET:
                 slack.fail(post, channel=channel, reset=True)
+            elif shape is Shape.ACCEPTED_LOST:
+                slack.fail(post, channel=channel, lose_answer=True)
 
         def copies() -> int:
             return _count(slack.messages(channel))
@@ -231,6 +236,8 @@ async def telegram_rig(
                     tg.fail(send, chat=GROUP, hang=True)
                 elif shape is Shape.RESET:
                     tg.fail(send, chat=GROUP, reset=True)
+                elif shape is Shape.ACCEPTED_LOST:
+                    tg.fail(send, chat=GROUP, lose_answer=True)
 
             def copies() -> int:
                 return _count(tg.messages(GROUP))
@@ -260,15 +267,15 @@ async def telegram_rig(
 async def email_rig(
     store: Store, clock: FixedClock, tmp: Path, patience: float, monotonic: Monotonic
 ) -> AsyncIterator[Rig]:
-    from tests.fakes.smtp import HANG, RESET, FakeSmtp
+    from tests.fakes.smtp import HANG, LOSE_ANSWER, RESET, FakeSmtp
     from tests.family_support import confirm_path, families
 
     address = "maria@example.com"
     async with FakeSmtp() as smtp, families(store, clock, smtp=smtp, email_timeout=patience) as f:
         before = len(smtp.messages)
-        assert (await f.client.post("/subscribe", data={"email": address})).status == 200
+        assert (await f.sign_up(path="/subscribe", data={"email": address})).status == 200
         await f.drain()
-        assert (await f.client.post(confirm_path(smtp.messages[before]))).status == 200
+        assert (await f.confirm(confirm_path(smtp.messages[before]))).status == 200
         assert f.email is not None
 
         def inject(shape: Shape) -> None:
@@ -278,6 +285,8 @@ async def email_rig(
                 smtp.fail_next_data(HANG)
             elif shape is Shape.RESET:
                 smtp.fail_next_data(RESET)
+            elif shape is Shape.ACCEPTED_LOST:
+                smtp.fail_next_data(LOSE_ANSWER)
 
         def copies() -> int:
             return sum(1 for m in smtp.to(address) if HEADLINE in str(m["Subject"]))
@@ -285,7 +294,10 @@ async def email_rig(
         def sends() -> int:
             return smtp.handler.transactions
 
-        yield Rig("email", f.email, store, f.admin, inject, copies, sends)
+        def ids() -> list[str]:
+            return [str(m["Message-ID"]) for m in smtp.to(address) if HEADLINE in str(m["Subject"])]
+
+        yield Rig("email", f.email, store, f.admin, inject, copies, sends, ids=ids)
 
 
 @asynccontextmanager
@@ -327,6 +339,8 @@ async def sms_rig(
                 twilio.fail(Fault.HANG)
             elif shape is Shape.RESET:
                 twilio.fail(Fault.RESET)
+            elif shape is Shape.ACCEPTED_LOST:
+                twilio.fail(Fault.LOSE_ANSWER)
 
         def copies() -> int:
             return sum(1 for t in twilio.to(number) if HEADLINE in t.body)
@@ -364,6 +378,7 @@ async def whatsapp_rig(
             Shape.TRUNCATED_JSON: Fault.TRUNCATED_JSON,
             Shape.HANG: Fault.HANG,
             Shape.RESET: Fault.RESET,
+            Shape.ACCEPTED_LOST: Fault.LOSE_ANSWER,
         }
 
         def inject(shape: Shape) -> None:
@@ -401,6 +416,7 @@ async def webpush_rig(
             Shape.TEXT_5XX: PushFault.PLAIN_503,
             Shape.HANG: PushFault.HANG,
             Shape.RESET: PushFault.RESET,
+            Shape.ACCEPTED_LOST: PushFault.LOSE_ANSWER,
         }
 
         def inject(shape: Shape) -> None:
@@ -451,6 +467,8 @@ async def webhooks_rig(
                     receiver.fail(Answer(200, hang=True))
                 elif shape is Shape.RESET:
                     receiver.fail(Answer(200, reset=True))
+                elif shape is Shape.ACCEPTED_LOST:
+                    receiver.fail(Answer(204, lost=True))
 
             def copies() -> int:  # what a receiver keeps: one event per webhook-id
                 return len(

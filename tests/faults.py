@@ -23,6 +23,7 @@ class Shape(StrEnum):
     TRANSIENT_REPLY = "451, SMTP try-later reply"
     HANG = "no answer (timeout)"
     RESET = "connection reset, no answer"
+    ACCEPTED_LOST = "accepted, answer lost"  # done (a 201, a 250), then the connection drops
 
 
 class How(StrEnum):
@@ -38,10 +39,14 @@ class How(StrEnum):
 class Cell:
     how: How
     error: str = ""  # what the dispatcher records (a regular expression); "" for LIBRARY
+    # What reaches the person in the end: 1 (delivered once) unless a remaining window is
+    # stated (e-mail's lost 250: a second copy with the same Message-ID).
+    copies: int = 1
+    then: str = "delivered once"
 
     def describe(self) -> str:
         said = f" (recorded error matches `{self.error}`)" if self.error else ""
-        return f"{self.how}{said}; then delivered once".replace("|", "\\|")
+        return f"{self.how}{said}; then {self.then}".replace("|", "\\|")
 
 
 NOT_APPLICABLE = {
@@ -107,6 +112,7 @@ NOT_THERE: dict[str, dict[Shape, str]] = {
     },
 }
 
+_MAIL = r"^the mail server at 127\.0\.0\.1:\d+ "
 _WEBHOOK = r"webhook #\d+ \(http://127\.0\.0\.1:\d+/hooks/strike\): "
 
 EXPECTED: dict[str, dict[Shape, Cell]] = {
@@ -129,6 +135,9 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                          r"prevents a duplicate"),
         Shape.RESET: Cell(How.QUEUED, r"^The connection to Discord failed for Discord channel "
                           r"\d+ \(ServerDisconnectedError\); it will be retried\.$"),
+        # The message is posted and its answer held: the nonce returns it on the retry.
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"^Discord did not answer within \d+s .*the "
+                                  r"nonce prevents a duplicate"),
     },
     "slack": {
         Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Slack rate-limited chat\.postMessage; "
@@ -145,6 +154,10 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                          r"\(TimeoutError\); will retry$"),
         # slack-sdk retries a dropped connection once by itself.
         Shape.RESET: Cell(How.LIBRARY),
+        # ...which, when Slack had posted it, posts it again: chat.postMessage takes no key,
+        # and the library's retry comes before the dispatcher could look in the history.
+        Shape.ACCEPTED_LOST: Cell(How.LIBRARY, copies=2, then="posted twice (a gap: "
+                                  "slack-sdk's own retry of a dropped connection)"),
     },
     "telegram": {
         Shape.RATE_LIMITED: Cell(How.PAUSED, r"^Telegram asked to slow down in -\d+; "
@@ -162,12 +175,25 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                               r"'result'\), perhaps from a proxy; will retry$"),
         Shape.HANG: Cell(How.QUEUED, r"failed \(Timed out\); will retry$"),
         Shape.RESET: Cell(How.QUEUED, r"Server disconnected without sending a response"),
+        # sendMessage takes no key and a bot cannot read a group's history: no way to know.
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"Server disconnected without sending a "
+                                  r"response", copies=2, then="posted twice (a gap: the Bot "
+                                  "API has no idempotency key and no history to look in)"),
     },
     "email": {
         Shape.TRANSIENT_REPLY: Cell(How.QUEUED, r"^the mail server answered 451: 4\.3\.0 "
                                     r"Temporary local problem, try again later$"),
-        Shape.HANG: Cell(How.QUEUED, r"^the mail server failed: SMTPReadTimeoutError$"),
-        Shape.RESET: Cell(How.QUEUED, r"^the mail server failed: SMTPServerDisconnected$"),
+        Shape.HANG: Cell(How.QUEUED, _MAIL + r"did not answer within 0\.5 s after the message "
+                         r"went out: it may have it; sent again later with the same "
+                         r"Message-ID$"),
+        Shape.RESET: Cell(How.QUEUED, _MAIL + r"dropped the connection "
+                          r"\(SMTPServerDisconnected\) after the message went out"),
+        # The window SMTP leaves (docs/faults.md, "E-mail's remaining window"): the server
+        # stored it, its 250 was lost, and nothing in SMTP can ask whether it has it.
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, _MAIL + r"dropped the connection "
+                                  r"\(SMTPServerDisconnected\) after the message went out: "
+                                  r"it may have it", copies=2, then="delivered twice, both "
+                                  "with one Message-ID (the remaining window)"),
     },
     "sms": {
         Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
@@ -177,9 +203,16 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"Server Error$"),
         Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
-        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$"),
-        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
-        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+        # Created, the answer cut short: found at Twilio by its text, not sent again.
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID; "
+                                   r"it may have taken the text, which is looked for before "
+                                   r"it is sent again$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError; it may have"),
+        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError; it "
+                          r"may have"),
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"^Twilio did not answer: "
+                                  r"ServerDisconnectedError; it may have taken the text, "
+                                  r"which is looked for before it is sent again$"),
     },
     "webpush": {
         Shape.RATE_LIMITED: Cell(How.PAUSED, r"^127\.0\.0\.1:\d+ answered 429: slow down$"),
@@ -190,6 +223,12 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         Shape.HANG: Cell(How.QUEUED, r"^the push service did not answer: TimeoutError$"),
         Shape.RESET: Cell(How.QUEUED, r"^the push service did not answer: "
                           r"ServerDisconnectedError$"),
+        # A push service keeps no key of ours to look a copy up by: the second copy goes,
+        # with the same Topic (a copy still held is replaced) and notification tag (the
+        # browser shows one).
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"^the push service did not answer: "
+                                  r"ServerDisconnectedError$", copies=2,
+                                  then="pushed twice, shown once (same Topic and tag)"),
     },
     "whatsapp": {
         Shape.RATE_LIMITED: Cell(How.PAUSED_ALL, r"^Twilio answered 429 \(error 20429\): "
@@ -199,9 +238,14 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"Server Error$"),
         Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
-        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$"),
+        # Created, the answer cut short or lost: not yet looked for at Twilio as texts are.
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$",
+                                   copies=2, then="sent twice (a gap: not looked for yet)"),
         Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
         Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+        Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"^Twilio did not answer: "
+                                  r"ServerDisconnectedError$", copies=2,
+                                  then="sent twice (a gap: not looked for yet)"),
     },
     # A receiver's failures follow the webhooks schedule (docs/webhooks.md): each is a
     # Retry-After for that endpoint, and the retry carries the same webhook-id.
@@ -213,6 +257,8 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
         Shape.TEXT_5XX: Cell(How.PAUSED, _WEBHOOK + r"HTTP 503: upstream connect error"),
         Shape.HANG: Cell(How.PAUSED, _WEBHOOK + r"no answer within 0\.5 s$"),
         Shape.RESET: Cell(How.PAUSED, _WEBHOOK + r"ServerDisconnectedError"),
+        # Taken and the answer lost: the retry's webhook-id is the same; the receiver keeps one.
+        Shape.ACCEPTED_LOST: Cell(How.PAUSED, _WEBHOOK + r"ServerDisconnectedError"),
     },
 }  # fmt: skip
 
@@ -245,8 +291,17 @@ def render() -> str:
         "",
         "Each delivery plugin is run against its fake platform on 127.0.0.1, which answers one",
         "send with each failure shape below. In every cell the copy ends up delivered exactly",
-        "once (a webhook receiver sees one `webhook-id`), the error recorded meanwhile says",
-        "what happened, and nothing crashes; the cell says how it got there.",
+        "once (a webhook receiver sees one `webhook-id`) unless the cell says otherwise, the",
+        "error recorded meanwhile says what happened, and nothing crashes; the cell says how it",
+        "got there.",
+        "",
+        "*Accepted, answer lost* is the worst shape: the platform did the work (Twilio's 201,",
+        "the SMTP server's 250, Discord's message) and the connection dropped before the answer",
+        "arrived. A send whose answer is lost after it went out is *in doubt*: before it is",
+        "sent again, a plugin that can look for its copy does (`bot.ports.FindsSent`):",
+        "Discord by its nonce and the marker in its link, Slack by its metadata, texts at",
+        "Twilio by their words among the messages to that number (`adapters/sms/_twilio.py`).",
+        "A webhook's retry carries the same `webhook-id`, which receivers keep once.",
         "",
         "On the platforms that change a copy in place (Discord, Slack, Telegram) the edit that",
         "retracts a copy meets every one of its platform's shapes too: the retraction is",
@@ -265,7 +320,47 @@ def render() -> str:
         lines.append("")
     for platform, why in NOT_APPLICABLE.items():
         lines += [f"## {platform}", "", f"Not in the matrix: {why}.", ""]
+    lines += WINDOWS
     return "\n".join(lines)
+
+
+# What remains where no cell can say "delivered once" (measured by the cells above, and for
+# texts by tests/test_sms.py).
+WINDOWS = """## E-mail's remaining window
+
+SMTP has no idempotency key and no way to ask a server whether it holds a message. What
+strikebot does to narrow the window:
+
+- Every copy of a delivery carries the same `Message-ID: <delivery id@sender's domain>`,
+  on every retry: a mailbox that keeps one message per Message-ID (Gmail does) shows one.
+- A kept connection that the server closed while idle fails before the message goes out
+  (at MAIL FROM or RCPT TO): it is tried again at once on a new connection, not counted as
+  in doubt, and never sent twice.
+- Only a failure after the message itself went out (after DATA) is in doubt, and says so:
+  "... after the message went out: it may have it; sent again later with the same
+  Message-ID".
+
+What remains, exactly: the server stored the message and its `250` did not reach strikebot
+(the connection dropped, or no answer within the adapter's timeout, 30 s: RFC 5321 asks a
+client to wait up to 10 minutes for it, which the dispatcher's own 30 s `send_timeout` does
+not allow), or strikebot was killed between the `250` and the commit recording it (the
+dispatcher gathers those commits for up to 500 ms).
+Then the message is sent again, and the person's mailbox receives a second copy with the
+same Message-ID. The cell *accepted, answer lost* above measures it: two copies, one
+Message-ID, nothing lost. A provider with an HTTP API and an idempotency key would close it;
+strikebot speaks SMTP only.
+
+## Texts
+
+A text whose answer was lost after Twilio created it is looked for at Twilio before it is
+sent again, and recorded as sent when found: delivered once (the *accepted, answer lost*
+and *200, JSON cut short* rows). Twilio's Message resource carries none of strikebot's keys
+(the delivery id is in the status callback URL, which Twilio does not return), so the text's
+words are the marker, compared with the spacing and the characters Smart Encoding swaps
+folded: two deliveries with the very same words to one number in the same span would be
+taken for one. When Twilio's list does not answer, the text waits and is looked for again;
+it is never sent blind.
+""".splitlines()
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def test_postgresql_two_instances_and_the_proxy_in_front() -> None:
     for name, service in instances.items():
         env = service["environment"]
         assert env["STRIKEBOT_DATABASE_URL"].startswith("postgresql+asyncpg://"), name
-        assert env["STRIKEBOT_PROXY_HOPS"] == "1"  # Caddy's X-Forwarded-For
+        assert env["STRIKEBOT_TRUSTED_PROXIES"] == "172.30.0.0/24"  # Caddy's X-Forwarded-For
         assert "ports" not in service, f"{name} is published: the proxy must be in front"
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
         dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")

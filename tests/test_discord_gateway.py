@@ -3,11 +3,15 @@ events are replayed, deliveries go out while it is down, and /healthz sees all o
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from adapters.discord._adapter import gateway_retry_delay
 from bot.clock import FixedClock
 from bot.ports import ChannelRef, OutboundMessage
 from tests.fakes.discord import (
@@ -155,3 +159,32 @@ async def test_a_refused_token_stops_the_gateway_but_says_why(tmp_path: Path) ->
     assert health["connected"] is False
     assert "DISCORD_TOKEN" in str(health["last_error"])
     assert fake.identifies == 0
+
+
+async def test_a_gateway_answering_5xx_is_asked_again_later_and_later(tmp_path: Path) -> None:
+    """Issue 28: with /gateway/bot answering 503 the bot logged in again every second,
+    forever (805 times in 14 minutes). Now each failure in a row waits about twice as long
+    (1 s, 2 s, 4 s... with up to half again at random, up to minutes)."""
+    async with FakeDiscord() as fake:
+        fake.inject(503, route="GET /gateway/bot", times=1000, raw=("text/plain", b"upstream"))
+        async with discord_bot(
+            fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY),
+            connect=False,
+        ):  # fmt: skip
+            await asyncio.sleep(4.5)
+        logins = [p for _, method, p, _ in fake.requests if method == "GET" and p.endswith("/@me")]
+        asked = [p for _, method, p, _ in fake.requests if p.endswith("/gateway/bot")]
+    # Logins at 0 s, after 1-1.5 s, after 2-3 s more: three at most (it was five).
+    assert 1 <= len([p for p in logins if p.endswith("/users/@me")]) <= 3, logins
+    assert len(asked) <= 3
+    assert fake.identifies == 0
+
+
+def test_the_gateways_retry_waits_grow_to_minutes_with_jitter() -> None:
+    rng = random.Random(28)
+    waits = [gateway_retry_delay(n, rng) for n in range(1, 13)]
+    assert 1.0 <= waits[0] <= 1.5 and 2.0 <= waits[1] <= 3.0
+    assert all(later > earlier for earlier, later in itertools.pairwise(waits[:8]))
+    assert 240 <= max(waits) <= 360  # minutes, never more than six
+    again = [gateway_retry_delay(12, random.Random(seed)) for seed in range(5)]
+    assert len(set(again)) == 5  # cut off together, they do not come back together

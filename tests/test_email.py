@@ -4,6 +4,8 @@ the unsubscribe link and RFC 8058 one-click POST; the SMTP URL."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from adapters.email import parse_smtp_url
@@ -26,11 +28,11 @@ async def subscribed(f: Families, address: str = MARIA, **form: str) -> None:
     """Sign up and confirm through the page and the link, as a person would."""
     assert f.smtp is not None
     before = len(f.smtp.messages)
-    response = await f.client.post("/subscribe", data={"email": address, **form})
+    response = await f.sign_up(path="/subscribe", data={"email": address, **form})
     assert response.status == 200
     await f.drain()
     confirmation = f.smtp.messages[before]
-    assert (await f.client.post(confirm_path(confirmation))).status == 200
+    assert (await f.confirm(confirm_path(confirmation))).status == 200
 
 
 def draft(headline: str, body: str = "", urgency: Urgency = Urgency.URGENT) -> Draft:
@@ -174,8 +176,32 @@ async def test_the_mail_server_being_down_is_retried(
             [post] = [d for d in await tx.list_deliveries(limit=None) if d.action == "post"]
             [sub] = await tx.list_subscriptions()
         assert post.state is DeliveryState.DEAD and post.attempts == 3
-        assert post.last_error is not None and "mail server failed" in post.last_error
+        assert post.last_error is not None
+        assert "cannot connect to the mail server" in post.last_error
+        assert "check the host and port in STRIKEBOT_SMTP_URL" in post.last_error
         assert sub.broken_reason is None  # the server's fault, not the address's
+
+
+async def test_a_server_without_starttls_is_explained_with_what_to_write(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    """Issue 28: it was reported as "the mail server failed: SMTPException"."""
+    async with FakeSmtp() as smtp, families(sqlite_store, clock, smtp=smtp, delivery=FEW) as f:
+        await subscribed(f)
+        assert f.email is not None
+        await f.email.pool.close()
+        f.email.pool.server = parse_smtp_url(smtp.url.removesuffix("?tls=off"))  # asks STARTTLS
+        await f.admin.post(ADMIN, draft("Strike is on"))
+        await f.drain()
+        async with sqlite_store.read() as tx:
+            [post] = [d for d in await tx.list_deliveries(limit=None) if d.action == "post"]
+        assert post.last_error is not None
+        assert post.last_error.endswith(
+            f"the mail server at 127.0.0.1:{smtp.port} offers no STARTTLS; for a relay on this "
+            "machine add ?tls=off to STRIKEBOT_SMTP_URL, else use the provider's submission "
+            "port (587) or smtps:// (465)"
+        )
+        assert post.last_error.endswith(str(f.email.health()["last_error"]))
 
 
 def test_smtp_urls() -> None:
@@ -208,3 +234,37 @@ def test_settings_refuse_mistakes_and_redact_the_password() -> None:
     )
     assert settings.enabled and PASSWORD in settings.secrets()
     assert not EmailSettings.from_env({"STRIKEBOT_MAIL_FROM": "a@b.org"}).enabled
+
+
+async def test_an_unsubscribed_address_is_in_neither_database_file(
+    sqlite_url: str, clock: FixedClock
+) -> None:
+    """Issue 28: 55 copies of one address stayed in the SQLite WAL while the bot ran. After
+    the one-click unsubscribe (and after a deletion request), the address is in neither the
+    database file nor its write-ahead log."""
+    path = Path(sqlite_url.split("///", 1)[1])
+
+    def copies(address: str) -> int:
+        found = 0
+        for file in (path, path.with_name(path.name + "-wal")):
+            if file.exists():
+                found += file.read_bytes().count(address.encode())
+        return found
+
+    async with (
+        Store.open(sqlite_url) as store,
+        FakeSmtp() as smtp,
+        families(store, clock, smtp=smtp) as f,
+    ):
+        for address in (MARIA, "rosa@example.com"):
+            await subscribed(f, address)
+            for n in range(3):  # the row is rewritten a few times as it is used
+                await f.admin.post(ADMIN, draft(f"Update {n}"))
+                await f.drain()
+            assert copies(address) > 0
+        link = smtp.to(MARIA)[-1]["List-Unsubscribe"].strip("<>").split(".org", 1)[1]
+        assert (await f.client.post(link, data="List-Unsubscribe=One-Click")).status == 200
+        await f.signups.scrubbed()
+        assert copies(MARIA) == 0
+        assert await f.signups.delete("rosa@example.com")
+        assert copies("rosa@example.com") == 0

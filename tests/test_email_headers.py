@@ -47,11 +47,11 @@ async def test_one_click_unsubscribe_headers_survive_a_long_address_in_every_lan
     async with FakeSmtp() as smtp, families(sqlite_store, clock, smtp=smtp, config=config) as f:
         address = f"parent-{language}@example.com"
         form = {"email": address, "language": language, "receive": "all"}
-        assert (await f.client.post("/subscribe", data=form)).status == 200
+        assert (await f.sign_up(form)).status == 200
         await f.drain()
         found = LINK.search(text_of(smtp.to(address)[0]))
         assert found is not None
-        assert (await f.client.post(found.group(1))).status == 200
+        assert (await f.confirm(found.group(1))).status == 200
         texts = {lang: UpdateText("Strike is on", "Picket lines at 6:30") for lang in ("en", "es")}
         await f.admin.post(ADMIN, Draft(Status.STRIKE_ON, texts, Urgency.URGENT))
         await f.drain()

@@ -156,9 +156,9 @@ async def signed_up(f: Families, address: str, language: str) -> None:
     assert f.smtp is not None
     before = len(f.smtp.messages)
     data = {"email": address, "language": language}
-    assert (await f.client.post("/subscribe", data=data)).status == 200
+    assert (await f.sign_up(data)).status == 200
     await f.drain()
-    assert (await f.client.post(confirm_path(f.smtp.messages[before]))).status == 200
+    assert (await f.confirm(confirm_path(f.smtp.messages[before]))).status == 200
 
 
 async def test_an_update_is_rendered_once_per_language_for_everyone(

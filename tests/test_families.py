@@ -8,6 +8,7 @@ webhooks signed the way Twilio signs them."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from bot.briefings.runs import queue_briefing
@@ -50,8 +51,8 @@ async def correct_the_time(f: Families, update_id: int) -> None:
 
 
 async def _sign_up_by_email(f: Families, *, language: str, receive: str) -> None:
-    response = await f.client.post(
-        "/es/subscribe", data={"email": MARIA, "language": language, "receive": receive}
+    response = await f.sign_up(
+        path="/es/subscribe", data={"email": MARIA, "language": language, "receive": receive}
     )
     assert response.status == 200
     assert "Revisa tu correo" in await response.text()
@@ -79,7 +80,7 @@ async def test_email_full_path(store: Store, clock: FixedClock) -> None:
         await f.admin.post(ADMIN, urgent("Still on strike", "Seguimos en huelga"))
         await f.drain()
         assert len(smtp.messages) == 1
-        done = await f.client.post(path)
+        done = await f.confirm(path)
         assert done.status == 200 and "Quedaste suscrito" in await done.text()
 
         # An urgent update, in Spanish, with one-click unsubscribe.
@@ -138,46 +139,49 @@ async def test_email_full_path(store: Store, clock: FixedClock) -> None:
 
 async def test_sms_full_path(store: Store, clock: FixedClock) -> None:
     async with FakeTwilio() as twilio, families(store, clock, twilio=twilio, sms=SMS) as f:
-        response = await f.client.post(
-            "/subscribe", data={"phone": "(213) 555-0123", "language": "es", "receive": "briefing"}
+        response = await f.sign_up(
+            path="/subscribe", data={"texts": "yes", "language": "es", "receive": "briefing"}
         )
-        assert response.status == 200 and "Reply YES" in await response.text()
+        page = await response.text()
+        assert response.status == 200 and "send JOIN" in page and "+1 213-555-0100" in page
+        code = re.search(r"JOIN (\d{6})", page)
+        assert code is not None
         await f.drain()
-        assert [t.to for t in twilio.texts] == [ROSA]
-        assert "responde SI" in twilio.texts[0].body
+        assert twilio.texts == []  # nothing goes to a number that has not written
 
         await f.admin.post(ADMIN, urgent("Strike is on", "Comienza la huelga"))
         await f.drain()
-        assert len(twilio.texts) == 1  # unconfirmed: nothing but the confirmation
+        assert twilio.texts == []
 
-        status, reply = await f.text_in(ROSA, "¡Sí!", "SM-in-1")
-        assert status == 200 and "confirmado" in reply
+        # The reply to their text is the confirmation, with the choices made on the page.
+        status, reply = await f.text_in(ROSA, f"join {code.group(1)}", "SM-in-1")
+        assert status == 200 and "resumen cada mañana" in reply, reply
 
         update = await f.admin.post(ADMIN, urgent("Picket at 6:30", "Piquete a las 6:30"))
         await f.drain()
-        assert len(twilio.texts) == 2
-        text = twilio.texts[1]
+        assert len(twilio.texts) == 1
+        text = twilio.texts[0]
         assert text.body.startswith("UTLA: URGENTE: Piquete a las 6:30")
         assert text.body.endswith(f"https://strike.example.org/es/updates/{update.id}")
         # Twilio reports delivery: recorded.
         assert await twilio.callback(text.sid, "delivered", server=f.server) == 204
 
         await correct_the_time(f, update.id)
-        assert twilio.texts[2].body.startswith("UTLA: Corrección: Piquete a las 7:00")
+        assert twilio.texts[1].body.startswith("UTLA: Corrección: Piquete a las 7:00")
 
         clock.now = MONDAY_7AM
         person = await f.signups.find(ROSA)
         assert person is not None and person.subscription_id is not None
         await queue_briefing(store, f.admin.campaign, person.subscription_id, clock.now, clock.now)
         await f.drain()
-        assert len(twilio.texts) == 4 and "resumen" in twilio.texts[3].body.lower()
+        assert len(twilio.texts) == 3 and "resumen" in twilio.texts[2].body.lower()
 
         status, reply = await f.text_in(ROSA, "STOP", "SM-in-2")
         assert status == 200 and "<Message>" in reply
         assert await f.signups.find(ROSA) is None
         await f.admin.post(ADMIN, urgent("Tentative agreement", "Acuerdo tentativo"))
         await f.drain()
-        assert len(twilio.texts) == 4
+        assert len(twilio.texts) == 3
 
 
 async def test_join_by_text_then_stop(store: Store, clock: FixedClock) -> None:
@@ -204,12 +208,13 @@ async def test_unconfirmed_sign_up_gets_only_its_confirmation(
         FakeTwilio() as twilio,
         families(store, clock, smtp=smtp, twilio=twilio, sms=SMS) as f,
     ):
-        response = await f.client.post(
-            "/subscribe", data={"email": MARIA, "phone": ROSA, "receive": "all"}
+        # A page from before texts began with a text still posts a number: it gets no text.
+        response = await f.sign_up(
+            path="/subscribe", data={"email": MARIA, "phone": ROSA, "receive": "all"}
         )
-        assert response.status == 200
+        assert response.status == 200 and "send JOIN" in await response.text()
         for headline in ("Routine note", "Important note", "Urgent note"):
             await f.admin.post(ADMIN, urgent(headline, headline))
         await f.drain()
         assert len(smtp.messages) == 1 and smtp.messages[0]["Subject"].startswith("Confirm:")
-        assert len(twilio.texts) == 1 and "reply YES" in twilio.texts[0].body
+        assert twilio.texts == []

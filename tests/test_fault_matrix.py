@@ -103,16 +103,22 @@ async def test_a_fault_is_retried_and_delivered_exactly_once(
             return
         assert observed_matches(observed, expected), (platform, shape, observed)
         assert final.state is DeliveryState.SENT, final
-        assert rig.copies() == 1, "lost or doubled"
+        assert rig.copies() == expected.copies, "lost or doubled"
+        if expected.copies > 1 and rig.ids is not None:  # e-mail's window: one Message-ID
+            assert len(set(rig.ids())) == 1
         crashed = [r for r in caplog.records if "crashed" in r.getMessage()]
         assert crashed == []
 
 
-@pytest.mark.parametrize(
-    ("platform", "shape"),
-    [(p, s) for p, s in CELLS if p in ("discord", "slack", "telegram")],
-    ids=[f"{p}-{s.name}" for p, s in CELLS if p in ("discord", "slack", "telegram")],
-)
+# An edit is the same whether it is done once or twice: a lost answer to one is a timeout.
+EDITS = [
+    (p, s)
+    for p, s in CELLS
+    if p in ("discord", "slack", "telegram") and s is not Shape.ACCEPTED_LOST
+]
+
+
+@pytest.mark.parametrize(("platform", "shape"), EDITS, ids=[f"{p}-{s.name}" for p, s in EDITS])
 async def test_a_fault_on_the_retraction_never_leaves_the_copy_standing(
     platform: str,
     shape: Shape,

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from babel.messages.catalog import Catalog
@@ -210,6 +211,7 @@ async def test_a_hospital_campaign_reads_right_in_three_languages(
     assert campaign.languages == LANGUAGES and campaign.kind == "hospital"
     clock = FixedClock(NOW - timedelta(hours=2))
     lines: dict[str, list[str]] = {lang: [] for lang in LANGUAGES}
+    replies: list[tuple[str, str]] = []
     async with Store.open(database) as store:
         admin = Admin(store, campaign, config.to_admins(), clock)
         await _the_strike_so_far(admin, clock)
@@ -230,24 +232,33 @@ async def test_a_hospital_campaign_reads_right_in_three_languages(
                 calendar = await f.client.get(f"{prefix}/calendar.ics")
                 lines[lang] += ics_lines(await calendar.text())
                 for receive in ("urgent", "all", "briefing"):
-                    phone = f"+1213555{n}1{len(receive):02d}"
                     form = {"email": f"{lang}-{receive}@example.com", "language": lang,
-                            "receive": receive, "phone": phone}  # fmt: skip
-                    assert (await f.client.post(f"{prefix}/subscribe", data=form)).status == 200
+                            "receive": receive}  # fmt: skip
+                    assert (await f.sign_up(form, f"{prefix}/subscribe")).status == 200
+                    # Texts begin with a text: the page's code, sent with JOIN.
+                    phone = f"+1213555{n}1{len(receive):02d}"
+                    code = await f.signups.join_code(
+                        language=lang, choice=receive, client=f"192.0.2.{n * 3 + len(receive)}"
+                    )
+                    status, answer = await f.text_in(phone, f"JOIN {code}", f"J{n}{receive}")
+                    assert status == 200
+                    replies.append((phone, answer))
             await f.drain()
             for mail in smtp.messages:
                 lines[str(mail["Content-Language"])] += [str(mail["Subject"]),
                                                          *text_of(mail).split("\n")]  # fmt: skip
-            texts = list(twilio.texts)
+            assert twilio.texts == []  # nothing goes to a number that has not written
         async with store.read() as tx:
             latest = await tx.latest_update(NOW)
             recent = await tx.list_updates(NOW, limit=10)
             demands = await tx.list_demands(with_history=False)
             events = await tx.demand_events_since(NOW - timedelta(days=2))
             updates = {u.id: u for u in recent}
-        assert len(texts) == 3 * len(LANGUAGES)
-        for sent in texts:  # +1213555<language's place>1..: whose text it is
-            lines[LANGUAGES[int(sent.to.removeprefix("+1213555")[:1])]] += sent.body.split("\n")
+        assert len(replies) == 3 * len(LANGUAGES)
+        for phone, answer in replies:  # +1213555<language's place>1..: whose text it is
+            found = ElementTree.fromstring(answer).find("Message")  # noqa: S314 - our own TwiML
+            assert found is not None and found.text, answer
+            lines[LANGUAGES[int(phone.removeprefix("+1213555")[:1])]] += found.text.split("\n")
         commands = Commands(store, campaign, admin, clock)
         for lang in LANGUAGES:
             asker = CommandContext("console", CONSOLE, "local", "desk", locale=lang)

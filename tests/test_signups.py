@@ -225,17 +225,29 @@ async def test_a_flood_from_one_client_is_capped(sqlite_store: Store, clock: Fix
         assert await tx.find_subscriber("email", "parent6@example.com") is None
 
 
-async def test_a_flood_from_many_clients_meets_the_overall_cap(
+async def test_past_the_overall_cap_a_flood_waits_and_other_networks_do_not(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
-    people = signups_of(sqlite_store, clock, total_per_hour=20)
-    refused = 0
-    for n in range(40):
-        try:
-            await people.request(Contact.PHONE, f"+1213555{n:04d}", client=f"10.0.0.{n}", via="w")
-        except TooManySignups:
-            refused += 1
-    assert refused == 20 and len(await confirmations(sqlite_store)) == 20
+    people = signups_of(
+        sqlite_store, clock, total_per_hour=20, busy_network_per_hour=3, hard_total_per_hour=30
+    )
+
+    async def flood(clients: list[str]) -> int:
+        refused = 0
+        for n, client in enumerate(clients):
+            try:
+                await people.request(
+                    Contact.EMAIL, f"p{n}.{client}@example.com", client=client, via="w"
+                )
+            except TooManySignups:
+                refused += 1
+        return refused
+
+    # Forty addresses of one network: twenty get through, then the network waits.
+    assert await flood([f"203.0.113.{n}" for n in range(40)]) == 20
+    # A family on another network still signs up, and the ones after it, up to the hard cap.
+    assert await flood([f"198.51.{n}.7" for n in range(12)]) == 2
+    assert len(await confirmations(sqlite_store)) == 30
 
 
 async def test_bad_input_stores_and_sends_nothing(sqlite_store: Store, clock: FixedClock) -> None:
@@ -264,14 +276,40 @@ async def test_a_channel_not_offered_is_refused(sqlite_store: Store, clock: Fixe
 # -- texts ---------------------------------------------------------------------------------
 
 
-async def test_yes_confirms_only_a_pending_sign_up(sqlite_store: Store, clock: FixedClock) -> None:
+async def test_a_number_is_never_signed_up_from_the_web_only_by_its_own_text(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    """Issue 28: each web sign-up by number sent a real text (SMS pumping). A number now
+    signs up only by texting; YES from a number with nothing pending confirms nothing."""
     people = signups_of(sqlite_store, clock)
+    with pytest.raises(InvalidInput) as refused:
+        await people.request(Contact.PHONE, PHONE, client="c", via="web")
+    assert "send JOIN" in refused.value.message
+    assert "UNIRSE" in refused.value.localized("es")
     assert await people.confirm_by_reply(Contact.PHONE, PHONE, via="reply YES") is (
         Outcome.NOTHING_PENDING
     )
-    await people.request(Contact.PHONE, PHONE, client="c", via="web")
-    assert await people.confirm_by_reply(Contact.PHONE, PHONE, via="reply YES") is Outcome.CONFIRMED
+    code = await people.join_code(language="es", choice="all", client="c")
+    assert len(code) == 6 and code.isdigit()
+    assert await confirmations(sqlite_store) == []  # a code costs nobody a text
+    outcome = await people.join(Contact.PHONE, PHONE, language="en", via="text JOIN", code=code)
+    assert outcome is Outcome.JOINED
+    person = await people.find(PHONE)
+    assert person is not None and (person.language, person.choice) == ("es", "all")
     assert await people.confirm_by_reply(Contact.PHONE, PHONE, via="reply YES") is Outcome.ALREADY
+    # A code works once, and not after a day.
+    other = "+12135550199"
+    assert await people.join(Contact.PHONE, other, language="en", via="t", code=code) is (
+        Outcome.JOINED
+    )
+    stranger = await people.find(other)
+    assert stranger is not None and (stranger.language, stranger.choice) == ("en", "urgent")
+    late = await people.join_code(language="es", choice="all", client="c")
+    clock.advance(hours=25)
+    third = "+12135550198"
+    await people.join(Contact.PHONE, third, language="en", via="t", code=late)
+    found = await people.find(third)
+    assert found is not None and found.choice == "urgent"
 
 
 async def test_join_switches_language_and_stop_deletes_the_number(
@@ -288,6 +326,7 @@ async def test_join_switches_language_and_stop_deletes_the_number(
         Outcome.UNSUBSCRIBED
     )
     assert await people.find(PHONE) is None
+    await people.scrubbed()  # the number is cleared from the database's files, after
     async with sqlite_store.read() as tx:
         assert await tx.list_subscriptions() == []
 

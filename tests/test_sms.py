@@ -5,7 +5,7 @@ unsigned, forged or replayed ones refused), keywords in both languages, quiet ho
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -19,7 +19,15 @@ from bot.people.keywords import normalize
 from bot.people.signups import Choice
 from bot.plugins.outbound import Field, MessageKind, OutboundMessage
 from bot.store import Store
-from tests.fakes.twilio import AUTH_TOKEN, FakeTwilio, Fault, inbound, signed_request
+from tests.fakes.twilio import (
+    AUTH_TOKEN,
+    FROM,
+    FakeTwilio,
+    Fault,
+    Text,
+    inbound,
+    signed_request,
+)
 from tests.family_support import Families, families
 from tests.support import ADMIN, CAMPAIGN
 
@@ -152,6 +160,37 @@ async def test_twilio_at_its_worst_is_retried_until_the_text_goes(
         [(state, attempts, _)] = await post_row(sqlite_store)
         assert state is DeliveryState.SENT and attempts == 6
         assert [t.body.split("\n")[0] for t in twilio.to(ROSA)] == ["UTLA: URGENT: Strike is on"]
+
+
+async def test_a_text_whose_answer_was_lost_is_found_at_twilio_not_sent_again(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    """Issue 28: 15 of 15 texts whose answer was lost after Twilio created them went twice.
+    Now the retry looks first, among the messages to the number, newest first and page by
+    page (here the lost one is on the third page, behind 120 newer texts); when Twilio's
+    list fails, it waits and looks again: it never sends blind."""
+    async with (
+        FakeTwilio() as twilio,
+        families(sqlite_store, clock, twilio=twilio, sms=SMS) as f,
+    ):
+        await joined(f)
+        twilio.fail(Fault.LOSE_ANSWER)
+        twilio.fail_list(Fault.PLAIN_503)
+        later = datetime.now(UTC) + timedelta(minutes=1)
+        for n in range(120):  # texts to the same number created after it: listed before it
+            twilio.texts.append(
+                Text(f"SM{n + 10**9:032x}", ROSA, f"note {n}", FROM, "", created=later)
+            )
+        await f.admin.post(ADMIN, urgent("Strike is on"))
+        await f.drain()
+        [(state, attempts, error)] = await post_row(sqlite_store)
+        assert state is DeliveryState.SENT, (attempts, error)
+        assert twilio.requests == 1  # created once, never again
+        [text] = [t for t in twilio.to(ROSA) if "Strike is on" in t.body]
+        async with sqlite_store.read() as tx:
+            [post] = [d for d in await tx.list_deliveries(limit=None) if d.action == "post"]
+        assert post.platform_message_id == text.sid
+        assert twilio.lists == 3  # the one that failed is not counted; then three pages
 
 
 async def test_a_hanging_twilio_times_out_and_errors_never_show_the_number(

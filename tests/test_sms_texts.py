@@ -230,20 +230,23 @@ def _message_of(twiml: str) -> str:
 async def test_confirmations_and_replies_fit_the_budget(
     sqlite_store: Store, clock: FixedClock, language: str
 ) -> None:
-    """Signed up on the page for each choice (the confirmation texts Twilio is asked to
-    send), then every reply the number gives, in the language's own keywords."""
+    """Signed up with the page's code for each choice (the confirmation is the reply to
+    that text), then every reply the number gives, in the language's own keywords."""
     words = {kind: i18n.text(language, f"keywords.{kind}").split()[0]
              for kind in ("join", "stop", "yes", "help")}  # fmt: skip
     async with (
         FakeTwilio() as twilio,
         families(sqlite_store, clock, twilio=twilio, sms={"sender_name": "UTLA"}) as f,
     ):
+        texts = []
         for n, choice in enumerate(Choice):
-            form = {"phone": f"+1213555010{n}", "receive": str(choice), "language": language}
-            assert (await f.client.post("/subscribe", data=form)).status == 200
-        await f.drain()
-        texts = [t.body for t in twilio.texts]
-        assert len(texts) == len(Choice)
+            code = await f.signups.join_code(
+                language=language, choice=choice, client=f"192.0.2.{n + 1}"
+            )
+            status, body = await f.text_in(f"+1213555010{n}", f"{words['join']} {code}", f"J{n}")
+            assert status == 200
+            texts.append(_message_of(body))
+        assert twilio.texts == []  # the confirmations are the replies: nothing sent first
         replies = [
             await f.text_in("+12135550100", words["yes"], "SM-1"),  # confirmed
             await f.text_in("+12135550150", words["help"], "SM-2"),  # help

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from adapters.web._admin_limit import LIMIT as ADMIN_GUESSES
+from adapters.web._admin_limit import AdminAttempts
 from adapters.web._cache import Rendered, ResponseCache, SharedCheck
 from adapters.web._present import DEMAND_COLOURS, contrast, readable, span
 from bot import i18n
@@ -643,18 +646,58 @@ async def test_admin_api_without_a_valid_token_is_401_and_changes_nothing(
     runtime: PluginContext, clock: FixedClock, timeline: Week
 ) -> None:
     before = await snapshot_of(runtime.store, clock)
+    guesses = 0
     async with client_for(runtime) as client:
         for headers in BAD_CREDENTIALS:
             for method, path, body in ADMIN_CALLS:
                 response = await client.request(
                     method, path.format(id=timeline.friday.id), json=body, headers=headers
                 )
+                error = (await response.json())["error"]
+                if guesses >= ADMIN_GUESSES:  # then this client waits (below)
+                    assert response.status == 429 and error["code"] == "too_many_attempts"
+                    continue
+                guesses += bool(headers)
                 assert response.status == 401, (method, path, headers)
                 assert response.headers["WWW-Authenticate"].startswith("Bearer")
-                error = (await response.json())["error"]
                 assert error["code"] == "unauthorized"
                 assert "Authorization: Bearer" in error["message"]
     assert await snapshot_of(runtime.store, clock) == before
+
+
+async def test_wrong_admin_tokens_make_a_client_wait_and_are_logged_once(
+    runtime: PluginContext, timeline: Week, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 28: 2,000 wrong admin tokens at 1,669 a second all got 401, nothing limited,
+    nothing logged. Now ten wrong ones make that client wait (429 with Retry-After, even
+    with the right token), and the log says so once, with the count."""
+    async with client_for(runtime) as client:
+        with caplog.at_level(logging.WARNING, logger="strikebot.web"):
+            statuses = []
+            for n in range(200):
+                wrong = {"Authorization": f"Bearer guess-{n}"}
+                statuses.append((await client.get("/api/v1/admin/updates", headers=wrong)).status)
+            right = await client.get("/api/v1/admin/updates", headers=AUTH)
+        assert statuses[:ADMIN_GUESSES] == [401] * ADMIN_GUESSES
+        assert set(statuses[ADMIN_GUESSES:]) == {429}
+        assert right.status == 429 and 500 <= int(right.headers["Retry-After"]) <= 600
+        said = [r.getMessage() for r in caplog.records if "wrong admin token" in r.getMessage()]
+        assert said == [
+            "1 wrong admin token from 127.0.0.0/24 since the last report; a client waits 10 min "
+            "after 10"
+        ]
+        metrics = runtime.metrics.registry
+        assert (
+            metrics.get_sample_value("strikebot_http_refused_total", {"reason": "admin_token"})
+            == 10
+        )
+    # Another client is not held up, and the wait ends with the window.
+    attempts = AdminAttempts()
+    for second in range(ADMIN_GUESSES):
+        attempts.failed("198.51.100.7", float(second))
+    assert attempts.waiting("198.51.100.7", 10.0) > 0
+    assert attempts.waiting("203.0.113.9", 10.0) == 0.0
+    assert attempts.waiting("198.51.100.7", 601.0) == 0.0
 
 
 async def test_admin_api_is_refused_when_the_token_is_unset(

@@ -168,6 +168,48 @@ def test_malformed_urls_say_what_to_write(url: str, problem: str) -> None:
     assert problem in refused.value.message
 
 
+# Every IPv6 form that carries an IPv4 address, each carrying a loopback, a private and a
+# link-local one (the cloud metadata address): a translator or tunnel would deliver there.
+EMBEDDING = {
+    "IPv4-mapped ::ffff:0:0/96": "::ffff:{}",
+    "IPv4-translated ::ffff:0:0:0/96": "::ffff:0:{}",
+    "IPv4-compatible ::/96": "::{}",
+    "NAT64 64:ff9b::/96": "64:ff9b::{}",
+    "local NAT64 64:ff9b:1::/48": "64:ff9b:1::{}",
+    "6to4 2002::/16": "2002:{}::1",
+    "Teredo 2001::/32 server": "2001:0:{}:0:0:0:1",
+    "Teredo 2001::/32 client": "2001:0:4136:e378:8000:63bf:{}",
+}
+CARRIED = ("127.0.0.1", "10.1.2.3", "169.254.169.254")
+
+
+def _embed(form: str, ipv4: str) -> str:
+    a, b, c, d = (int(part) for part in ipv4.split("."))
+    if "client" in form:  # Teredo obfuscates the client's address (RFC 4380 4)
+        a, b, c, d = a ^ 0xFF, b ^ 0xFF, c ^ 0xFF, d ^ 0xFF
+    return EMBEDDING[form].format(f"{a << 8 | b:x}:{c << 8 | d:x}")
+
+
+@pytest.mark.parametrize("form", list(EMBEDDING))
+async def test_ipv6_addresses_carrying_a_private_ipv4_are_refused(
+    sqlite_store: Store, clock: FixedClock, form: str
+) -> None:
+    strict = rig_for(sqlite_store, clock, allow_private=False)
+    for ipv4 in CARRIED:
+        address = _embed(form, ipv4)
+        why = AddressPolicy().refusal(address)
+        assert why is not None, (form, address)
+        assert ipv4 in why or "local-use NAT64" in why, why
+        with pytest.raises(InvalidInput):
+            await strict.webhooks.add(ADMIN, f"https://[{address}]/hook")
+    assert await strict.webhooks.list() == []
+
+
+def test_a_nat64_address_of_a_public_ipv4_is_allowed() -> None:
+    assert AddressPolicy().refusal("64:ff9b::93.184.216.34") is None
+    assert AddressPolicy().refusal("2606:4700:4700::1111") is None
+
+
 def test_the_campaign_file_allows_a_network_explicitly() -> None:
     policy = AddressPolicy(allowed_networks=parse_networks(["127.0.0.0/8"]))
     assert policy.refusal("127.0.0.1") is None

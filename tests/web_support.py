@@ -28,9 +28,12 @@ def web_context(
     *,
     admin_token: str | None = TOKEN,
     campaign: Campaign = CAMPAIGN,
+    trusted_proxies: str | None = None,
 ) -> PluginContext:
     """The web plugin's context, as `strikebot run` builds it."""
     env = {"STRIKEBOT_ADMIN_TOKEN": admin_token} if admin_token else {}
+    if trusted_proxies is not None:
+        env["STRIKEBOT_TRUSTED_PROXIES"] = trusted_proxies
     return plugin_ctx("web", store, clock, env=env, campaign=campaign)
 
 

@@ -10,7 +10,9 @@ Two independent halves:
     `bot.ports.shard_lock_key`, taken by a background election every `election_seconds`).
     The holder logs a `StrikeClient` in, syncs the command tree to the configured guilds,
     and keeps the gateway connected; discord.py resumes dropped sessions, and if the client
-    itself dies (e.g. Discord unreachable at start) a new one is built after a backoff. When
+    itself dies (e.g. Discord unreachable at start, or /gateway/bot answering 5xx) a new one
+    is built after a backoff that doubles with each failure in a row, with jitter, up to
+    minutes (`gateway_retry_delay`); only a session that came up resets it. When
     the holder dies its lock goes with its connection and a standby connects instead.
   Either way each interaction is claimed in the store before it is handled, so it is handled
   once however many sessions or requests bring it. Drafts live in the store; handlers and
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
@@ -53,8 +56,17 @@ from bot.ports import (
 
 log = logging.getLogger("strikebot.discord")
 
-RETRY_CAP = 60.0
+RETRY_BASE = 1.0  # seconds before logging in again after the first failure
+RETRY_CAP = 240.0  # the longest wait before jitter (up to half as long again: 6 minutes)
 STOP_WAIT = 0.5
+
+
+def gateway_retry_delay(failures: int, rng: random.Random) -> float:
+    """Seconds before logging in again after `failures` failed tries in a row: 1, 2, 4...
+    up to `RETRY_CAP`, each made up to half as long again at random, so that many bots
+    (or instances) cut off together do not come back together."""
+    base = min(RETRY_CAP, RETRY_BASE * float(2 ** max(failures - 1, 0)))
+    return base * rng.uniform(1.0, 1.5)
 
 
 def build_client(
@@ -129,6 +141,7 @@ class DiscordAdapter:
         guild_ready_timeout: float = 2.0,
         election_seconds: float = 1.0,
         answer_within: float = 2.5,
+        rng: random.Random | None = None,
     ) -> None:
         settings = ctx.settings_as(DiscordSettings)
         if settings.token is None:
@@ -174,6 +187,7 @@ class DiscordAdapter:
         self._gateway: asyncio.Task[None] | None = None
         self._gateway_stop = asyncio.Event()
         self._stop_requested = asyncio.Event()
+        self._rng = rng or random.Random()
         self.endpoint: InteractionsEndpoint | None = None
         if settings.public_key:
             try:
@@ -372,18 +386,19 @@ class DiscordAdapter:
         self._health.shards_ready.clear()
 
     async def _run(self, shard_ids: list[int] | None) -> None:
-        delay = 1.0
+        failures = 0
         stop = self._gateway_stop
         while not stop.is_set():
             client = self._build_client(shard_ids)
             self.client = client
             fatal: str | None = None
+            connects = self._health.connects
+            failed: str | None = None
             try:
                 await client.login(self._token)
                 results = await sync_commands(client, self.section.guild_ids)
                 self._health.guild_sync.update(results)
                 self._health.changed()
-                delay = 1.0
                 await client.connect(reconnect=True)
             except discord.LoginFailure:
                 fatal = (
@@ -394,8 +409,7 @@ class DiscordAdapter:
                 fatal = "Discord refused the gateway intents; strikebot needs only Guilds."
             except Exception as exc:
                 if not stop.is_set():
-                    self._health.last_error = f"{type(exc).__name__}: {exc}"
-                    log.warning("Discord gateway failed (%s); reconnecting in %.0fs", exc, delay)
+                    failed = self._health.last_error = f"{type(exc).__name__}: {exc}"
             finally:
                 if not client.is_closed():
                     await client.close()
@@ -407,9 +421,19 @@ class DiscordAdapter:
             self._health.state = "reconnecting"
             self._health.shards_ready.clear()
             self._health.changed()
+            # Only a session that came up starts the count again: a login that works while
+            # /gateway/bot answers 5xx is still a failure (it used to log in every second).
+            failures = 1 if self._health.connects > connects else failures + 1
+            delay = gateway_retry_delay(failures, self._rng)
+            if failed is not None:
+                log.warning(
+                    "Discord gateway failed (%s); logging in again in %.0fs (failure %d in a row)",
+                    failed,
+                    delay,
+                    failures,
+                )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
-            delay = min(delay * 2, RETRY_CAP)
 
     def _fail(self, reason: str) -> None:
         self._health.state = "failed"

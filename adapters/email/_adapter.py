@@ -22,11 +22,14 @@ import contextlib
 import html
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
+import ssl
+from collections.abc import Mapping, Sequence
 from email.message import EmailMessage
+from typing import Any
 
 import aiosmtplib
 from aiohttp import web
+from aiosmtplib import SMTPResponse
 
 from bot.ports import (
     Campaign,
@@ -64,6 +67,17 @@ PAGE_CSP = (
 PAGE_WORDS = i18n.Words("email.page")
 
 
+class _Client(aiosmtplib.SMTP):
+    """An SMTP connection that knows whether the message itself went out on it: after
+    DATA, a lost answer leaves in doubt whether the server took the message."""
+
+    sent_data = False
+
+    async def data(self, message: str | bytes, **options: Any) -> SMTPResponse:
+        self.sent_data = True
+        return await super().data(message, **options)
+
+
 class _Pool:
     """Up to `size` SMTP connections, opened on demand and reused between messages."""
 
@@ -71,33 +85,52 @@ class _Pool:
         self.server = server
         self.timeout = timeout
         self.helo = helo  # the name we greet with (never a DNS lookup of our own host)
-        self._idle: asyncio.LifoQueue[aiosmtplib.SMTP] = asyncio.LifoQueue()
+        self._idle: asyncio.LifoQueue[_Client] = asyncio.LifoQueue()
         self._slots = asyncio.Semaphore(size)
-        self._all: set[aiosmtplib.SMTP] = set()
+        self._all: set[_Client] = set()
 
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[aiosmtplib.SMTP]:
-        async with self._slots:
-            client = None
-            while not self._idle.empty():
-                candidate = self._idle.get_nowait()
-                if candidate.is_connected:
-                    client = candidate
-                    break
-                self._all.discard(candidate)
-            if client is None:
-                client = await self._connect()
-            try:
-                yield client
-            except BaseException:
-                await self._close(client)
-                raise
-            else:
+    async def send(
+        self, mail: EmailMessage | bytes, *, sender: str = "", to: Sequence[str] = ()
+    ) -> None:
+        """Hand `mail` over (a message, or one already flattened, from `sender` to `to`).
+        A kept connection the server closed meanwhile fails before the
+        message goes (MAIL FROM, RCPT TO): that is tried once more at once on a new one.
+        Raises `LostAnswer` when the connection failed after the message itself went out
+        (the server may have it), else what aiosmtplib raised."""
+        for fresh in (False, True):
+            async with self._slots:
+                client = None if fresh else self._idle_client()
+                reused = client is not None
+                if client is None:
+                    client = await self._connect()
+                client.sent_data = False
+                try:
+                    if isinstance(mail, bytes):
+                        await client.sendmail(sender, list(to), mail)
+                    else:
+                        await client.send_message(mail)
+                except BaseException as exc:
+                    await self._close(client)
+                    if client.sent_data and isinstance(exc, Exception):
+                        if not isinstance(exc, aiosmtplib.SMTPResponseException):
+                            raise LostAnswer(exc) from exc
+                    elif reused and isinstance(exc, aiosmtplib.SMTPServerDisconnected):
+                        continue  # closed while idle: nothing went out, try a new one
+                    raise
                 self._idle.put_nowait(client)
+                return
 
-    async def _connect(self) -> aiosmtplib.SMTP:
+    def _idle_client(self) -> _Client | None:
+        while not self._idle.empty():
+            candidate = self._idle.get_nowait()
+            if candidate.is_connected:
+                return candidate
+            self._all.discard(candidate)
+        return None
+
+    async def _connect(self) -> _Client:
         s = self.server
-        client = aiosmtplib.SMTP(
+        client = _Client(
             hostname=s.host,
             port=s.port,
             use_tls=s.use_tls,
@@ -111,7 +144,7 @@ class _Pool:
         self._all.add(client)
         return client
 
-    async def _close(self, client: aiosmtplib.SMTP) -> None:
+    async def _close(self, client: _Client) -> None:
         self._all.discard(client)
         with contextlib.suppress(Exception):
             client.close()
@@ -189,11 +222,13 @@ class EmailAdapter:
         message_id = f"<{idempotency_key}@{self.sender.domain}>"
         copy = self._copy(message, person, idempotency_key)
         try:
-            async with self.pool.connection() as client:
-                if copy is not None:
-                    await client.sendmail(self.sender.addr_spec, [person.address], copy)
-                else:
-                    await client.send_message(self._mail(message, person, message_id))
+            if copy is not None:
+                await self.pool.send(copy, sender=self.sender.addr_spec, to=[person.address])
+            else:
+                await self.pool.send(self._mail(message, person, message_id))
+        except LostAnswer as lost:
+            self._last_error = failure(lost.cause, self.pool, after_data=True)
+            raise TransientDeliveryError(self._last_error, in_doubt=True) from None
         except aiosmtplib.SMTPRecipientsRefused as exc:
             refusal = exc.recipients[0] if exc.recipients else None
             code = refusal.code if refusal is not None else 550
@@ -205,10 +240,12 @@ class EmailAdapter:
             raise TransientDeliveryError(reason) from None
         except aiosmtplib.SMTPResponseException as exc:
             self._last_error = _reason(exc.code, exc.message, person.address)
+            if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+                self._last_error += "; check the user name and password in STRIKEBOT_SMTP_URL"
             log.warning("the mail server refused a message: %s", self._last_error)
             raise TransientDeliveryError(self._last_error) from None
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-            self._last_error = f"the mail server failed: {type(exc).__name__}"
+            self._last_error = failure(exc, self.pool, after_data=False)
             raise TransientDeliveryError(self._last_error) from None
         self._sent += 1
         return message_id
@@ -313,6 +350,65 @@ def _language(request: web.Request, campaign: Campaign) -> str:
     """The page's language: `?lang=` if the campaign speaks it, else its first language."""
     asked = request.query.get("lang", "")
     return asked if asked in campaign.languages else campaign.default_language
+
+
+class LostAnswer(Exception):
+    """The connection failed after the message itself went out: the server may have it."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def failure(exc: BaseException, pool: _Pool, *, after_data: bool) -> str:
+    """What went wrong talking to the mail server, and what to do about it, in one line
+    (an admin reads it in `strikebot deliveries` and on /healthz)."""
+    server = pool.server
+    where = f"{server.host}:{server.port}"
+    text = " ".join(str(exc).split())
+    if "STARTTLS extension not supported" in text:
+        return (
+            f"the mail server at {where} offers no STARTTLS; for a relay on this machine add "
+            "?tls=off to STRIKEBOT_SMTP_URL, else use the provider's submission port (587) or "
+            "smtps:// (465)"
+        )
+    if "AUTH extension is not supported" in text or "No suitable authentication" in text:
+        return (
+            f"the mail server at {where} offers no login that strikebot can use here; for a "
+            "relay that needs none, leave the user and password out of STRIKEBOT_SMTP_URL, "
+            "else use the provider's submission port (587) or smtps:// (465)"
+        )
+    if isinstance(exc, ssl.SSLError) or "SSL" in type(exc).__name__ or "SSL" in text:
+        return (
+            f"TLS with the mail server at {where} failed ({text[:80]}); smtps:// is for port "
+            "465, smtp:// (STARTTLS) for 587: check STRIKEBOT_SMTP_URL"
+        )
+    if isinstance(exc, aiosmtplib.SMTPConnectTimeoutError):
+        return (
+            f"the mail server at {where} did not answer the connection within "
+            f"{pool.timeout:g} s; check the host and port in STRIKEBOT_SMTP_URL and that this "
+            "machine may reach it; retrying"
+        )
+    if isinstance(exc, aiosmtplib.SMTPConnectError | ConnectionRefusedError):
+        return (
+            f"cannot connect to the mail server at {where} ({text[:80]}); check the host and "
+            "port in STRIKEBOT_SMTP_URL; retrying"
+        )
+    if after_data:
+        what = (
+            f"did not answer within {pool.timeout:g} s"
+            if isinstance(exc, TimeoutError)
+            else f"dropped the connection ({type(exc).__name__})"
+        )
+        return (
+            f"the mail server at {where} {what} after the message went out: it may have it; "
+            "sent again later with the same Message-ID"
+        )
+    if isinstance(exc, TimeoutError):
+        return f"the mail server at {where} stopped answering ({pool.timeout:g} s); retrying"
+    if isinstance(exc, aiosmtplib.SMTPServerDisconnected):
+        return f"the mail server at {where} closed the connection; retrying"
+    return f"the mail server at {where} failed ({type(exc).__name__}: {text[:80]}); retrying"
 
 
 def _reason(code: int, message: str, address: str) -> str:

@@ -5,7 +5,9 @@ store at send time and goes nowhere else (not a log line, not an error). Each te
 `[sms] max_segments` with the link to the page (`_render.py`); the campaign's quiet hours
 are in the subscription (urgent updates skip them; see `bot.delivery.planning.release_time`). Twilio
 calls back `/sms/status/{delivery id}` with what became of each text: recorded as a
-receipt; a number that cannot receive (30003, 30005, 30006) is marked broken.
+receipt; a number that cannot receive (30003, 30005, 30006) is marked broken. A send
+whose answer was lost after it went out is in doubt: before it is sent again, `find_sent`
+looks for the text at Twilio (`bot.ports.FindsSent`), so it goes once.
 
 Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook). Every request
 must carry a valid `X-Twilio-Signature` (HMAC-SHA1 of the public URL and the sorted
@@ -15,7 +17,8 @@ handled again when Twilio retries it or someone replays it. A message is a keywo
 when the whole of it is one (`bot.ports.Keywords`: trimmed, case and accents ignored, as
 Twilio reads STOP), in English or the campaign's languages:
 
-    JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself)
+    JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself);
+                                 with the web form's code (JOIN 482913), its choices
     YES / SÍ                     confirm a sign-up made on the web page
     STOP, STOPALL, UNSUBSCRIBE,  unsubscribe at once, and the number is deleted
       CANCEL, END, QUIT, REVOKE,
@@ -33,7 +36,9 @@ The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
+from datetime import datetime
 
 from aiohttp import web
 from twilio.request_validator import RequestValidator
@@ -57,6 +62,7 @@ from bot.ports import (
     guess_language,
     i18n,
     page_url,
+    show_phone,
 )
 
 from ._render import fit_own, render_text, short_name
@@ -66,6 +72,7 @@ from ._twilio import NumberRefused, Sender, TwilioClient
 log = logging.getLogger("strikebot.sms")
 
 INBOUND_PATH = "/sms/inbound"
+JOIN_CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")  # the web form's code after JOIN
 STATUS_PATH = "/sms/status/{delivery}"
 # Twilio's delivery errors that mean the number cannot receive texts at all.
 UNREACHABLE = frozenset({"30003", "30005", "30006", "21610", "21614"})
@@ -103,6 +110,7 @@ class SmsAdapter:
                 quiet_hours=self.section.quiet(),
                 countries=tuple(self.section.countries),
                 sender_name=self.who,
+                number=show_phone(self.settings.sender),
             )
         )
         self._sent = 0
@@ -158,6 +166,25 @@ class SmsAdapter:
             raise PermanentDeliveryError(exc.reason, tell_admins=False) from None
         self._sent += 1
         return sid
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None:
+        """The SID of the text a send in doubt created, if Twilio did create it: looked for
+        among the messages to the person's number since the delivery was queued, by its
+        words (`TwilioClient.find`; Twilio keeps no key of ours on a message). None when
+        there is none, or when the person has gone meanwhile (the send then refuses)."""
+        person = await self.signups.contactable(channel.channel)
+        if person is None:
+            return None
+        return await self.client.find(
+            person.address, self.render(message), self.sender, since=since
+        )
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
         raise PermanentDeliveryError("a text cannot be changed once sent")
@@ -238,9 +265,18 @@ class SmsAdapter:
             key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
             return self._say(language, key, url)
         if kind is KeywordKind.JOIN:
+            # "JOIN 482913": the code the web form gave carries its language and choice.
+            code = heard.argument if JOIN_CODE.fullmatch(heard.argument) else None
             outcome = await self.signups.join(
-                Contact.PHONE, number, language=language, via=f"text {word}"
+                Contact.PHONE, number, language=language, via=f"text {word}", code=code
             )
+            if outcome is not Outcome.ALREADY:
+                person = await self.signups.find(number)
+                if person is not None and person.language != language:
+                    language, url = person.language, page_url(campaign, person.language)
+                if person is not None:
+                    what = choice_term(person.choice, campaign)
+                    return self._say(language, "joined", url, choice=what)
             return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
         if kind is KeywordKind.YES:
             outcome = await self.signups.confirm_by_reply(

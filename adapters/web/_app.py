@@ -31,6 +31,7 @@ from bot.ports import (
     i18n,
 )
 
+from ._admin_limit import AdminAttempts
 from ._cache import (
     CODINGS,
     Cached,
@@ -119,6 +120,7 @@ class WebState:
     static: bool = False  # rendering for static files: no relative countdowns
     # (route, status) -> the labels it is counted under in strikebot_http_requests_total
     counters: dict[tuple[Hashable, int], tuple[str, str]] = field(default_factory=dict)
+    admin_attempts: AdminAttempts = field(default_factory=AdminAttempts)
     _timer_check: SharedCheck[EmbargoTimer] = field(init=False)
     _hot: HotKeys | None = None
     # What the pages' CSP adds (the "Notify me" button's script, when it is offered).
@@ -678,10 +680,25 @@ def admin_refusal(request: web.Request) -> web.Response | None:
             "The admin API is off because STRIKEBOT_ADMIN_TOKEN is not set. Set it to a long "
             "random value (e.g. `openssl rand -hex 32`) and restart strikebot.",
         )
+    state = state_of(request)
+    client = state.ctx.clients.address(request.remote, request.headers.get("X-Forwarded-For"))
+    now = asyncio.get_running_loop().time()
+    wait = state.admin_attempts.waiting(client, now)
+    if wait:
+        state.ctx.metrics.http_refused.inc("admin_limited")
+        return json_error(
+            429,
+            "too_many_attempts",
+            f"Too many wrong admin tokens from your address. Wait {wait / 60:.0f} min and "
+            "send the right one (`Authorization: Bearer <STRIKEBOT_ADMIN_TOKEN>`).",
+            headers={"Retry-After": f"{wait:.0f}"},
+        )
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(
         given.strip().encode(), token.encode()
     ):
+        if hdrs.AUTHORIZATION in request.headers:  # a guess (no header at all is not one)
+            state.admin_attempts.failed(client, now, state.ctx.metrics)
         return json_error(
             401,
             "unauthorized",

@@ -199,6 +199,7 @@ ADMIN_ERRORS = {
     401: "no valid bearer token (send `Authorization: Bearer <token>`)",
     403: "the admin API is off: STRIKEBOT_ADMIN_TOKEN is not set, or not allowed",
     422: "the request breaks a rule; `message` names it (empty headline, past embargo, ...)",
+    429: "too many wrong tokens from this address: wait for Retry-After seconds",
 }
 _CONDITIONAL = [
     {

@@ -11,12 +11,10 @@ NAME = "web"
 
 
 class WebSettings(PluginSettings):
-    """The web plugin's environment: the admin API's bearer token (off when unset)."""
+    """The web plugin's environment: the admin API's bearer token (off when unset). Who a
+    client is behind a proxy is the core's (`[server] trusted_proxies`, `ctx.clients`)."""
 
     admin_token: SecretStr | None = Field(default=None, alias="STRIKEBOT_ADMIN_TOKEN")
-    # Proxies in front of the bot that append to X-Forwarded-For (0: people connect directly).
-    # The sign-up form's per-client cap counts the address the outermost one saw.
-    proxy_hops: int = Field(default=0, ge=0, le=10, alias="STRIKEBOT_PROXY_HOPS")
 
 
 class WebSection(Section):

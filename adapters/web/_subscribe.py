@@ -3,16 +3,27 @@ behind a confirmation link, `/subscribe/confirm/{token}`, whose button confirms.
 
 Everything about sign-ups (checking the address, the limits, the consent record, sending
 the confirmation) is the core's `SignUps` (`ctx.people`); these handlers only translate a
-form into its calls and its answers into pages. The answer to a sign-up is the same
-whether the address was new, known or over its limit: no one learns who signed up.
-Opening a confirmation link confirms nothing (mail scanners open links); its button's
+form into its calls and its answers into pages. The answer to a sign-up is the same, and
+as quick, whether the address was new, known or over its limit: no one learns who signed
+up. Opening a confirmation link confirms nothing (mail scanners open links); its button's
 POST does.
+
+Texts: the form takes no number. Asking for texts shows a short code to text with JOIN
+from the phone (`SignUps.join_code`); the reply to that text is the confirmation. No text
+goes to a number that has not written first.
+
+Every form carries a token bound to a cookie (`bot.ports.FormTokens`), and a POST whose
+`Origin` (or `Referer`) is another site's is refused: another site cannot make its
+visitors sign strangers up. Who is asking (for the limits) is `ctx.clients`: the peer, or
+behind a trusted proxy the address it saw.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -35,6 +46,8 @@ from ._shell import HTML, base_context
 log = logging.getLogger("strikebot.web")
 
 FIELD_MAX = 2_000  # longer form values are cut before anything reads them
+COOKIE = "strikebot_form"  # the browser's form cookie (see FormTokens)
+TOKEN_FIELD = "form_token"  # noqa: S105 (the hidden field's name, not a secret)
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
@@ -67,7 +80,7 @@ def link_label(ctx: PluginContext) -> Any:
 
 def _form_handler(lang: str) -> Any:
     async def handle(request: web.Request) -> web.Response:
-        return _form(request, lang, {})
+        return await _form(request, lang, {})
 
     return handle
 
@@ -76,45 +89,60 @@ def _submit_handler(lang: str) -> Any:
     async def handle(request: web.Request) -> web.Response:
         ctx = state_of(request).ctx
         form = await request.post()
+        if not await _form_ok(request, form):
+            return await _refused(request, lang)
         values = {
-            k: str(form.get(k, ""))[:FIELD_MAX] for k in ("email", "phone", "receive", "language")
+            k: str(form.get(k, ""))[:FIELD_MAX] for k in ("email", "texts", "receive", "language")
         }
         if not values["receive"]:
             values["receive"] = str(form.get("choice", ""))[:FIELD_MAX]
-        asked = [c for c in ctx.people.offered if values[str(c)].strip()]
+        # A page from before texts began with a text (it sent a number): texts, no number.
+        texts = bool(values["texts"].strip() or str(form.get("phone", "")).strip())
+        wanted = {Contact.EMAIL: bool(values["email"].strip()), Contact.PHONE: texts}
+        asked = [c for c in ctx.people.offered if wanted[c]]
         if not asked:
-            field = str(ctx.people.offered[0]) if ctx.people.offered else ""
-            return _form(request, lang, values, WORDS[lang]["missing"], field, status=422)
-        client = _client(request)
+            field = "email" if Contact.EMAIL in ctx.people.offered else "texts"
+            return await _form(request, lang, values, WORDS[lang]["missing"], field, status=422)
+        client = ctx.clients.address(request.remote, request.headers.get("X-Forwarded-For"))
         via = f"web {request.path}"[:64]
+        language = values["language"] or lang
+        code = ""
         try:
-            for contact in asked:  # read both first: a typo in one sends nothing at all
+            if Contact.EMAIL in asked:
                 try:
-                    ctx.people.read(contact, values[str(contact)])
+                    ctx.people.ask(
+                        Contact.EMAIL,
+                        values["email"],
+                        language=language,
+                        choice=values["receive"],
+                        client=client,
+                        via=via,
+                    )
                 except InvalidInput as exc:
-                    return _form(request, lang, values, exc.localized(lang), str(contact), 422)
-            for contact in asked:
-                await ctx.people.request(
-                    contact,
-                    values[str(contact)],
-                    language=values["language"] or lang,
-                    choice=values["receive"],
-                    client=client,
-                    via=via,
+                    return await _form(request, lang, values, exc.localized(lang), "email", 422)
+            if Contact.PHONE in asked:
+                code = await ctx.people.join_code(
+                    language=language, choice=values["receive"], client=client
                 )
         except InvalidInput as exc:
-            return _form(request, lang, values, exc.localized(lang), "", status=422)
+            return await _form(request, lang, values, exc.localized(lang), "", status=422)
         except TooManySignups as exc:
             w = WORDS[lang]
-            return _message(request, lang, w["too_many_title"], [exc.localized(lang)], status=429)
+            ctx.metrics.http_refused.inc("signup_limit")
+            return await _message(
+                request, lang, w["too_many_title"], [exc.localized(lang)], status=429
+            )
         w = WORDS[lang]
         lines = []
         if Contact.EMAIL in asked:
             lines.append(w["sent_email"].format(what=w["this_address"]))
-        if Contact.PHONE in asked:
-            lines.append(w["sent_phone"])
-        lines.append(w["sent_note"])
-        return _message(request, lang, w["sent_title"], lines)
+        if code:
+            number = ctx.people.offers[Contact.PHONE].number
+            lines.append(w["sent_phone"].format(code=code, number=number or w["our_number"]))
+        if Contact.EMAIL in asked:
+            lines.append(w["sent_note"])
+        title = w["sent_title"] if Contact.EMAIL in asked else w["text_title"]
+        return await _message(request, lang, title, lines)
 
     return handle
 
@@ -125,13 +153,13 @@ def _confirm_page_handler(lang: str) -> Any:
         w = WORDS[lang]
         pending = await ctx.people.pending(request.match_info["token"])
         if pending is None:
-            return _expired(request, lang)
+            return await _expired(request, lang)
         line = w["confirm_what"].format(
             choice=choice_text(pending.choice, lang),
             how=w[str(pending.contact)],
             language=i18n.language_name(pending.language, lang),
         )
-        return _message(
+        return await _message(
             request, lang, w["confirm_title"], [line], confirm_button=w["confirm_button"]
         )
 
@@ -142,18 +170,70 @@ def _confirm_handler(lang: str) -> Any:
     async def handle(request: web.Request) -> web.Response:
         ctx = state_of(request).ctx
         w = WORDS[lang]
+        token = request.match_info["token"]
+        if await ctx.people.pending(token) is None:
+            return await _expired(request, lang)
+        if not await _form_ok(request, await request.post()):
+            return await _refused(request, lang)
         try:
-            done = await ctx.people.confirm(request.match_info["token"], via="web button")
+            done = await ctx.people.confirm(token, via="web button")
         except NotFound:
-            return _expired(request, lang)
+            return await _expired(request, lang)
         line = w["confirmed_what"].format(
             choice=choice_text(done.choice, lang),
             how=w[str(done.contact)],
             language=i18n.language_name(done.language, lang),
         )
-        return _message(request, lang, w["confirmed_title"], [line, w["confirmed_stop"]])
+        return await _message(request, lang, w["confirmed_title"], [line, w["confirmed_stop"]])
 
     return handle
+
+
+# -- the forms' tokens --------------------------------------------------------------------
+
+
+async def _form_ok(request: web.Request, form: Mapping[str, object]) -> bool:
+    """Whether this POST came from a form this site served to this browser: its token
+    matches the browser's cookie, and its Origin (or, without one, its Referer) is this
+    site's. A refusal is counted (strikebot_http_refused_total{reason="form_token"})."""
+    ctx = state_of(request).ctx
+    token = form.get(TOKEN_FIELD)
+    ok = _same_site(request) and await ctx.people.forms.check(
+        request.cookies.get(COOKIE), token if isinstance(token, str) else None
+    )
+    if not ok:
+        ctx.metrics.http_refused.inc("form_token")
+    return ok
+
+
+def _same_site(request: web.Request) -> bool:
+    """No Origin and no Referer (a privacy setting may drop both): the token decides alone."""
+    public = urlsplit(state_of(request).ctx.campaign.public_url)
+    ours = {f"{public.scheme}://{public.netloc}".lower(), f"{request.scheme}://{request.host}"}
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        return origin.lower().rstrip("/") in ours
+    referer = request.headers.get("Referer")
+    if referer:
+        parts = urlsplit(referer)
+        return f"{parts.scheme}://{parts.netloc}".lower() in ours
+    return True
+
+
+async def _token_for(request: web.Request) -> tuple[str, str | None]:
+    """The form token for this browser, and the cookie to set when it had none."""
+    cookie = request.cookies.get(COOKIE)
+    fresh = None
+    if not cookie or len(cookie) > 64:
+        cookie = fresh = state_of(request).ctx.people.forms.new_cookie()
+    return await state_of(request).ctx.people.forms.token(cookie), fresh
+
+
+async def _refused(request: web.Request, lang: str) -> web.Response:
+    w = WORDS[lang]
+    return await _message(
+        request, lang, w["refused_title"], [w["refused"]], again=w["again"], status=403
+    )
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -167,7 +247,7 @@ def _context(request: web.Request, lang: str, suffix: str, title: str) -> dict[s
     return context
 
 
-def _form(
+async def _form(
     request: web.Request,
     lang: str,
     values: dict[str, str],
@@ -190,7 +270,7 @@ def _form(
         offered=[str(c) for c in ctx.people.offered],
         values={
             "email": values.get("email", ""),
-            "phone": values.get("phone", ""),
+            "texts": values.get("texts", ""),
             "receive": values.get("receive") or str(Choice.URGENT),
             "language": values.get("language") or lang,
         },
@@ -202,10 +282,10 @@ def _form(
             {"value": code, "label": i18n.language_name(code)} for code in ctx.campaign.languages
         ],
     )
-    return _render(request, "subscribe.html", context, status)
+    return await _render(request, "subscribe.html", context, status)
 
 
-def _message(
+async def _message(
     request: web.Request,
     lang: str,
     heading: str,
@@ -223,20 +303,22 @@ def _message(
         action=request.path,
         again=again,
     )
-    return _render(request, "signup_message.html", context, status)
+    return await _render(request, "signup_message.html", context, status)
 
 
-def _expired(request: web.Request, lang: str) -> web.Response:
+async def _expired(request: web.Request, lang: str) -> web.Response:
     w = WORDS[lang]
     text = w["expired_link"]
-    return _message(request, lang, w["expired_title"], [text], again=w["again"], status=404)
+    return await _message(request, lang, w["expired_title"], [text], again=w["again"], status=404)
 
 
-def _render(
+async def _render(
     request: web.Request, template: str, context: dict[str, Any], status: int
 ) -> web.Response:
+    token, fresh = await _token_for(request)
+    context["form_token"] = token
     body = state_of(request).templates.get_template(template).render(context)
-    return web.Response(
+    response = web.Response(
         body=body.encode(),
         status=status,
         headers={
@@ -247,6 +329,11 @@ def _render(
             "X-Robots-Tag": "noindex",
         },
     )
+    if fresh is not None:
+        response.set_cookie(
+            COOKIE, fresh, httponly=True, samesite="Lax", secure=request.secure, path="/"
+        )
+    return response
 
 
 class _Fill(dict[str, object]):
@@ -258,18 +345,6 @@ class _Fill(dict[str, object]):
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _client(request: web.Request) -> str:
-    """Who is asking, for the per-client cap: the peer, or with STRIKEBOT_PROXY_HOPS=N the
-    address N proxies in front of us saw (the N-th from the right in X-Forwarded-For)."""
-    hops = state_of(request).settings.proxy_hops
-    if hops > 0:
-        forwarded = [part.strip() for part in request.headers.get("X-Forwarded-For", "").split(",")]
-        forwarded = [part for part in forwarded if part]
-        if len(forwarded) >= hops:
-            return forwarded[-hops][:64]
-    return request.remote or "unknown"
 
 
 __all__ = ["WORDS", "add_routes", "link_label"]

@@ -139,7 +139,8 @@ class WebPushAdapter:
                 vapid_private_key=self.vapid,
                 vapid_claims={"sub": self.settings.subject or ""},
                 ttl=int(self.section.ttl_hours * 3600),
-                headers={"Urgency": "high" if urgent else "normal"},
+                # RFC 8030's Topic: a copy sent again replaces one the service still holds.
+                headers={"Urgency": "high" if urgent else "normal", "Topic": idempotency_key},
                 aiohttp_session=self._session,
                 timeout=self.timeout,
             )

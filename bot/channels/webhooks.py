@@ -60,13 +60,25 @@ class AddressPolicy:
     disable_after_hours: float = 48.0
 
     def refusal(self, address: str) -> str | None:
-        """Why `address` (an IP) may not be sent to, or None when it may."""
+        """Why `address` (an IP) may not be sent to, or None when it may. An IPv6 address
+        that carries an IPv4 one (`embedded_ipv4`) is judged by that too: a translator or
+        tunnel in the path would deliver to it."""
         try:
             ip: IPAddress = ipaddress.ip_address(address.split("%", 1)[0])
         except ValueError:
             return f"{address!r} is not an IP address"
         if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
+        if isinstance(ip, ipaddress.IPv6Address):
+            if ip in _LOCAL_NAT64 and not any(ip in net for net in self.allowed_networks):
+                return f"{ip} is a local-use NAT64 address (64:ff9b:1::/48)"
+            for inner in embedded_ipv4(ip):
+                why = self._refusal(inner)
+                if why is not None:
+                    return f"{ip} carries {inner}; {why}"
+        return self._refusal(ip)
+
+    def _refusal(self, ip: IPAddress) -> str | None:
         if any(ip in network for network in self.allowed_networks):
             return None
         if ip.is_global and not ip.is_multicast:
@@ -83,6 +95,45 @@ class AddressPolicy:
             else "a non-public"
         )
         return f"{ip} is {kind} address"
+
+
+# IPv6 ranges whose addresses carry an IPv4 address in their last 32 bits: IPv4-compatible
+# (::/96, deprecated), IPv4-translated (::ffff:0:0:0/96, RFC 2765), and NAT64 (64:ff9b::/96,
+# RFC 6052; 64:ff9b:1::/48, RFC 8215, read at every RFC 6052 prefix length below).
+_LAST_32 = (
+    ipaddress.IPv6Network("::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+    ipaddress.IPv6Network("64:ff9b::/96"),
+)
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address `ip` carries: IPv4-mapped (::ffff:0:0/96), IPv4-translated
+    (::ffff:0:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4
+    (2002::/16) and Teredo (2001::/32: its server and its client). Empty for the others."""
+    found: list[ipaddress.IPv4Address] = []
+    value = int(ip)
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if any(ip in network for network in _LAST_32) and ip not in (
+        ipaddress.IPv6Address("::"),
+        ipaddress.IPv6Address("::1"),
+    ):
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    if ip in _LOCAL_NAT64:
+        # RFC 6052 2.2: where the IPv4 address sits for each prefix length; bits 64-71 are
+        # left out (the "u" octet). Which length the network uses is not known from here.
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))  # /96
+        for length in (48, 56, 64):
+            bits = f"{value:0128b}"
+            payload = (bits[length:64] + bits[72:])[:32]
+            found.append(ipaddress.IPv4Address(int(payload, 2)))
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return list(dict.fromkeys(found))
 
 
 def parse_networks(values: Sequence[str]) -> tuple[IPNetwork, ...]:

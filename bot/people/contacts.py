@@ -129,3 +129,15 @@ def mask(address: str) -> str:
         shown_domain = f"{name[:1]}•••{dot}{tld}" if dot else f"{domain[:1]}•••"
         return f"{local[:1]}•••@{shown_domain}"
     return f"{address[:2]}{'•' * max(len(address) - 5, 3)}{address[-3:]}"
+
+
+def show_phone(e164: str | None) -> str:
+    """A number as people dial it from anywhere ("+1 213-555-0100"); "" for none. For the
+    campaign's own number, never a person's."""
+    if not e164:
+        return ""
+    try:
+        parsed = phonenumbers.parse(e164, None)
+    except phonenumbers.NumberParseException:
+        return e164
+    return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.INTERNATIONAL)

@@ -4,6 +4,7 @@
     words.read("  Stop ")                     -> Heard(Kind.STOP, "en", "stop")
     words.read("¡Sí!")                        -> Heard(Kind.YES, "es", "si")
     words.read("ESTADO")                      -> Heard(Kind.STATUS, "es", "estado")
+    words.read("JOIN 482913")                 -> Heard(Kind.JOIN, "en", "join", "482913")
     words.read("End of the strike, when?")    -> Heard(None, "en", ...)   a question
 
 One rule for every platform that reads texts (SMS, WhatsApp): a message is a keyword only
@@ -11,7 +12,8 @@ when the whole of it, trimmed of spaces and punctuation, with case and accents i
 one of the words. That is how Twilio itself reads STOP, START and HELP (it opts a number
 out only when the whole message is the keyword), so the bot and the carrier never disagree
 about who is subscribed; a message that merely begins with "end" or "cancel" is a message,
-answered with a short menu and changing nothing.
+answered with a short menu and changing nothing. JOIN alone takes one short token after it
+(the sign-up form's code, a site's code).
 
 The words are data: the catalogue table `keywords` ("keywords.stop": "stop stopall
 unsubscribe cancel end quit optout revoke"), one line of words per kind and language, so a
@@ -37,6 +39,7 @@ from bot import i18n
 
 KEYWORD_MAX = 40  # characters: a longer message is never one keyword
 _ENDS = re.compile(r"^[\W_]+|[\W_]+$")
+_ARGUMENT = re.compile(r"[0-9a-z][0-9a-z-]{1,19}")  # one token, as normalised
 
 
 class Kind(StrEnum):
@@ -66,6 +69,7 @@ class Heard:
     kind: Kind | None
     language: str
     word: str
+    argument: str = ""  # what follows JOIN: the sign-up form's code, or a site's code
 
     @property
     def question(self) -> bool:
@@ -93,9 +97,19 @@ class Keywords:
         word = normalize(body) if len(body.strip()) <= KEYWORD_MAX * 4 else ""
         found = self.table.get(word) if word and len(word) <= KEYWORD_MAX else None
         if found is None:
-            return Heard(None, self.default_language, word[:KEYWORD_MAX])
+            return self._join_with(word) or Heard(None, self.default_language, word[:KEYWORD_MAX])
         kind, language = found
         return Heard(kind, language, word)
+
+    def _join_with(self, word: str) -> Heard | None:
+        """JOIN and one short token after it ("JOIN 482913", "UNIRSE LINCOLN-HS"): a sign-up
+        with what the page told the person to send. Only JOIN takes one: every other
+        keyword is the whole message."""
+        head, _, rest = word.partition(" ")
+        found = self.table.get(head)
+        if found is None or found[0] is not Kind.JOIN or not _ARGUMENT.fullmatch(rest):
+            return None
+        return Heard(Kind.JOIN, found[1], head, argument=rest)
 
     def first_word(self, kind: Kind, language: str) -> str:
         """The word a reply tells people to send, in `language` ("JOIN", "UNIRSE")."""

@@ -14,9 +14,18 @@ use case, so the rules hold everywhere:
   the page; only its POST confirms, so mail scanners that open links confirm nothing), by
   replying YES to the text, or by texting JOIN from the phone itself. Only the confirmation
   (`DeliveryAction.CONFIRM`) reaches an unconfirmed address.
-- No enumeration, no bombing. `request` answers the same whether the address is new,
-  pending, confirmed or rate-limited. One confirmation per address per 10 minutes and five a
-  day; a cap per client (an IP address, a phone) and across everyone per hour.
+- No text to a number that has not written first. A phone is signed up only by a text
+  from it: JOIN (or UNIRSE, START), answered with the confirmation; the web form gives a
+  short code to text with it (`join_code`: JOIN 482913), which carries the language and
+  the choice made on the form. The number is never typed on the web, so nobody can make the
+  union text a stranger, or pay for texts to numbers an attacker picks.
+- No enumeration, no bombing. `ask` (the web form) checks the address and the limits, then
+  does the rest off the answer's path: the answer is the same, and takes as long, whether
+  the address is new, pending, confirmed or over its limit. One confirmation per address
+  per 10 minutes and five a day. Limits per client (an IP address), per network (its /24 or
+  /48) and across everyone per hour; past the overall one, a network that already signed
+  up a few people waits, while one that has not still gets through: a flood degrades for
+  the networks it comes from, not for families elsewhere.
 - Personal data in one place. The address lives only in its `subscribers` row. Everything
   else (subscriptions, deliveries, audit entries, logs) names the person by `key`, an opaque
   random id that is also their subscription's channel. Unsubscribing deletes the row;
@@ -42,7 +51,13 @@ from typing import Any
 from bot import i18n
 from bot.clock import Clock, utcnow
 from bot.config import StrikeConfig
-from bot.errors import InvalidInput, NotFound, PermanentDeliveryError, StrikebotError
+from bot.errors import (
+    InvalidInput,
+    NotFound,
+    PermanentDeliveryError,
+    StoreUnavailable,
+    StrikebotError,
+)
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
 from bot.messages.kinds import briefing_days_choice
@@ -56,7 +71,9 @@ from bot.models import (
     Subscription,
     Urgency,
 )
+from bot.network import network_of
 from bot.people.contacts import read_contact, read_email, read_phone
+from bot.people.forms import FormTokens
 from bot.plugins.outbound import Link, MessageKind, OutboundMessage
 from bot.store import NewDelivery, Store, Tx
 
@@ -66,6 +83,8 @@ ACTOR = "strikebot:signups"
 WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
+CODE_KIND = "signup_code"  # a JOIN code from the web form, kept as a draft
+CODE_DIGITS = 6
 
 
 class Choice(StrEnum):
@@ -109,16 +128,24 @@ class Offer:
     # VAPID public key, RFC 8292) and where the browser posts its subscription.
     key: str = ""
     path: str = ""
+    number: str = ""  # where people text to sign up, as they would dial it ("+1 213-555-0100")
 
 
 @dataclass(frozen=True, slots=True)
 class SignupLimits:
+    """How many sign-ups, from whom, per hour (see the module's docstring)."""
+
     address_every: timedelta = timedelta(minutes=10)
     address_per_day: int = 5
     client_per_hour: int = 20
-    total_per_hour: int = 1000
+    network_per_hour: int = 60  # one /24 or /48
+    total_per_hour: int = 1000  # past this, the busy rule below applies
+    busy_network_per_hour: int = 3  # while busy: a network that asked this many waits
+    hard_total_per_hour: int = 5000  # never more confirmations an hour than this
     confirm_within: timedelta = timedelta(hours=48)
+    code_within: timedelta = timedelta(hours=24)  # a JOIN code from the web form
     broken_kept: timedelta = timedelta(days=30)
+    queued_at_most: int = 2000  # sign-ups waiting to be written (off the answer's path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +169,17 @@ class Pending:
     contact: Contact
     language: str
     choice: Choice
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """A sign-up checked and counted, waiting to be written."""
+
+    offer: Offer
+    address: str = field(repr=False)
+    language: str
+    choice: Choice
+    via: str
 
 
 class TooManySignups(StrikebotError):
@@ -241,9 +279,15 @@ class SignUps:
         self.briefing_time = briefing_time
         self.limits = limits or SignupLimits()
         self.offers: dict[Contact, Offer] = {}
+        self.forms = FormTokens(store, clock)
         self._clients = _Window(timedelta(hours=1))
+        self._networks = _Window(timedelta(hours=1))
         self._everyone = _Window(timedelta(hours=1))
+        self._asked: asyncio.Queue[_Asked] = asyncio.Queue(self.limits.queued_at_most)
+        self._worker: asyncio.Task[None] | None = None
         self._lookups: dict[str, asyncio.Future[Subscriber | None]] = {}
+        self._scrubbing: asyncio.Task[None] | None = None
+        self._scrub_again = False
         self._lookup_task: asyncio.Task[None] | None = None
 
     # -- what is on offer --------------------------------------------------------
@@ -284,32 +328,124 @@ class SignUps:
     ) -> None:
         """Ask `address` to confirm. Returns nothing either way: the caller answers the same
         "check your inbox / phone" whether the address was new, known or rate-limited.
-        Raises `InvalidInput` (a malformed address or choice) or `TooManySignups`."""
-        offer = self._offer(contact)
-        normalized = read_contact(offer.contact, address, offer.countries)
-        lang = self._language(language)
-        wanted = parse_choice(choice)
+        Raises `InvalidInput` (a malformed address or choice) or `TooManySignups`.
+        E-mail only: a phone signs up by texting (`join_code`, `join`)."""
+        asked = self._read_ask(contact, address, language, choice, via)
+        self._charge(client, self.clock())
+        await self._write(asked)
+
+    def ask(
+        self,
+        contact: Contact | str,
+        address: object,
+        *,
+        language: object = None,
+        choice: object = None,
+        client: str,
+        via: str,
+    ) -> None:
+        """`request` for the web form: the address, the choice and the limits are checked
+        now (raising as `request` does); the store and the confirmation are done after the
+        answer, in the order asked (`settled` waits for them). So the answer is the same,
+        and as quick, whatever the address's state."""
+        asked = self._read_ask(contact, address, language, choice, via)
         now = self.clock()
-        self._count_client(client, now)
+        self._charge(client, now)
+        try:
+            self._asked.put_nowait(asked)
+        except asyncio.QueueFull:
+            message, translations = _both("too_many_total")
+            raise TooManySignups(message, translations=translations) from None
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._work(), name="sign-ups")
+
+    async def settled(self) -> None:
+        """Wait until every sign-up asked so far is written (tests; before shutting down)."""
+        await self._asked.join()
+
+    async def _work(self) -> None:
+        """Write what was asked, in order, until nothing waits (`ask` starts it again)."""
+        while not self._asked.empty():
+            asked = self._asked.get_nowait()
+            try:
+                await self._write(asked)
+            except Exception as exc:  # one bad write must not stop the others
+                log.warning(
+                    "a sign-up could not be written (%s: %s); the person may sign up again",
+                    type(exc).__name__,
+                    exc,
+                )
+            finally:
+                self._asked.task_done()
+
+    def _read_ask(
+        self, contact: Contact | str, address: object, language: object, choice: object, via: str
+    ) -> _Asked:
+        offer = self._offer(contact)
+        if offer.contact is Contact.PHONE:
+            raise in_every_language(InvalidInput, lambda lang: words(lang, "text_first"))
+        normalized = read_contact(offer.contact, address, offer.countries)
+        return _Asked(offer, normalized, self._language(language), parse_choice(choice), via)
+
+    async def _write(self, asked: _Asked) -> None:
+        now = self.clock()
+        offer, normalized, lang, wanted, via = (
+            asked.offer, asked.address, asked.language, asked.choice, asked.via
+        )  # fmt: skip
         async with self.store.write() as tx:
-            await self._purge(tx, now)
+            purged = await self._purge(tx, now)
             person = await tx.find_subscriber(offer.contact, normalized)
             if person is None:
                 person = await self._create(tx, offer, normalized, lang, wanted, via, now)
             elif not self._may_confirm(person, now):
-                return  # the same answer: nothing is sent, nothing is said
-            await self._send_confirmation(tx, offer, person, lang, wanted, via, now)
+                person = None  # the same answer: nothing is sent, nothing is said
+            if person is not None:
+                await self._send_confirmation(tx, offer, person, lang, wanted, via, now)
+        if purged:  # off the answer's path already (`ask`), or a caller that waits
+            self.scrub_soon()
+            await self.scrubbed()
 
-    def _count_client(self, client: str, now: datetime) -> None:
+    def _charge(self, client: str, now: datetime) -> None:
+        """Count a sign-up from `client` (an IP address), or raise `TooManySignups` when its
+        address, its network or everyone is over the hour's limit. While everyone is over
+        `total_per_hour`, only networks that have asked fewer than `busy_network_per_hour`
+        get through: the flood's own networks wait, a family elsewhere does not."""
+        limits = self.limits
         key = digest(client)[:24]
-        if self._clients.count(key, now) >= self.limits.client_per_hour:
-            message, translations = _both("too_many_client")
-            raise TooManySignups(message, translations=translations)
-        if self._everyone.count("*", now) >= self.limits.total_per_hour:
+        network = digest(network_of(client))[:24]
+        total = self._everyone.count("*", now)
+        from_network = self._networks.count(network, now)
+        if total >= limits.hard_total_per_hour or (
+            total >= limits.total_per_hour and from_network >= limits.busy_network_per_hour
+        ):
             message, translations = _both("too_many_total")
             raise TooManySignups(message, translations=translations)
+        if (
+            self._clients.count(key, now) >= limits.client_per_hour
+            or from_network >= limits.network_per_hour
+        ):
+            message, translations = _both("too_many_client")
+            raise TooManySignups(message, translations=translations)
         self._clients.add(key, now)
+        self._networks.add(network, now)
         self._everyone.add("*", now)
+
+    async def join_code(self, *, language: object, choice: object, client: str) -> str:
+        """A short code for the web form's "get texts": texted with JOIN from the phone, it
+        signs that phone up with the language and choice made here (`join`). Counts as a
+        sign-up for the limits; nothing is sent to anyone."""
+        lang = self._language(language)
+        wanted = parse_choice(choice)
+        now = self.clock()
+        self._charge(client, now)
+        until = (now + self.limits.code_within).isoformat()
+        payload = {"language": lang, "choice": str(wanted), "until": until}
+        async with self.store.write() as tx:
+            for _ in range(10):
+                code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
+                if await tx.claim_draft(CODE_KIND, code, payload, now):
+                    return code
+        raise StoreUnavailable("no free sign-up code; try again")  # 10 collisions in a row
 
     def _may_confirm(self, person: Subscriber, now: datetime) -> bool:
         """At most one confirmation per address per 10 minutes, and five a day."""
@@ -571,27 +707,35 @@ class SignUps:
         choice: Choice = Choice.URGENT,
         keys: Mapping[str, str] | None = None,
         client: str | None = None,
+        code: str | None = None,
     ) -> Outcome:
         """A keyword (JOIN, UNIRSE, START) texted from the phone itself, or a browser's push
         subscription made by its own "Notify me" button: the sender has shown the address
         is theirs, so this signs up and confirms at once. `keys`: what a browser's messages
         are encrypted to (kept with the endpoint). `client`: who asked over the web (counted
-        against the per-client cap, as the form is)."""
+        against the per-client cap, as the form is). With the `code` the web form gave
+        (`join_code`), the language and choice made there apply; an unknown or expired
+        code is ignored (the keyword's language, urgent news)."""
         offer = self._offer(contact)
         normalized = read_contact(offer.contact, address, offer.countries)
         lang = self._language(language)
         now = self.clock()
         if client is not None:
-            self._count_client(client, now)
+            self._charge(client, now)
         async with self.store.write() as tx:
+            made = await tx.take_draft(CODE_KIND, code) if code else None
+            if made is not None and str(made.get("until", "")) > now.isoformat():
+                lang = self._language(made.get("language"))
+                choice = Choice(str(made.get("choice", choice)))
+                via = f"{via} (web code)"
             person = await tx.find_subscriber(offer.contact, normalized)
             if person is not None and keys is not None and person.keys != keys:
                 await tx.set_subscriber(person.id, {"keys": dict(keys)})
             if person is not None and person.confirmed and person.broken_reason is None:
                 if choice is not Choice(person.choice) and client is not None:
                     await self._set_choice(tx, person, offer, choice, now, via)
-                if person.language != lang:
-                    await self._confirm_choice(tx, person, offer, lang, now, via)
+                elif person.language != lang or (made is not None and person.choice != choice):
+                    await self._confirm_choice(tx, person, offer, lang, now, via, choice)
                 return Outcome.ALREADY
             if person is None:
                 person = await self._create(tx, offer, normalized, lang, choice, via, now)
@@ -642,12 +786,19 @@ class SignUps:
             return True
 
     async def _confirm_choice(
-        self, tx: Tx, person: Subscriber, offer: Offer, language: str, now: datetime, via: str
+        self,
+        tx: Tx,
+        person: Subscriber,
+        offer: Offer,
+        language: str,
+        now: datetime,
+        via: str,
+        choice: Choice | None = None,
     ) -> None:
-        """A subscribed person texted the other language's keyword: switch language."""
-        await tx.set_subscriber(
-            person.id, {"requested": {"language": language, "choice": person.choice}}
-        )
+        """A subscribed person texted the other language's keyword, or a code with other
+        choices: switch to them."""
+        wanted = str(choice) if choice is not None else person.choice
+        await tx.set_subscriber(person.id, {"requested": {"language": language, "choice": wanted}})
         fresh = await tx.subscriber_by_key(person.key)
         assert fresh is not None
         await self._confirm(tx, fresh, via, now)
@@ -664,7 +815,8 @@ class SignUps:
             if person is None:
                 return False
             await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
-            return True
+        self.scrub_soon()
+        return True
 
     async def unsubscribe_address(self, contact: Contact, address: str, *, via: str) -> Outcome:
         """STOP (and the other opt-out words) from a number."""
@@ -673,7 +825,8 @@ class SignUps:
             if person is None:
                 return Outcome.NOT_SUBSCRIBED
             await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
-            return Outcome.UNSUBSCRIBED
+        self.scrub_soon()
+        return Outcome.UNSUBSCRIBED
 
     async def _forget(
         self, tx: Tx, person: Subscriber, action: str, via: str, now: datetime
@@ -691,6 +844,35 @@ class SignUps:
             {"kind": person.kind, "state": person.state},
             {"via": via},
         )
+
+    def scrub_soon(self) -> None:
+        """After a deletion committed: clear the database's files of what was deleted
+        (`Store.scrub`), in the background, off the request's path. One scrub at a time;
+        deletions meanwhile get one more after it."""
+        if self._scrubbing is not None and not self._scrubbing.done():
+            self._scrub_again = True
+            return
+        self._scrubbing = asyncio.create_task(self._scrub(), name="scrub deleted addresses")
+
+    async def _scrub(self) -> None:
+        while True:
+            self._scrub_again = False
+            try:
+                await self.store.scrub()
+            except Exception as exc:
+                log.warning(
+                    "could not clear deleted addresses from the database's log (%s); the next "
+                    "deletion tries again",
+                    type(exc).__name__,
+                )
+                return
+            if not self._scrub_again:
+                return
+
+    async def scrubbed(self) -> None:
+        """Wait until the scrub after the last deletion is done (before a command exits)."""
+        while self._scrubbing is not None and not self._scrubbing.done():
+            await asyncio.shield(self._scrubbing)
 
     # -- what providers report -----------------------------------------------------------
 
@@ -840,7 +1022,9 @@ class SignUps:
             if person is None:
                 return False
             await self._forget(tx, person, "subscriber.delete", via, self.clock())
-            return True
+        self.scrub_soon()
+        await self.scrubbed()
+        return True
 
     async def delete_all(self, *, via: str = "cli") -> int:
         """Forget everyone (the campaign is over). Returns how many."""
@@ -852,14 +1036,19 @@ class SignUps:
                     await self._forget(tx, person, "subscriber.delete", via, self.clock())
             count += len(batch)
             if len(batch) < 500:
+                self.scrub_soon()
+                await self.scrubbed()
                 return count
 
     async def stats(self) -> dict[str, Any]:
         """Counts only: by kind, state, language and choice; broken; provider receipts."""
         async with self.store.write() as tx:
-            await self._purge(tx, self.clock())
+            purged = await self._purge(tx, self.clock())
             counts = await tx.subscriber_counts()
             receipts = await tx.receipt_counts()
+        if purged:
+            self.scrub_soon()
+            await self.scrubbed()
         by_kind: dict[str, dict[str, Any]] = {}
         for (kind, state, language, choice, broken), n in counts.items():
             entry = by_kind.setdefault(
@@ -900,6 +1089,7 @@ class SignUps:
 
     async def _purge(self, tx: Tx, now: datetime) -> int:
         """Delete unconfirmed sign-ups whose link expired, and addresses broken for long."""
+        await tx.forget_drafts(now - self.limits.code_within, kind=CODE_KIND)
         stale = await tx.expired_subscribers(
             pending_before=now, broken_before=now - self.limits.broken_kept
         )
@@ -920,7 +1110,10 @@ def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:
         briefing_time=time.fromisoformat(config.briefings.default_time),
         limits=SignupLimits(
             client_per_hour=section.per_client_per_hour,
+            network_per_hour=section.per_network_per_hour,
             total_per_hour=section.per_hour,
+            busy_network_per_hour=section.per_network_when_busy,
+            hard_total_per_hour=max(section.per_hour, section.at_most_per_hour),
             confirm_within=timedelta(hours=section.confirm_hours),
         ),
     )

@@ -25,7 +25,7 @@ from aiohttp import web
 from bot.briefings.schedule import BriefingScheduler
 from bot.clock import Clock, utcnow
 from bot.commands import Commands
-from bot.config import Settings, StrikeConfig
+from bot.config import Settings, StrikeConfig, clients_for
 from bot.delivery.dispatcher import Dispatcher
 from bot.delivery.leadership import dispatcher_lock_key, leadership_for
 from bot.editorial.admin import Admin
@@ -38,6 +38,18 @@ from bot.runtime.context import PluginContext, commands_for, plugin_context
 from bot.runtime.doctor import startup_notes, startup_warnings
 from bot.runtime.housekeeping import keep_house
 from bot.runtime.seed import apply_seed
+from bot.runtime.serving import (
+    ConnectionGuard,
+    Listener,
+    accept_batch,
+    budget,
+    listen,
+    quiet_connection_noise,
+    raise_file_limit,
+    report_refusals,
+    request_limits,
+    runner_options,
+)
 from bot.store import Store
 from bot.store.wakeups import watch_other_writers
 
@@ -133,6 +145,10 @@ async def serve(
         admin = Admin(store, campaign, config.to_admins(), clock)
         metrics, health = Metrics(), HealthBoard()
         commands = commands_for(config, store, admin, clock, metrics, plugins)
+        signups = signups_for(store, config, clock)
+        # Stops after the web server: the sign-ups it accepted are written before the store
+        # closes, and what they deleted is cleared from its files.
+        stack.push_async_callback(_logged, "sign-ups", _settle_signups, signups)
         parts = build_parts(
             plugins,
             settings,
@@ -143,6 +159,7 @@ async def serve(
             commands=commands,
             metrics=metrics,
             health=health,
+            signups=signups,
         )
         for part in parts:
             if isinstance(part.instance, Reporting):
@@ -151,22 +168,48 @@ async def serve(
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         for mountable in _mountable(parts):
             mountable.mount(app)
-        runner = web.AppRunner(app, access_log=None)
+        server = config.server
+        app.middlewares.append(request_limits(server, metrics))
+        runner = web.AppRunner(app, access_log=None, **runner_options(server))
         await runner.setup()
         stack.push_async_callback(_logged, "web server", runner.cleanup)
-        site = web.TCPSite(runner, settings.http_host, settings.http_port)
+        stack.enter_context(quiet_connection_noise())
+        file_limit = raise_file_limit()
+        guard = ConnectionGuard(
+            server, clients_for(settings, config), metrics, budget(file_limit, server)
+        )
         # What start-up made so far (modules, the app, the plugins) lives as long as the
         # process: out of the collector's full passes before the first answer, so none of
         # them (60-70 ms with this heap, in whichever thread allocates) lands while the
         # catch-up below runs and requests are being answered. Again once started.
         gc.freeze()
         try:
-            await site.start()
+            listening = await listen(
+                runner,
+                settings.http_host,
+                settings.http_port,
+                guard,
+                batch=accept_batch(file_limit, guard.max_connections),
+            )
         except OSError as exc:
             raise StrikebotError(
                 f"Cannot listen on {settings.http_host}:{settings.http_port} ({exc.strerror}). "
                 "Stop the other program using it or set STRIKEBOT_HTTP_PORT to a free port."
             ) from None
+        stack.push_async_callback(_logged, "listener", _close_server, listening)
+        reporting_stop = asyncio.Event()
+        reporting = asyncio.create_task(report_refusals(guard, reporting_stop))
+        stack.push_async_callback(
+            _logged, "refusal reports", _stop_task, _setter(reporting_stop), reporting
+        )
+        log.info(
+            "the web server takes %d connections at once (%d per client), headers within "
+            "%g s, bodies within %g s",
+            guard.max_connections,
+            guard.per_client,
+            server.header_timeout,
+            server.body_timeout,
+        )
 
         for part in parts:
             if isinstance(part.instance, Service):
@@ -223,6 +266,17 @@ async def serve(
         )
         await stop.wait()
         log.info("shutting down: finishing in-flight deliveries")
+
+
+async def _settle_signups(signups: SignUps) -> None:
+    async with asyncio.timeout(30):
+        await signups.settled()
+        await signups.scrubbed()
+
+
+async def _close_server(listener: Listener) -> None:
+    """Stop accepting; the runner's cleanup (next) closes the open connections."""
+    listener.close()
 
 
 def _mountable(parts: list[Part]) -> Iterator[Mountable]:

@@ -17,7 +17,7 @@ from typing import TypeVar
 from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
 from bot.clock import Clock
 from bot.commands import Commands
-from bot.config import DeliverySection, Settings, StrikeConfig
+from bot.config import DeliverySection, Settings, StrikeConfig, clients_for
 from bot.delivery.dispatcher import Dispatcher
 from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
 from bot.editorial.admin import Admin
@@ -25,6 +25,7 @@ from bot.editorial.desk import Desk
 from bot.editorial.reach import Reach, cost_sections, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
+from bot.network import Clients
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
 from bot.plugins.admins import AdminList
@@ -77,6 +78,8 @@ class PluginContext:
         return self.signups
 
     webhook_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    # Whose X-Forwarded-For is believed (`[server] trusted_proxies`): who a web client is.
+    clients: Clients = field(default_factory=Clients)
     delivery_settings: DeliverySection = field(default_factory=DeliverySection)
 
     def leadership(self, unit: int) -> Leadership:
@@ -185,4 +188,5 @@ def plugin_context(
             disable_after_hours=config.webhooks.disable_after_hours,
         ),
         delivery_settings=config.delivery,
+        clients=clients_for(settings, config),
     )

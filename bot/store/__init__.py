@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -132,6 +132,23 @@ class Store:
             self.outbox_written.set()
         if bumped is not None:
             self.public.advance(bumped)
+
+    async def scrub(self) -> bool:
+        """After a privacy deletion has committed: on SQLite, copy the write-ahead log into
+        the database file (whose deleted rows are zeroed, see `delete_subscriber`) and cut
+        the log to nothing, so the deleted text is in neither file. It waits for readers
+        to move on (the busy timeout); False when it could not finish (readers held on:
+        the next scrub, or SQLite's own checkpoints, finish it). PostgreSQL: nothing to do
+        here (its log and dead rows are the server's; see docs/privacy.md)."""
+        if self.dialect != "sqlite":
+            return True
+        with self._translated():
+            async with self.engine.connect() as conn:
+                raw = await conn.get_raw_connection()
+                driver: Any = raw.driver_connection  # aiosqlite's connection, autocommit
+                async with driver.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
+                    row = await cursor.fetchone()
+        return row is not None and row[0] == 0
 
     def busy_writing(self, within: float) -> bool:
         """True while a write transaction of this process holds SQLite's one writer and

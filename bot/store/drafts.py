@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, insert
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store import schema as t
@@ -43,6 +44,21 @@ class DraftStore:
             insert(t.drafts).values(token=token, kind=kind, payload=dict(payload), saved_at=now)
         )
 
+    async def claim_draft(
+        self, kind: str, token: str, payload: Mapping[str, Any], now: datetime
+    ) -> bool:
+        """Keep `payload` under `token` unless a draft already has it (a short code chosen at
+        random: the caller picks another). True when kept."""
+        ins: Any = (postgresql if self.conn.dialect.name == "postgresql" else sqlite).insert(
+            t.drafts
+        )
+        result = await self.conn.execute(
+            ins.values(
+                token=token, kind=kind, payload=dict(payload), saved_at=now
+            ).on_conflict_do_nothing(index_elements=["token"])
+        )
+        return bool(result.rowcount)
+
     async def take_draft(self, kind: str, token: str) -> dict[str, Any] | None:
         """The draft, removed; None if it was already taken, expired or never existed."""
         if not token or len(token) > 32:
@@ -55,7 +71,11 @@ class DraftStore:
         ).first()
         return None if row is None else dict(row.payload)
 
-    async def forget_drafts(self, before: datetime) -> int:
-        """Drop drafts saved before `before` (forms opened and abandoned). Returns how many."""
-        result = await self.conn.execute(delete(t.drafts).where(t.drafts.c.saved_at < before))
+    async def forget_drafts(self, before: datetime, *, kind: str | None = None) -> int:
+        """Drop drafts saved before `before` (forms opened and abandoned), of one `kind` or
+        all. Returns how many."""
+        query = delete(t.drafts).where(t.drafts.c.saved_at < before)
+        if kind is not None:
+            query = query.where(t.drafts.c.kind == kind)
+        result = await self.conn.execute(query)
         return int(result.rowcount or 0)

@@ -167,6 +167,17 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
     async def set_meta(self, key: str, value: str) -> None:
         await self._upsert(t.meta, {"key": key, "value": value}, ["key"], {"value": value})
 
+    async def meta_once(self, key: str, value: str) -> str:
+        """The value kept under `key`; `value` is kept first if there was none (instances
+        racing to set it all end up with the first one written)."""
+        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.meta)
+        await self.conn.execute(
+            ins.values(key=key, value=value).on_conflict_do_nothing(index_elements=["key"])
+        )
+        kept = await self.get_meta(key)
+        assert kept is not None
+        return kept
+
     # -- updates ---------------------------------------------------------------
 
     async def insert_update(self, values: Mapping[str, Any]) -> int:

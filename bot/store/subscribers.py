@@ -90,7 +90,15 @@ class SubscriberStore:
         )
 
     async def delete_subscriber(self, subscriber_id: int) -> None:
+        """Delete the person's row. On SQLite every page it frees is zeroed too (secure
+        delete on for this statement), so no copy stays on the free list; the WAL still
+        holds copies until `Store.scrub` runs after the commit."""
+        sqlite = self.conn.dialect.name == "sqlite"
+        if sqlite:
+            await self.conn.exec_driver_sql("PRAGMA secure_delete=ON")
         await self.conn.execute(delete(t.subscribers).where(t.subscribers.c.id == subscriber_id))
+        if sqlite:
+            await self.conn.exec_driver_sql("PRAGMA secure_delete=FAST")
 
     async def expired_subscribers(
         self, *, pending_before: datetime, broken_before: datetime, limit: int = 500

@@ -52,6 +52,7 @@ class PushFault(StrEnum):
     PLAIN_503 = "503-plain"
     HANG = "hang"
     RESET = "reset"
+    LOSE_ANSWER = "201-lost"  # taken (and delivered), then the connection drops
 
 
 def b64(data: bytes) -> str:
@@ -130,9 +131,11 @@ class FakePushService:
     async def _push(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
         browser = self.browsers.get(request.match_info["id"])
+        lose = False
         if self.faults:
             fault = self.faults.popleft()
-            answer = await self._fault(fault, request, browser)
+            lose = fault is PushFault.LOSE_ANSWER
+            answer = None if lose else await self._fault(fault, request, browser)
             if answer is not None:
                 return answer
         if browser is None or browser.gone:
@@ -158,6 +161,10 @@ class FakePushService:
             return self._refuse(400, f"could not decrypt: {type(exc).__name__}")
         browser.messages.append(message)
         browser.headers.append({k.lower(): v for k, v in request.headers.items()})
+        if lose:
+            assert request.transport is not None
+            request.transport.abort()  # taken; the 201 never leaves
+            return web.Response(status=201)
         return web.Response(
             status=201, headers={"Location": f"{self.url}/m/{next(self._ids)}", "TTL": "0"}
         )

@@ -41,6 +41,7 @@ class Answer:
     retry_after: str | None = None
     hang: bool = False
     reset: bool = False  # drop the connection without an answer
+    lost: bool = False  # take the event (as a 2xx would), then drop the connection unanswered
 
 
 class Receiver:
@@ -101,7 +102,7 @@ class Receiver:
         answer = self.answers.popleft() if self.answers else self.always
         duplicate = verified and webhook_id in self._seen and answer is None
         status = 401 if not verified else (answer.status if answer else 204)
-        if answer is not None and (answer.hang or answer.reset):
+        if answer is not None and (answer.hang or answer.reset or answer.lost):
             status = 0  # never answered
         record = Received(
             webhook_id, headers.get("webhook-timestamp", ""), verified, duplicate, status,
@@ -111,6 +112,11 @@ class Receiver:
         if answer is not None and answer.hang:
             await self._release.wait()
         if answer is not None and answer.reset and request.transport is not None:
+            request.transport.abort()
+            return web.Response(status=500)
+        if answer is not None and answer.lost and request.transport is not None:
+            if verified:
+                self._seen.add(webhook_id)
             request.transport.abort()
             return web.Response(status=500)
         if not verified:

@@ -90,6 +90,7 @@ class Failure:
     hang: bool
     raw: tuple[str, str] | None = None  # (Content-Type, body): an answer that is not Slack's
     reset: bool = False  # drop the connection without an answer
+    lose_answer: bool = False  # carry the call out, then drop the connection unanswered
 
 
 @dataclass(slots=True)
@@ -249,12 +250,16 @@ class FakeSlack:
         hang: bool = False,
         raw: tuple[str, str] | None = None,
         reset: bool = False,
+        lose_answer: bool = False,
     ) -> None:
         """The next `times` calls (None: all) to `method` fail with `error` / `status`, or
         with `raw` = (Content-Type, body): a proxy's plain-text 503, JSON cut short...; with
-        `hang` they never answer, with `reset` the connection is dropped unanswered."""
+        `hang` they never answer, with `reset` the connection is dropped unanswered, with
+        `lose_answer` the call is carried out and then the connection dropped unanswered."""
         self.failures.append(
-            Failure(method, error, status, retry_after, times, channel, hang, raw, reset)
+            Failure(
+                method, error, status, retry_after, times, channel, hang, raw, reset, lose_answer
+            )
         )
 
     def rate_limit(self, method: str, retry_after: int = 30, *, times: int | None = 1) -> None:
@@ -287,7 +292,8 @@ class FakeSlack:
         call = Call(method, args, token)
         self.calls.append(call)
         failure = self._injected(method, args)
-        if failure is not None:
+        lose_answer = failure is not None and failure.lose_answer
+        if failure is not None and not lose_answer:
             if failure.hang:
                 await self._closing.wait()
                 raise web.HTTPServiceUnavailable()
@@ -327,6 +333,9 @@ class FakeSlack:
         body: dict[str, Any] = handler(call, args)
         if not body.get("ok"):
             call.error = str(body.get("error"))
+        if lose_answer and request.transport is not None:
+            request.transport.abort()  # carried out; the answer never leaves
+            return web.Response(status=500)
         return web.json_response(
             body,
             headers={

@@ -10,6 +10,9 @@ next transactions:
     fake.fail_next_data("451 4.3.0 Temporary failure")   # the next DATA, once
     fake.fail_next_data(HANG)    # the next DATA is never answered (the client times out)
     fake.fail_next_data(RESET)   # the next DATA drops the connection unanswered
+    fake.fail_next_data(LOSE_ANSWER)  # the next DATA is stored (the 250 decided), then the
+                                      # connection drops before the 250 is written: the
+                                      # worst shape, a provider that took it and said nothing
 
     async with FakeSmtp() as fake:
         url = fake.url              # smtp://user:pass@127.0.0.1:PORT?tls=off
@@ -32,6 +35,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 USER = "strikebot"
 HANG = "hang"
 RESET = "reset"
+LOSE_ANSWER = "lose-answer"
 PASSWORD = "s3cret-smtp-pass"
 
 
@@ -66,19 +70,24 @@ class _Handler:
             fault = self.data_faults.popleft()
             if fault == HANG:
                 await self.closing.wait()  # until the fake closes
-            if fault == RESET:
+            if fault == LOSE_ANSWER:
+                self._keep(envelope)
+            if fault in (RESET, LOSE_ANSWER):
                 transport = server.transport
                 if isinstance(transport, asyncio.WriteTransport):
                     transport.abort()
                 return "421 4.4.2 Connection dropped"
             return fault
+        self._keep(envelope)
+        return "250 Message accepted for delivery"
+
+    def _keep(self, envelope: Envelope) -> None:
         raw = envelope.original_content or b""
         parsed = BytesParser(policy=policy.default).parsebytes(raw)
         assert isinstance(parsed, EmailMessage)
         self.received.append(
             Received(str(envelope.mail_from), list(envelope.rcpt_tos), parsed, raw)
         )
-        return "250 Message accepted for delivery"
 
 
 def _authenticate(

@@ -72,6 +72,7 @@ class Failure:
     chat: str | None
     hang: bool
     reset: bool = False  # drop the connection without an answer
+    lose_answer: bool = False  # carry the call out, then drop the connection unanswered
 
 
 @dataclass(slots=True)
@@ -210,11 +211,12 @@ class FakeTelegram:
         chat: int | None = None,
         hang: bool = False,
         reset: bool = False,
+        lose_answer: bool = False,
     ) -> None:
         self.failures.append(
             Failure(
                 method, status, body, content_type, times, None if chat is None else str(chat),
-                hang, reset,
+                hang, reset, lose_answer,
             )
         )  # fmt: skip
 
@@ -328,7 +330,8 @@ class FakeTelegram:
         if request.match_info["token"] != self.token:
             return self._answer(method, args, ApiError(401, "Unauthorized"))
         failure = self._failure_for(method, args)
-        if failure is not None:
+        lose_answer = failure is not None and failure.lose_answer
+        if failure is not None and not lose_answer:
             self.calls.append(Call(method, args, failure.status))
             if failure.hang:
                 await self._release.wait()
@@ -345,7 +348,11 @@ class FakeTelegram:
             result = await handler(args)
         except ApiError as exc:
             return self._answer(method, args, exc)
-        return self._answer(method, args, result)
+        answer = self._answer(method, args, result)
+        if lose_answer and request.transport is not None:
+            request.transport.abort()  # carried out; the answer never leaves
+            return web.Response(status=500)
+        return answer
 
     def _answer(self, method: str, args: dict[str, Any], outcome: Any) -> web.Response:
         self._changed.set()

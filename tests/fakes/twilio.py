@@ -4,6 +4,9 @@
          To, Body, From | MessagingServiceSid, StatusCallback  -> 201 {"sid": "SM...", ...}
     GET  /2010-04-01/Accounts/{AccountSid}.json   -> {"sid", "status", "type", ...}
          (`account_status`: active, suspended, closed; `account_type`: Full or Trial)
+    GET  /2010-04-01/Accounts/{AccountSid}/Messages.json?To=&From=&DateSent>=&PageSize=
+         -> {"messages": [...], "next_page_uri": ...}: newest first, as Twilio lists them;
+         a message has no `date_sent` until it is sent, and no status callback URL
 
 It behaves like Twilio at its worst where the adapter must cope:
 - a wrong login gets 401 {"code": 20003}; a body over 1600 characters 400 {"code": 21617};
@@ -11,7 +14,10 @@ It behaves like Twilio at its worst where the adapter must cope:
 - numbers scripted as opted out (the person texted STOP to the carrier) get 400
   {"code": 21610}; landlines 400 {"code": 21614};
 - faults for the next requests, in order: 429 with Retry-After (Twilio's 20429), 500 with a
-  JSON body, 502 with an HTML page, 503 with plain text, a hang (never answers), a reset.
+  JSON body, 502 with an HTML page, 503 with plain text, a hang (never answers), a reset;
+  and the worst shape, a message created whose answer is lost: the 201 cut short, or the
+  connection dropped after the message was created (`LOSE_ANSWER`).
+- `fail_list(...)` makes the next Messages list requests fail the same ways.
 
 `callback(sid, status, error, server=...)` posts the status callback Twilio would post for
 a sent message, signed for the public URL it was given, to the bot's local address (as a
@@ -41,10 +47,11 @@ import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from email.utils import format_datetime
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -66,6 +73,7 @@ class Fault(StrEnum):
     HANG = "hang"
     RESET = "reset"
     TRUNCATED_JSON = "201-cut"  # created, but the answer is cut short
+    LOSE_ANSWER = "201-lost"  # created, then the connection drops before the 201
 
 
 WINDOW = timedelta(hours=24)
@@ -82,6 +90,28 @@ class Text:
     content_sid: str = ""  # a WhatsApp template's, when one was sent
     error: str = ""  # the error its status callback will carry
     called_back: bool = False
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    sent: datetime | None = None
+    messaging_service: str | None = None
+
+    def resource(self) -> dict[str, Any]:
+        """As Twilio's Message resource reads (the fields the adapter may look at)."""
+        return {
+            "sid": self.sid,
+            "account_sid": ACCOUNT_SID,
+            "to": self.to,
+            "from": self.sender if self.sender.startswith("+") else FROM,
+            "messaging_service_sid": self.messaging_service,
+            "body": self.body,
+            "status": self.status,
+            "direction": "outbound-api",
+            "date_created": format_datetime(self.created, usegmt=True),
+            "date_updated": format_datetime(self.created, usegmt=True),
+            "date_sent": None if self.sent is None else format_datetime(self.sent, usegmt=True),
+            "num_segments": "1",
+            "error_code": None,
+            "uri": f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages/{self.sid}.json",
+        }
 
     @property
     def delivered(self) -> bool:
@@ -110,6 +140,8 @@ class FakeTwilio:
     clock: Callable[[], datetime] = utcnow
     contents: dict[str, Content] = field(default_factory=dict)
     heard: dict[str, datetime] = field(default_factory=dict)  # whatsapp number -> last wrote
+    list_faults: deque[Fault] = field(default_factory=deque)
+    lists: int = 0  # Messages list requests answered
     url: str = ""
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -120,6 +152,7 @@ class FakeTwilio:
         app.router.add_post("/2010-04-01/Accounts/{sid}/Messages.json", self._create)
         app.router.add_get("/2010-04-01/Accounts/{sid}.json", self._account)
         app.router.add_get("/v1/Content/{sid}/ApprovalRequests", self._approval)
+        app.router.add_get("/2010-04-01/Accounts/{sid}/Messages.json", self._list)
         self._runner, port = await serve(app)
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -225,37 +258,82 @@ class FakeTwilio:
                                "exceeds the 1600 character limit."}), None  # fmt: skip
         return None, Text(sid, to, body, sender, status_callback, error="" if inside else "63016")
 
+    def fail_list(self, *faults: Fault) -> None:
+        self.list_faults.extend(faults)
+
+    async def _fault(self, fault: Fault, request: web.Request) -> web.StreamResponse | None:
+        """The answer to a scripted fault; None to go on (a fault that comes after the work)."""
+        if fault is Fault.RATE_LIMITED:
+            return _json(
+                429,
+                {"code": 20429, "message": "Too Many Requests", "status": 429},
+                {"Retry-After": f"{self.retry_after:g}"},
+            )
+        if fault is Fault.JSON_500:
+            return _json(500, {"code": 20500, "message": "Internal Server Error"})
+        if fault is Fault.HTML_502:
+            return web.Response(
+                status=502,
+                text="<html><body><h1>502 Bad Gateway</h1></body></html>",
+                content_type="text/html",
+            )
+        if fault is Fault.PLAIN_503:
+            return web.Response(status=503, text="upstream connect error")
+        if fault is Fault.HANG:  # until the test ends: the client must give up first
+            await self._closing.wait()
+            return web.Response(status=500)
+        if fault is Fault.RESET:
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)
+        return None
+
+    async def _list(self, request: web.Request) -> web.StreamResponse:
+        if self.list_faults:
+            answer = await self._fault(self.list_faults.popleft(), request)
+            if answer is not None:
+                return answer
+        if request.match_info["sid"] != ACCOUNT_SID or not _authorized(request):
+            return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
+        self.lists += 1
+        query = request.query
+        newest = sorted(reversed(self.texts), key=lambda t: t.created, reverse=True)
+        found = [t for t in newest if t.to == query.get("To", t.to)]
+        if "From" in query:
+            found = [t for t in found if t.resource()["from"] == query["From"]]
+        after = query.get("DateSent>")
+        if after:  # a date, as Twilio takes it: messages sent on or after it (unsent: none)
+            day = date.fromisoformat(after[:10])
+            found = [t for t in found if t.sent is not None and t.sent.date() >= day]
+        size = min(int(query.get("PageSize", "50")), 1000)
+        page = int(query.get("Page", "0"))
+        chunk = found[page * size : (page + 1) * size]
+        more = len(found) > (page + 1) * size
+        base = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json"
+        params = {k: v for k, v in query.items() if k not in ("Page", "PageToken")}
+        next_uri = f"{base}?{urlencode({**params, 'Page': page + 1})}" if more else None
+        return _json(
+            200,
+            {
+                "messages": [t.resource() for t in chunk],
+                "page": page,
+                "page_size": size,
+                "next_page_uri": next_uri,
+                "uri": request.path_qs,
+            },
+        )
+
     async def _create(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
+        lost = None
         if self.faults:
             fault = self.faults.popleft()
-            if fault is Fault.RATE_LIMITED:
-                return _json(
-                    429,
-                    {"code": 20429, "message": "Too Many Requests", "status": 429},
-                    {"Retry-After": f"{self.retry_after:g}"},
-                )
-            if fault is Fault.JSON_500:
-                return _json(500, {"code": 20500, "message": "Internal Server Error"})
-            if fault is Fault.HTML_502:
-                return web.Response(
-                    status=502,
-                    text="<html><body><h1>502 Bad Gateway</h1></body></html>",
-                    content_type="text/html",
-                )
-            if fault is Fault.PLAIN_503:
-                return web.Response(status=503, text="upstream connect error")
-            if fault is Fault.HANG:  # until the test ends: the client must give up first
-                await self._closing.wait()
-                return web.Response(status=500)
-            if fault is Fault.TRUNCATED_JSON:
-                return web.Response(
-                    status=201, text='{"sid": "SM0000', content_type="application/json"
-                )
-            if fault is Fault.RESET:
-                assert request.transport is not None
-                request.transport.close()
-                return web.Response(status=500)
+            if fault in (Fault.TRUNCATED_JSON, Fault.LOSE_ANSWER):
+                lost = fault  # the message is created first
+            else:
+                answer = await self._fault(fault, request)
+                assert answer is not None
+                return answer
         if request.match_info["sid"] != ACCOUNT_SID or not _authorized(request):
             return _json(401, {"code": 20003, "message": "Authenticate", "status": 401})
         form = await request.post()
@@ -272,7 +350,7 @@ class FakeTwilio:
                 return refused
             assert made is not None
             self.texts.append(made)
-            return _json(201, {"sid": made.sid, "status": "queued", "to": to})
+            return self._created(request, lost, {"sid": made.sid, "status": "queued", "to": to})
         if not re.fullmatch(r"\+[1-9]\d{6,14}", to):
             return _json(400, {"code": 21211, "message": "The 'To' number is not valid."})
         if not sender:
@@ -287,8 +365,23 @@ class FakeTwilio:
             return _json(400, {"code": 21614, "message": "'To' number is not a valid mobile "
                                "number"})  # fmt: skip
         sid = f"SM{next(self._ids):032x}"
-        self.texts.append(Text(sid, to, body, sender, str(form.get("StatusCallback", ""))))
-        return _json(201, {"sid": sid, "status": "queued", "to": to, "body": body})
+        service = str(form["MessagingServiceSid"]) if "MessagingServiceSid" in form else None
+        text = Text(sid, to, body, sender, str(form.get("StatusCallback", "")))
+        text.messaging_service = service
+        self.texts.append(text)
+        return self._created(request, lost, text.resource())
+
+    def _created(
+        self, request: web.Request, lost: Fault | None, answer: dict[str, Any]
+    ) -> web.Response:
+        """The answer to a created message: whole, cut short, or lost on the way."""
+        if lost is Fault.TRUNCATED_JSON:
+            return web.Response(status=201, text='{"sid": "SM0000', content_type="application/json")
+        if lost is Fault.LOSE_ANSWER:
+            assert request.transport is not None
+            request.transport.abort()  # created; the 201 never leaves
+            return web.Response(status=201)
+        return _json(201, answer)
 
     async def callback(
         self, sid: str, status: str, error: str | None = None, *, server: str
@@ -296,6 +389,9 @@ class FakeTwilio:
         """Post the status callback for text `sid` to the bot at `server` (its local base
         URL), signed for the public URL the text named. Returns the HTTP status."""
         text = next(t for t in self.texts if t.sid == sid)
+        text.status = status
+        if status in ("sent", "delivered") and text.sent is None:
+            text.sent = datetime.now(UTC)
         params = {"MessageSid": sid, "MessageStatus": status, "AccountSid": ACCOUNT_SID}
         if error:
             params["ErrorCode"] = error
