@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# The browser tests drive Debian's Chromium; Playwright's package must never fetch its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = 1
 
 .PHONY: run test lint typecheck pytest bench clean
 

@@ -84,6 +84,7 @@ from bot.plugins import (
     PluginSettings,
     Section,
     SubParsers,
+    SurfacePreview,
     Verdict,
     installed_plugins,
     lazy_exports,
@@ -123,16 +124,18 @@ if TYPE_CHECKING:
     from bot.delivery.dispatcher import Dispatcher
     from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
     from bot.delivery.planning import wants
+    from bot.delivery.progress import Failure, Progress
     from bot.editorial.admin import Admin, Changes, DemandResult, Draft
     from bot.editorial.desk import Action, Desk, Done, Preview, Problems, Proposal, TextPatch
     from bot.editorial.reach import Reach, reach
-    from bot.editorial.translations import stale_note
+    from bot.editorial.translations import StaleText, stale_note
     from bot.metrics import Metrics
     from bot.people.asking import ask
     from bot.people.contacts import mask, show_phone
     from bot.people.forms import FormTokens
     from bot.people.keywords import Heard, Keywords, guess_language
     from bot.people.keywords import Kind as KeywordKind
+    from bot.people.sign_in import SignIn, TooManySignIns
     from bot.people.signups import (
         Choice,
         Contactable,
@@ -145,11 +148,13 @@ if TYPE_CHECKING:
         choice_text,
         short_union,
     )
+    from bot.runtime.board import Board
     from bot.runtime.context import PluginContext, plugin_context
     from bot.runtime.logging import configure_logging
     from bot.store import STORE_FAILURES, Store, Tx
     from bot.store.content import SharedCheck, watch_public_version
     from bot.store.public import RevisionNote
+    from bot.store.sessions import DeskSession
 
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
@@ -177,6 +182,8 @@ _LAZY = {
     "leadership_for": "bot.delivery.leadership",
     "shard_lock_key": "bot.delivery.leadership",
     "wants": "bot.delivery.planning",
+    "Failure": "bot.delivery.progress",
+    "Progress": "bot.delivery.progress",
     "Admin": "bot.editorial.admin",
     "Changes": "bot.editorial.admin",
     "DemandResult": "bot.editorial.admin",
@@ -196,11 +203,14 @@ _LAZY = {
     "open_plugin": "bot.cli",
     "Reach": "bot.editorial.reach",
     "reach": "bot.editorial.reach",
+    "StaleText": "bot.editorial.translations",
     "stale_note": "bot.editorial.translations",
     "Metrics": "bot.metrics",
     "mask": "bot.people.contacts",
     "show_phone": "bot.people.contacts",
     "FormTokens": "bot.people.forms",
+    "SignIn": "bot.people.sign_in",
+    "TooManySignIns": "bot.people.sign_in",
     "Choice": "bot.people.signups",
     "Contactable": "bot.people.signups",
     "Offer": "bot.people.signups",
@@ -211,6 +221,7 @@ _LAZY = {
     "choice_term": "bot.people.signups",
     "choice_text": "bot.people.signups",
     "short_union": "bot.people.signups",
+    "Board": "bot.runtime.board",
     "PluginContext": "bot.runtime.context",
     "plugin_context": "bot.runtime.context",
     "configure_logging": "bot.runtime.logging",
@@ -220,6 +231,7 @@ _LAZY = {
     "SharedCheck": "bot.store.content",
     "watch_public_version": "bot.store.content",
     "RevisionNote": "bot.store.public",
+    "DeskSession": "bot.store.sessions",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)
@@ -244,6 +256,7 @@ __all__ = [
     "Admin",
     "AdminList",
     "AdminRule",
+    "Board",
     "Campaign",
     "Changes",
     "ChannelRef",
@@ -269,11 +282,13 @@ __all__ = [
     "DemandStatus",
     "DemandWording",
     "Desk",
+    "DeskSession",
     "Dispatcher",
     "DoctorRequest",
     "Done",
     "Draft",
     "EventSink",
+    "Failure",
     "Field",
     "FindsSent",
     "FixedClock",
@@ -304,6 +319,7 @@ __all__ = [
     "Plugins",
     "Preview",
     "Problems",
+    "Progress",
     "Proposal",
     "QuietHours",
     "QuietHoursSetting",
@@ -314,14 +330,18 @@ __all__ = [
     "Section",
     "Service",
     "SharedCheck",
+    "SignIn",
     "SignUps",
+    "StaleText",
     "Status",
     "Store",
     "StoreUnavailable",
     "StrikebotError",
     "SubParsers",
     "Subscription",
+    "SurfacePreview",
     "TextPatch",
+    "TooManySignIns",
     "TooManySignups",
     "TransientDeliveryError",
     "Tx",

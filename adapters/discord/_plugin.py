@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from adapters.discord._preview import preview
 from adapters.discord._settings import (
     LIMITS,
     MENTIONS,
@@ -53,4 +54,5 @@ plugin = Plugin(
     ),
     docs="docs/platforms.md#discord",
     doctor=doctor,
+    preview=preview,
 )

@@ -9,7 +9,7 @@ from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSet
 from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
-    from bot.ports import PluginContext
+    from bot.ports import Campaign, OutboundMessage, PluginContext, Section, SurfacePreview
 
 
 def create(ctx: PluginContext) -> object:
@@ -26,6 +26,15 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
     return await check(request)
 
 
+def preview(
+    message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
+) -> SurfacePreview:
+    """The web desk's card: the update as it will arrive, read only when a desk asks."""
+    from adapters.email._preview import preview as card
+
+    return card(message, campaign, section, language)
+
+
 plugin = Plugin(
     name=NAME,
     title="E-mail",
@@ -37,4 +46,5 @@ plugin = Plugin(
     cost=Cost(units="email.units"),
     docs="docs/email-sms.md#e-mail",
     doctor=doctor,
+    preview=preview,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from adapters.slack._preview import preview
 from adapters.slack._settings import (
     LIMITS,
     MENTIONS,
@@ -46,4 +47,5 @@ plugin = Plugin(
     address_example="slack:T0001/C0001",
     docs="docs/platforms.md#slack",
     doctor=doctor,
+    preview=preview,
 )

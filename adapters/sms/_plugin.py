@@ -9,7 +9,7 @@ from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
 from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
-    from bot.ports import Campaign, OutboundMessage, PluginContext, Section
+    from bot.ports import Campaign, OutboundMessage, PluginContext, Section, SurfacePreview
 
 
 def create(ctx: PluginContext) -> object:
@@ -33,6 +33,15 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
     return await check(request)
 
 
+def preview(
+    message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
+) -> SurfacePreview:
+    """The web desk's card: the update as it will arrive, read only when a desk asks."""
+    from adapters.sms._preview import preview as card
+
+    return card(message, campaign, section, language)
+
+
 plugin = Plugin(
     name=NAME,
     title="Text messages (Twilio)",
@@ -47,4 +56,5 @@ plugin = Plugin(
     ),
     docs="docs/email-sms.md#text-messages",
     doctor=doctor,
+    preview=preview,
 )

@@ -86,6 +86,9 @@ class SmsSection(Section):
     # True once the sender is registered for US texting (A2P 10DLC for a local number,
     # toll-free verification for an 8XX one): `strikebot doctor` warns until then.
     us_registered: bool = False
+    # What one segment costs, in US dollars (Twilio's price for your country), for the web
+    # desk's estimate of a text's cost. Unset: the desk shows segments only.
+    segment_price: float | None = Field(default=None, gt=0, le=10)
 
     @field_validator("countries")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from adapters.telegram._preview import preview
 from adapters.telegram._settings import (
     LIMITS,
     MENTIONS,
@@ -46,4 +47,5 @@ plugin = Plugin(
     address_example="telegram:-1001234567890/-1001234567890",
     docs="docs/telegram.md",
     doctor=doctor,
+    preview=preview,
 )

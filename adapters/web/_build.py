@@ -30,6 +30,7 @@ class WebSurface:
         section = ctx.section if isinstance(ctx.section, WebSection) else WebSection()
         self.publisher = Publisher(ctx, Path(section.publish_dir)) if section.publish_dir else None
         self.settings = ctx.settings_as(WebSettings)
+        self.door = ctx.sign_in()  # the web desk's (`_desk`): one per process
         token = self.settings.admin_token
         if token is not None and len(token.get_secret_value()) < 24:
             log.warning(
@@ -38,7 +39,7 @@ class WebSurface:
             )
 
     def mount(self, app: web.Application) -> None:
-        mount_web(app, self.ctx, self.settings)
+        mount_web(app, self.ctx, self.settings, self.door)
 
     async def start(self) -> None:
         self._stop.clear()

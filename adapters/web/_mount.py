@@ -6,17 +6,31 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.ports import PluginContext
+from bot.ports import PluginContext, SignIn
 
-from . import _admin, _api, _favicon, _feeds, _notify, _openapi, _pages, _subscribe, _webhooks
+from . import (
+    _admin,
+    _api,
+    _desk,
+    _favicon,
+    _feeds,
+    _notify,
+    _openapi,
+    _pages,
+    _subscribe,
+    _webhooks,
+)
 from ._app import MAX_BODY, STATE, WebState, make_templates, surface
 from ._settings import WebSettings
 
 MIDDLEWARES = (surface,)
 
 
-def mount_web(app: web.Application, ctx: PluginContext, settings: WebSettings) -> None:
-    """Every route of the public web surface, its middleware and its shared state."""
+def mount_web(
+    app: web.Application, ctx: PluginContext, settings: WebSettings, door: SignIn | None = None
+) -> None:
+    """Every route of the public web surface, its middleware and its shared state; with a
+    `door` (the running bot's), the comms team's web desk at /desk as well."""
     state = WebState(ctx, settings, make_templates())
     app[STATE] = state
     app.middlewares.extend(MIDDLEWARES)
@@ -31,6 +45,8 @@ def mount_web(app: web.Application, ctx: PluginContext, settings: WebSettings) -
     state.csp_extra = lambda: _notify.csp_extra(ctx)
     _webhooks.add_routes(app)
     _favicon.add_routes(app)
+    if door is not None:
+        _desk.add_routes(app, door)
     app.router.add_get("/api/v1/openapi.json", _openapi.serve)
     # From the route table just built: the document describes what is served.
     state.openapi = _openapi.document_bytes(ctx.campaign, app.router)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adapters.web._settings import NAME, WebSection, WebSettings
+from adapters.web._settings import NAME, WebAdmins, WebSection, WebSettings
 from bot.ports import Check, Command, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from bot.ports import PluginContext
+    from bot.ports import Campaign, OutboundMessage, PluginContext, Section, SurfacePreview
 
 
 def create(ctx: PluginContext) -> object:
@@ -18,6 +18,15 @@ def create(ctx: PluginContext) -> object:
     from adapters.web._build import WebSurface
 
     return WebSurface(ctx)
+
+
+def preview(
+    message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
+) -> SurfacePreview:
+    """The web desk's card for the public page, read only when a desk asks."""
+    from adapters.web._surface import preview as card
+
+    return card(message, campaign, section, language)
 
 
 async def doctor(request: DoctorRequest) -> Sequence[Check]:
@@ -33,6 +42,8 @@ plugin = Plugin(
     create=create,
     settings=WebSettings,
     section=WebSection,
+    admins=WebAdmins,  # [admins.web] emails: who signs in to the web desk (/desk)
+    preview=preview,
     delivers=False,
     commands=(
         Command(

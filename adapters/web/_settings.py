@@ -3,9 +3,12 @@ file (`WebSection`), apart from the application so that reading them loads no ai
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from collections.abc import Mapping
+from typing import ClassVar
 
-from bot.ports import PluginSettings, Section
+from pydantic import Field, SecretStr, field_validator
+
+from bot.ports import Actor, AdminRule, PluginSettings, Section, i18n
 
 NAME = "web"
 
@@ -25,4 +28,23 @@ class WebSection(Section):
     publish_dir: str | None = None
 
 
-__all__ = ["NAME", "WebSection", "WebSettings"]
+class WebAdmins(AdminRule):
+    """`[admins.web]`: the people who may sign in to the web desk, by e-mail address."""
+
+    who: ClassVar[Mapping[str, str]] = i18n.Phrase("desk_web.who")
+    emails: list[str] = Field(default_factory=list)
+
+    @field_validator("emails")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        found = [v.strip().lower() for v in value]
+        for address in found:
+            if address.count("@") != 1 or not address.isascii() or " " in address:
+                raise ValueError(f"{address!r} is not an e-mail address such as lead@union.org")
+        return found
+
+    def allows(self, actor: Actor) -> bool:
+        return actor.user_id.strip().lower() in self.emails
+
+
+__all__ = ["NAME", "WebAdmins", "WebSection", "WebSettings"]

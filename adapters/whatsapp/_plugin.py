@@ -10,6 +10,7 @@ from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 if TYPE_CHECKING:
     from bot.ports import PluginContext
 
+from ._preview import preview
 from ._settings import NAME, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings
 
 
@@ -37,4 +38,5 @@ plugin = Plugin(
     cost=Cost(units="whatsapp.units"),
     doctor=doctor,
     docs="docs/whatsapp.md",
+    preview=preview,
 )

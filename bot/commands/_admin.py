@@ -360,6 +360,15 @@ class AdminOrders(CommandsBase):
 
         return await self._run(ctx, "confirm", answer)
 
+    async def reply_for(self, ctx: CommandContext, outcome: Done) -> Reply:
+        """The answer a typed command gives for what the desk did (`outcome`), for a surface
+        that confirmed through the desk itself to show the update next (the web desk)."""
+
+        async def answer(a: Asker) -> Reply:
+            return self.outcome_reply(a, outcome)
+
+        return await self._run(ctx, "confirm", answer)
+
     async def _commit(self, a: Asker, proposal: Proposal) -> Reply:
         return self.outcome_reply(a, await self.desk.commit(a.ctx.actor, proposal))
 

@@ -42,6 +42,8 @@ class Reach:
     spends: tuple[Spend, ...] = ()
     receivers: int = 0  # machines that take an event per change (webhook endpoints)
     _plugins: Plugins = field(default_factory=Plugins, repr=False, compare=False)
+    # Everyone above, by platform: channels, people or receivers (the web desk's cards).
+    platforms: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def people(self) -> int:
@@ -108,7 +110,9 @@ async def reach(
         audience = await tx.audience_counts(str(update.urgency))  # as `bot.delivery.planning.wants`
     channels = receivers = 0
     groups: Counter[tuple[str, str, str]] = Counter()
+    per_platform: Counter[str] = Counter()
     for (platform, language, zone), n in audience.items():
+        per_platform[platform] += n
         plugin = plugins.get(platform)
         if plugin is not None and plugin.events:
             receivers += n
@@ -126,4 +130,4 @@ async def reach(
         messages[platform] += n
         units[platform] += n * each
     spends = tuple(Spend(p, messages[p], units[p]) for p in sorted(messages))
-    return Reach(channels, spends, receivers, plugins)
+    return Reach(channels, spends, receivers, plugins, dict(sorted(per_platform.items())))

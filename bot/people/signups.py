@@ -5,6 +5,8 @@
     await signups.request(Contact.EMAIL, "maria@example.com",    # the web form
                           language="es", choice="urgent", client=ip, via="web /es/subscribe")
     await signups.confirm(token)                                 # the button behind the link
+    await signups.tell(Contact.EMAIL, "lead@utla.example.org",   # one message, not a sign-up
+                       message, key="desk-link:...")             # (a web desk sign-in link)
 
 Every surface (the web form, a text to the number, the command line) goes through this one
 use case, so the rules hold everywhere:
@@ -43,7 +45,7 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, time, timedelta
 from enum import StrEnum
 from typing import Any
@@ -80,6 +82,10 @@ from bot.store import NewDelivery, Store, Tx
 log = logging.getLogger("strikebot.signups")
 
 ACTOR = "strikebot:signups"
+PENDING = "pending"
+# An address that was sent one message it did not sign up for (`SignUps.tell`: a web desk
+# sign-in link): kept only as long as that message needs, never counted as a sign-up.
+DIRECT = "direct"
 WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
@@ -465,6 +471,8 @@ class SignUps:
         choice: Choice,
         via: str,
         now: datetime,
+        *,
+        state: str = PENDING,
     ) -> Subscriber:
         key = "p" + secrets.token_hex(8)
         sub_id = await tx.insert_quiet_subscription(
@@ -486,7 +494,7 @@ class SignUps:
                 "address": address,
                 "language": language,
                 "choice": str(choice),
-                "state": "pending",
+                "state": state,
                 "subscription_id": sub_id,
                 "manage_token": secrets.token_urlsafe(TOKEN_BYTES),
                 "signed_up_at": now,
@@ -497,7 +505,7 @@ class SignUps:
         await tx.audit(
             now,
             ACTOR,
-            "subscriber.signup",
+            "subscriber.signup" if state == PENDING else "subscriber.told",
             f"subscriber:{key}",
             None,
             {"kind": str(offer.contact), "language": language, "choice": str(choice), "via": via},
@@ -534,7 +542,7 @@ class SignUps:
             "broken_at": None,
         }
         if not person.confirmed:
-            values |= {"language": language, "choice": str(choice)}
+            values |= {"language": language, "choice": str(choice), "state": PENDING}
         await tx.set_subscriber(person.id, values)
         if person.subscription_id is not None and person.broken_reason is not None:
             await tx.mark_subscription_broken(person.subscription_id, None)
@@ -583,6 +591,52 @@ class SignUps:
             url=url,
             footer=union,
         )
+
+    # -- telling one address one thing ---------------------------------------------
+
+    async def tell(
+        self,
+        contact: Contact | str,
+        address: object,
+        message: OutboundMessage,
+        *,
+        key: str,
+        keep: timedelta = timedelta(hours=1),
+    ) -> None:
+        """Send `message` to `address`, whether or not it signed up for anything (a web desk
+        sign-in link to an address in the campaign file), through the outbox as a
+        confirmation goes: the plugin reaching such addresses (`Offer`) sends it once
+        (`key` names it), and nothing else ever goes to the address because of this. An
+        address nobody signed up with is kept only for `keep`, then forgotten like a lapsed
+        sign-up. Raises `InvalidInput` when no plugin reaches `contact` addresses or the
+        address is malformed."""
+        offer = self._offer(contact)
+        normalized = read_contact(offer.contact, address, offer.countries)
+        now = self.clock()
+        async with self.store.write() as tx:
+            person = await tx.find_subscriber(offer.contact, normalized)
+            if person is None:
+                person = await self._create(
+                    tx, offer, normalized, i18n.pick(message.language), Choice.URGENT,
+                    "told", now, state=DIRECT,
+                )  # fmt: skip
+            if person.state == DIRECT:
+                await tx.set_subscriber(person.id, {"confirm_expires": now + keep})
+            assert person.subscription_id is not None
+            await tx.enqueue(
+                [
+                    NewDelivery(
+                        dedupe_key=f"tell:{key}"[:200],
+                        subscription_id=person.subscription_id,
+                        platform=offer.platform,
+                        action=DeliveryAction.CONFIRM,
+                        not_before=now,
+                        # A message for someone not subscribed goes as a confirmation does.
+                        payload={"message": replace(message, kind=MessageKind.CONFIRM).to_json()},
+                    )
+                ],
+                now,
+            )
 
     # -- confirming ----------------------------------------------------------------
 
@@ -1051,6 +1105,8 @@ class SignUps:
             await self.scrubbed()
         by_kind: dict[str, dict[str, Any]] = {}
         for (kind, state, language, choice, broken), n in counts.items():
+            if state == DIRECT:
+                continue  # told one thing (a sign-in link), never signed up
             entry = by_kind.setdefault(
                 kind,
                 {"confirmed": 0, "pending": 0, "broken": 0, "languages": {}, "receives": {}},

@@ -246,6 +246,23 @@ class Command:
 
 
 @dataclass(frozen=True, slots=True)
+class SurfacePreview:
+    """An update as one platform will show it, for the web desk's cards: what its reader
+    sees, as plain text (`title`, then `lines`), and `notes` for the person posting, in
+    their language (its length against the platform's limit; a text's segments and what it
+    costs)."""
+
+    title: str
+    lines: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+# (the message in one language, the campaign, the plugin's campaign-file section, the
+# language of the person reading the preview) -> the update as the platform shows it.
+Previewer = Callable[[OutboundMessage, Campaign, Section | None, str], SurfacePreview]
+
+
+@dataclass(frozen=True, slots=True)
 class Plugin:
     """A platform, declared once. See the module docstring and `docs/adapters.md`.
 
@@ -261,6 +278,9 @@ class Plugin:
     people: its subscriptions get an event per change (and demand changes too), delivered through
     `bot.plugins.outbound.EventSink.send_event`. `doctor` answers `strikebot doctor` for the
     platform (see `DoctorRequest`). `commands` are the `strikebot` commands it adds.
+    `preview` renders an update as the platform will show it, in plain text with notes,
+    without sending anything (`SurfacePreview`: the web desk's card per surface); pure, and
+    quick (no network).
     """
 
     name: str
@@ -288,6 +308,7 @@ class Plugin:
     # (token valid, scopes or intents, and for every subscribed channel whether it can post
     # there), and says how to fix each problem. No network call may outlive a few seconds.
     doctor: Doctor | None = None
+    preview: Previewer | None = None
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:

@@ -26,10 +26,12 @@ from bot.editorial.reach import Reach, cost_sections, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
 from bot.network import Clients
+from bot.people.sign_in import SignIn
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
 from bot.plugins.admins import AdminList
 from bot.plugins.outbound import Adapter, HealthBoard
+from bot.runtime.board import Board
 from bot.store import Store
 
 T = TypeVar("T")
@@ -69,6 +71,24 @@ class PluginContext:
         """How far `update` would go if posted now: chat channels, e-mails, text segments
         (for a preview; see `bot.editorial.reach`)."""
         return await reach(self.store, self.campaign, update, sections=self.commands.cost_sections)
+
+    @property
+    def board(self) -> Board:
+        """What the web desk's screens read beside the desk (`bot.runtime.board`)."""
+        return Board(
+            self.store,
+            self.campaign,
+            self.clock,
+            self.desk.plugins,
+            self.commands.cost_sections,
+            self.signups,
+            self.commands.default_briefing_time,
+        )
+
+    def sign_in(self) -> SignIn:
+        """The web desk's door for this plugin's people (`bot.people.sign_in`): build it
+        once, it counts each client's attempts in memory."""
+        return SignIn(self.store, self.people, self.clock, platform=self.plugin.name)
 
     @property
     def people(self) -> SignUps:

@@ -59,6 +59,7 @@ from bot.store.codecs import (
 from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
+from bot.store.sessions import SessionStore
 from bot.store.subscribers import OUTBOX_CHANNEL, SubscriberStore
 from bot.store.translations import TranslationStore
 from bot.store.webhooks import WebhookStore
@@ -90,14 +91,15 @@ class NewDelivery:
 # ---------------------------------------------------------------------------- Tx
 
 
-class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStore):
+class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStore, SessionStore):
     """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher;
     `public_touched` says it changed what public views show (the writes below that touch
     updates, revisions or demands set it), so `Store.write` bumps the public version.
 
     Reads for public views come from `PublicReads` (the embargo rule applied), form drafts
     from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`, webhook
-    endpoints from `WebhookStore`, stale translations from `TranslationStore`."""
+    endpoints from `WebhookStore`, stale translations from `TranslationStore`, who is signed
+    in to the web desk from `SessionStore`."""
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn

@@ -397,6 +397,34 @@ subscribers = Table(
     Index("ix_subscribers_state_signed_up", "state", "signed_up_at"),
 )
 
+desk_links = Table(
+    "desk_links",
+    metadata,
+    # A sign-in link to the web desk, e-mailed to an address under [admins.web]
+    # (bot/people/sign_in.py): its token's SHA-256 (the token itself is never kept), whom it
+    # signs in, until when, and when it was used (it works once). Kept a day, to limit how
+    # many links an address gets.
+    Column("digest", String(64), primary_key=True),
+    Column("person", String(254), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("used_at", UTCDateTime, nullable=True),
+    Index("ix_desk_links_person_created", "person", "created_at"),
+)
+
+desk_sessions = Table(
+    "desk_sessions",
+    metadata,
+    # Someone signed in to the web desk: the SHA-256 of their cookie's token, who, since
+    # when, when last seen (idle expiry) and when it ends whatever happens.
+    Column("digest", String(64), primary_key=True),
+    Column("person", String(254), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("seen_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_desk_sessions_person", "person"),
+)
+
 receipts = Table(
     "receipts",
     metadata,

@@ -103,14 +103,17 @@ class SubscriberStore:
     async def expired_subscribers(
         self, *, pending_before: datetime, broken_before: datetime, limit: int = 500
     ) -> list[Subscriber]:
-        """Unconfirmed sign-ups whose confirmation lapsed before `pending_before`, and
+        """Unconfirmed sign-ups whose confirmation lapsed before `pending_before` (and
+        addresses that were only told something, once their time is up), and
         addresses broken since before `broken_before`: kept no longer (docs/privacy.md)."""
         s = t.subscribers.c
         rows = await self.conn.execute(
             select(t.subscribers)
             .where(
                 or_(
-                    (s.state == "pending") & (s.confirm_expires < pending_before),
+                    # "direct": an address that got one message it did not sign up for
+                    # (`SignUps.tell`), kept only until its time is up.
+                    s.state.in_(("pending", "direct")) & (s.confirm_expires < pending_before),
                     s.broken_at < broken_before,
                 )
             )

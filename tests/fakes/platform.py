@@ -141,6 +141,10 @@ class FakePlatform:
         """Answer every request to this channel with 403 (Missing Access) or 404."""
         self._refused[(workspace, channel)] = status
 
+    def allow(self, workspace: str, channel: str) -> None:
+        """Let a refused channel answer again (the bot was given access)."""
+        self._refused.pop((workspace, channel), None)
+
     def release(self) -> None:
         """Let every HOLD request (now and later) answer."""
         self._held.set()
