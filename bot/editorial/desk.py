@@ -35,7 +35,7 @@ from bot.i18n.sentences import in_every_language, localized_error
 from bot.messages.compose import local_zone, update_message
 from bot.models import Actor, Status, Update, UpdateState, UpdateText, Urgency
 from bot.plugins import Plugins, Section
-from bot.plugins.outbound import OutboundMessage
+from bot.plugins.outbound import OutboundMessage, Pacing
 from bot.store import Store
 
 DRAFT_KIND = "desk"
@@ -220,12 +220,14 @@ class Desk:
         plugins: Plugins,
         cost_sections: Mapping[str, Section | None] | None = None,
         clock: Clock = utcnow,
+        paces: Mapping[str, Pacing] | None = None,
     ) -> None:
         self.store = store
         self.admin = admin
         self.campaign = admin.campaign
         self.plugins = plugins
         self.cost_sections = dict(cost_sections or {})
+        self.paces = dict(paces or {})  # each platform's pace, for the time a send takes
         self.clock = clock
 
     # -- reading what a surface was given -----------------------------------------
@@ -334,7 +336,12 @@ class Desk:
             found = Reach(channels=await self._holders(update.id), _plugins=self.plugins)
         else:
             found = await reach(
-                self.store, self.campaign, update, sections=self.cost_sections, plugins=self.plugins
+                self.store,
+                self.campaign,
+                update,
+                sections=self.cost_sections,
+                plugins=self.plugins,
+                paces=self.paces,
             )
         messages = {code: update_message(update, code, self.campaign) for code in update.texts}
         missing = tuple(code for code in self.campaign.languages if code not in update.texts)
