@@ -221,7 +221,8 @@ async def one(
                 delivered = (await fake.ask("stats"))["messages"]
                 now = time.perf_counter()
                 if delivered and start_at is None:
-                    start_at = now + args.warmup  # the window opens after the warm-up
+                    # The window opens after the warm-up (a fifth of a small queue's time).
+                    start_at = now + min(args.warmup, 0.2 * queued / rate)
                 if start_count is None and start_at is not None and now >= start_at:
                     start_at, start_count, start_cpu = now, delivered, cpu_seconds(proc.pid)
                 if delivered != last:
