@@ -124,3 +124,14 @@ def test_the_estimate_is_said_in_spanish_and_rounded_to_a_readable_unit() -> Non
     )
     assert "Un Messaging Service o un código corto" in spanish
     assert Reach(platforms={"sms": 10}).estimates("en") == []  # no pace known: nothing said
+    chat = Reach(
+        channels=3, _plugins=plugins, platforms={"discord": 3}, paces={"discord": Pacing(48, 5)}
+    )
+    assert chat.estimates("en") == []  # three channels go in moments
+    many = Reach(
+        channels=10_000,
+        _plugins=plugins,
+        platforms={"discord": 10_000},
+        paces={"discord": plugins["discord"].pacing(None)},  # type: ignore[misc]
+    )
+    assert many.estimates("en") == ["10,000 chat channels at 48 a second: about 3 minutes."]

@@ -32,6 +32,7 @@ from bot.store import Store
 
 _WORDS = i18n.Words("reach")
 LONG = 3600.0  # seconds: a send this long is said to be long, with the plugin's advice
+CHAT_WORTH_SAYING = 60.0  # seconds: chat channels' time is said from this long on
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ class Reach:
 
     def estimates(self, language: str) -> list[str]:
         """Per platform with a pace: "100,000 texts at 100 a second: about 17 minutes.",
-        and past `LONG` that it is long, with the plugin's advice, in `language`."""
+        and past `LONG` that it is long, with the plugin's advice, in `language`. Chat
+        channels only when they take a minute or more."""
         found = []
         for platform in sorted(self.paces):
             seconds = self.seconds(platform)
@@ -75,6 +77,8 @@ class Reach:
             n = self.platforms[platform]
             spend = self.spend(platform)
             cost = plugin.cost if plugin is not None else None
+            if cost is None and seconds < CHAT_WORTH_SAYING:
+                continue  # a few chat channels go in moments: nothing to say
             if cost is None:
                 count = _count_term("reach.channels", n, numbered=True)
             elif cost.messages:
