@@ -138,7 +138,7 @@ def _update_id(request: web.Request) -> int:
 
 async def _admin_view(request: web.Request, update: Update) -> web.Response:
     ctx = state_of(request).ctx
-    async with ctx.store.read() as tx:
+    async with ctx.reads() as tx:
         notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
         stale = await tx.stale_texts(f"update:{update.id}")
     note = notes.get(update.id)
