@@ -189,3 +189,20 @@ def test_finding_the_plugins_loads_no_platform_library() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert ran.stdout.splitlines() == ["[]", "DiscordAdapter True"]
+
+
+def test_the_architecture_map_names_every_room_of_the_house() -> None:
+    """docs/architecture.md is a newcomer's map: each package and module of the core, and
+    each shipped plugin, is on it (a room added to the tree is added to the map)."""
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    rooms = [
+        f"bot/{p.name}/" if p.is_dir() else f"bot/{p.name}"
+        for p in (ROOT / "bot").iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists())
+        or (p.suffix == ".py" and p.stem != "__init__")
+    ]
+    rooms += [
+        f"adapters/{p.name}/" for p in (ROOT / "adapters").iterdir() if (p / "_plugin.py").exists()
+    ]
+    missing = [room for room in sorted(rooms) if f"`{room}" not in text and f" {room}" not in text]
+    assert missing == []
