@@ -171,7 +171,7 @@ class EmailAdapter:
         self.signups: SignUps = ctx.people
         self.sender = self.settings.sender()
         self.pool = _Pool(
-            self.settings.server(), self.delivery.email_connections, timeout, self.sender.domain
+            self.settings.server(), self.delivery.connections(), timeout, self.sender.domain
         )
         self.signups.offer(Offer(Contact.EMAIL, NAME, quiet_hours=self.section.quiet()))
         self.renditions = Renditions()
@@ -184,13 +184,7 @@ class EmailAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        d = self.delivery
-        return Pacing(
-            global_per_second=d.email_per_second,
-            per_channel_per_second=1.0,
-            burst=max(1, min(d.email_connections, int(d.email_per_second))),
-            max_in_flight=d.email_connections,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Nothing to open: connections are made when the first message goes."""

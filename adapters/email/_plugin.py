@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings
+from adapters.email._settings import NAME, EmailDelivery, EmailSection, EmailSettings, pacing
 from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
@@ -47,4 +47,6 @@ plugin = Plugin(
     docs="docs/email-sms.md#e-mail",
     doctor=doctor,
     preview=preview,
+    pacing=pacing,
+    slow_advice="email.slow_advice",
 )

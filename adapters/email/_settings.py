@@ -4,6 +4,7 @@ the provider's pace (`[delivery] email_...`)."""
 from __future__ import annotations
 
 import ipaddress
+import math
 from dataclasses import dataclass
 from email.headerregistry import Address
 from email.utils import parseaddr
@@ -11,7 +12,14 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
+from bot.ports import (
+    Pacing,
+    PluginSettings,
+    QuietHours,
+    QuietHoursSetting,
+    Section,
+    parse_quiet_hours,
+)
 
 NAME = "email"
 
@@ -137,9 +145,37 @@ class EmailSection(Section):
         return parse_quiet_hours(self.quiet_hours)
 
 
+# Connections opened when `email_connections` is 0 (automatic): enough for the rate at this
+# round trip per message (a typical provider's), at least 4 and at most 100.
+ROUND_TRIP = 0.5
+
+
 class EmailDelivery(Section):
     """`[delivery] email_...`: the provider's pace. Most SMTP services allow 10-14 messages a
-    second on a paid plan; a small plan allows far fewer. Set it to what yours allows."""
+    second on a paid plan; a small plan allows far fewer. Set it to what yours allows.
+    `email_connections` 0 (the default) opens as many as the rate needs (`connections`)."""
 
     email_per_second: float = Field(default=10.0, gt=0, le=1000)
-    email_connections: int = Field(default=4, ge=1, le=50)
+    email_connections: int = Field(default=0, ge=0, le=200)
+
+    def connections(self) -> int:
+        """SMTP connections kept open: as set, or enough for the rate (0, automatic)."""
+        if self.email_connections:
+            return self.email_connections
+        return min(max(math.ceil(self.email_per_second * ROUND_TRIP), 4), 100)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for e-mail."""
+        connections = self.connections()
+        return Pacing(
+            global_per_second=self.email_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, min(connections, int(self.email_per_second))),
+            max_in_flight=connections,
+            in_flight_setting="[delivery] email_connections",
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: e-mail's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, EmailDelivery) else EmailDelivery()).pacing()

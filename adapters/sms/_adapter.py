@@ -119,13 +119,7 @@ class SmsAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        d = self.delivery
-        return Pacing(
-            global_per_second=d.sms_per_second,
-            per_channel_per_second=1.0,
-            burst=max(1, int(d.sms_per_second)),
-            max_in_flight=d.sms_in_flight,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Nothing to open: the HTTP session is made with the first text."""

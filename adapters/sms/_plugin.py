@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings
+from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings, pacing
 from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
@@ -57,4 +57,6 @@ plugin = Plugin(
     docs="docs/email-sms.md#text-messages",
     doctor=doctor,
     preview=preview,
+    pacing=pacing,
+    slow_advice="sms.slow_advice",
 )

@@ -3,11 +3,19 @@ segments, countries) and the sending pace (`[delivery] sms_...`)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
+from bot.ports import (
+    Pacing,
+    PluginSettings,
+    QuietHours,
+    QuietHoursSetting,
+    Section,
+    parse_quiet_hours,
+)
 
 NAME = "sms"
 TWILIO_API = "https://api.twilio.com"
@@ -103,9 +111,36 @@ class SmsSection(Section):
         return parse_quiet_hours(self.quiet_hours)
 
 
+# Twilio's answer to a send takes about this long (seconds): `sms_in_flight` 0 keeps enough
+# texts in flight for the rate at it.
+ROUND_TRIP = 0.5
+
+
 class SmsDelivery(Section):
     """`[delivery] sms_...`: Twilio's pace. A US long code sends about 1 text a second, a
     toll-free number 3, a messaging service with a 10DLC campaign what its tier allows."""
 
     sms_per_second: float = Field(default=1.0, gt=0, le=1000)
-    sms_in_flight: int = Field(default=4, ge=1, le=100)
+    sms_in_flight: int = Field(default=0, ge=0, le=100)
+
+    def in_flight(self) -> int:
+        """Texts awaiting Twilio's answer at once: as set, or enough for the rate at a
+        typical round trip (0, automatic: at least 4, at most 100, the HTTP pool's size)."""
+        if self.sms_in_flight:
+            return self.sms_in_flight
+        return min(max(math.ceil(self.sms_per_second * ROUND_TRIP), 4), 100)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for texts."""
+        return Pacing(
+            global_per_second=self.sms_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, int(self.sms_per_second)),
+            max_in_flight=self.in_flight(),
+            in_flight_setting="[delivery] sms_in_flight",
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: the texts' pace from their `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, SmsDelivery) else SmsDelivery()).pacing()

@@ -104,6 +104,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import random
 import secrets
@@ -152,6 +153,13 @@ log = logging.getLogger("strikebot.dispatcher")
 
 FOLLOW_UPS = frozenset({DeliveryAction.EDIT, DeliveryAction.CORRECTION, DeliveryAction.RETRACT})
 TAKEOVER_PAUSE = 1.0  # seconds: a platform's rate window, waited out by a new holder
+# Rows held per platform: at least this many seconds of sending at its rate (or four times
+# the time a look and a claim take, when that is longer), at most MAX_HELD rows.
+PACE_HORIZON = 1.0
+MAX_HELD = 2000
+# A platform's sends are timed (round trip, averaged) and, after this many, compared with
+# what its places in flight allow: a setting that caps the rate is said once in the log.
+ROUND_TRIPS_BEFORE_VERDICT = 200
 
 
 @dataclass(slots=True)
@@ -280,6 +288,12 @@ class Dispatcher:
         self._held: dict[str, Delivery] = {}
         self._held_per_platform: Counter[Platform] = Counter()
         self._marked: set[str] = set()  # held rows whose SENT mark is committed
+        # Held rows whose send has returned and whose mark is not yet committed: they no
+        # longer count against their platform's room (`_held_per_platform`).
+        self._answered: set[str] = set()
+        self._claim_seconds = 0.0  # a look and a claim, averaged (see `_capacity`)
+        self._round_trips: dict[Platform, tuple[int, float]] = {}  # sends timed, mean seconds
+        self._capped_said: set[Platform] = set()
         # Platforms whose pending rows may have changed since the loop last looked (see
         # `_round`): a platform with nothing due is not looked at again at every wake-up.
         self._dirty: set[Platform] = set()
@@ -321,6 +335,7 @@ class Dispatcher:
                     "took back %d deliveries held by a previous run of %s", released, self.worker_id
                 )
             self._begin()
+            self.say_caps()
             history = asyncio.create_task(self._keep_history(), name="delivery-history")
             self._tasks_aside.add(history)
             if self._leadership is not None:
@@ -614,6 +629,17 @@ class Dispatcher:
         def done(task: asyncio.Task[None]) -> None:
             self._tasks.discard(task)
             self._held.pop(delivery.id, None)
+            if delivery.id in self._answered:
+                # Its room was given back when the answer came (`_answered_now`); a mark
+                # that failed to commit leaves a lease to lapse, for a look to find.
+                self._answered.discard(delivery.id)
+                if delivery.id not in self._marked:
+                    self._dirty.add(delivery.platform)
+                    self._wake.set()
+                self._marked.discard(delivery.id)
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("delivery %s crashed", delivery.id, exc_info=task.exception())
+                return
             self._held_per_platform[delivery.platform] -= 1
             held = self._held_per_platform[delivery.platform]
             half = self._capacity(delivery.platform) // 2
@@ -634,8 +660,72 @@ class Dispatcher:
         task.add_done_callback(done)
 
     def _capacity(self, platform: Platform) -> int:
-        """How many rows of a platform to hold at once: enough to keep its sends busy."""
-        return max(self.pacer(platform).pacing.max_in_flight * 2, 2)
+        """How many rows of a platform to hold at once (rows sent and waiting only for their
+        mark's commit do not count): enough to keep its sends busy and to send at its pace
+        while the next claim is made: twice its places in flight, or `PACE_HORIZON` seconds
+        of its rate (four looks and claims when those are slower), at most `MAX_HELD`."""
+        pacing = self.pacer(platform).pacing
+        horizon = max(PACE_HORIZON, 4 * self._claim_seconds)
+        paced = min(math.ceil(pacing.global_per_second * horizon), MAX_HELD)
+        return max(pacing.max_in_flight * 2, paced, 2)
+
+    def say_caps(self) -> list[str]:
+        """Log, for each platform, when its places in flight keep it below its configured
+        rate unless every send is answered quickly (the round trip they allow); returns the
+        lines. Said at start; a measured cap is said once sends have been timed."""
+        lines = []
+        for platform in sorted(self.adapters):
+            pacing = self.pacer(platform).pacing
+            allowed = pacing.max_in_flight / pacing.global_per_second
+            if allowed >= 0.25:
+                continue
+            setting = f" ({pacing.in_flight_setting})" if pacing.in_flight_setting else ""
+            lines.append(
+                f"{platform}: {pacing.max_in_flight} sends in flight{setting} reach "
+                f"{pacing.global_per_second:g} a second only while each is answered within "
+                f"{allowed * 1000:.0f} ms; raise it if the provider answers slower"
+            )
+        for line in lines:
+            log.info("%s", line)
+        return lines
+
+    def _timed(self, platform: Platform, seconds: float) -> None:
+        """One send's round trip; once enough are timed, say whether the places in flight
+        cap the platform's rate (once per run)."""
+        n, mean = self._round_trips.get(platform, (0, 0.0))
+        n += 1
+        mean += (seconds - mean) / min(n, 100)
+        self._round_trips[platform] = (n, mean)
+        if n < ROUND_TRIPS_BEFORE_VERDICT or platform in self._capped_said or mean <= 0:
+            return
+        self._capped_said.add(platform)
+        pacing = self.pacer(platform).pacing
+        reach = pacing.max_in_flight / mean
+        if reach < 0.95 * pacing.global_per_second:
+            setting = f" ({pacing.in_flight_setting})" if pacing.in_flight_setting else ""
+            log.warning(
+                "%s sends at most %.0f a second, below its configured %g: %d in flight%s "
+                "at a %.0f ms round trip; raise the places in flight to reach the rate",
+                platform,
+                reach,
+                pacing.global_per_second,
+                pacing.max_in_flight,
+                setting,
+                mean * 1000,
+            )
+
+    def _answered_now(self, delivery: Delivery) -> None:
+        """A send returned: the row stops counting against its platform's room at once (its
+        mark commits with others' later; it stays held, its lease renewed, until then)."""
+        self._answered.add(delivery.id)
+        platform = delivery.platform
+        self._held_per_platform[platform] -= 1
+        held = self._held_per_platform[platform]
+        half = self._capacity(platform) // 2
+        if held == half:
+            self._dirty.add(platform)
+        if held <= half and platform in self._dirty:
+            self._wake.set()
 
     def pacer(self, platform: Platform) -> Pacer:
         """The pacer of `platform` (its buckets and pauses), made on first use."""
@@ -676,6 +766,7 @@ class Dispatcher:
         # election taking rows over, a mark committed) marks its platform again and is
         # looked at next round instead of being forgotten.
         self._dirty.difference_update(looked)
+        started = time.monotonic()
         try:
             due_by_platform, depth = await self.store.transact(look, write=False)
         except BaseException:
@@ -692,6 +783,9 @@ class Dispatcher:
         due_now = {p for p in looked if (at := self._due_at.get(p)) is not None and at <= now}
         if due_now and not self._stopping:
             claimed = await self._claim_round(due_now)
+            # How long a look and a claim take, averaged: rows held cover it (`_capacity`).
+            took = time.monotonic() - started
+            self._claim_seconds += (took - self._claim_seconds) / 8
             # Look again at once (more may be due than there was room for, or another
             # platform's row later); if another dispatcher took the rows, not in a tight
             # loop (the timer then makes every platform looked at).
@@ -848,6 +942,7 @@ class Dispatcher:
                     # Sent: its mark is recorded with others' after the send's place in
                     # flight is given back, so the wait for the commit holds no send slot.
                     if isinstance(outcome, asyncio.Future):
+                        self._answered_now(delivery)
                         try:
                             await self._recorded(delivery, outcome)
                         finally:
@@ -889,6 +984,7 @@ class Dispatcher:
         as sent instead of posted again."""
         looks = in_doubt and isinstance(plan, _Send) and isinstance(adapter, FindsSent)
         bound = call_timeout(adapter)
+        started = time.monotonic()
         try:
             if not looks and bound is not None and bound <= self.send_timeout:
                 # The adapter's own timeout bounds the call: no second timer for it.
@@ -934,6 +1030,7 @@ class Dispatcher:
             )
             return TransientDeliveryError(f"{type(exc).__name__}: {exc}", in_doubt=True)
         assert self._marker is not None
+        self._timed(delivery.platform, time.monotonic() - started)
         log.debug("delivered %s (%s) as %s", delivery.id, delivery.action, message_id)
         return self._marker.mark(q.SentMark(delivery.id, str(message_id), self.clock()))
 

@@ -40,7 +40,7 @@ from pydantic_settings import (
 from bot import i18n
 from bot.errors import ConfigError
 from bot.models import Actor, Campaign, Contact, Subscription
-from bot.plugins.outbound import Limits, OutboundMessage
+from bot.plugins.outbound import Limits, OutboundMessage, Pacing
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -280,7 +280,10 @@ class Plugin:
     platform (see `DoctorRequest`). `commands` are the `strikebot` commands it adds.
     `preview` renders an update as the platform will show it, in plain text with notes,
     without sending anything (`SurfacePreview`: the web desk's card per surface); pure, and
-    quick (no network).
+    quick (no network). `pacing` gives the platform's limits from its `[delivery]` section
+    (None: the defaults), the same its adapter keeps to, for the preview's time estimate;
+    `slow_advice` is the catalogue key of the sentence a preview adds when that time is
+    long (how to send faster), "" for none.
     """
 
     name: str
@@ -309,6 +312,8 @@ class Plugin:
     # there), and says how to fix each problem. No network call may outlive a few seconds.
     doctor: Doctor | None = None
     preview: Previewer | None = None
+    pacing: Callable[[Section | None], Pacing] | None = None
+    slow_advice: str = ""
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:

@@ -122,6 +122,9 @@ class Pacing:
     `per_channel_per_second`: sustained sends into one channel (e.g. ~1/s).
     `per_workspace_per_second`: across one workspace/guild, if the platform caps it.
     `burst`: how many requests may start at once before the rate applies.
+    `max_in_flight`: requests awaiting their answer at once; with a round trip of r seconds
+    the rate cannot pass `max_in_flight / r` (the dispatcher says so in its log).
+    `in_flight_setting`: the key an operator raises for more in flight, named in that line.
     """
 
     global_per_second: float
@@ -129,6 +132,7 @@ class Pacing:
     per_workspace_per_second: float | None = None
     burst: int = 1
     max_in_flight: int = 64
+    in_flight_setting: str = ""
 
 
 @runtime_checkable
