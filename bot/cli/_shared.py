@@ -261,6 +261,7 @@ def subscription_json(sub: Subscription, *, active: bool = True) -> dict[str, An
         "active": active,
         "broken_reason": sub.broken_reason,
         "created_at": iso(sub.created_at),
+        "follows": {"sites": list(sub.follows.sites), "groups": list(sub.follows.groups)},
     }
 
 
