@@ -53,7 +53,9 @@ from bot.messages.compose import (
 )
 from bot.messages.families import family_answers
 from bot.models import (
+    EVERYONE,
     Actor,
+    Audience,
     Campaign,
     Contact,
     DeliveryState,
@@ -63,6 +65,8 @@ from bot.models import (
     DemandStatus,
     Platform,
     QuietHours,
+    Site,
+    SiteGroup,
     Status,
     Subscription,
     Update,
@@ -108,6 +112,7 @@ from bot.plugins.outbound import (
 )
 
 if TYPE_CHECKING:
+    from bot.audiences import Sites
     from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
     from bot.channels.webhooks import summary as webhook_summary
     from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
@@ -159,6 +164,7 @@ if TYPE_CHECKING:
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
+    "Sites": "bot.audiences",
     "AddressPolicy": "bot.channels.webhooks",
     "Created": "bot.channels.webhooks",
     "Webhooks": "bot.channels.webhooks",
@@ -238,6 +244,7 @@ __getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "BODY_MAX",
+    "EVERYONE",
     "HEADLINE_MAX",
     "LABEL_MAX",
     "LOCALIZED_NAMES",
@@ -256,6 +263,7 @@ __all__ = [
     "Admin",
     "AdminList",
     "AdminRule",
+    "Audience",
     "Board",
     "Campaign",
     "Changes",
@@ -332,6 +340,9 @@ __all__ = [
     "SharedCheck",
     "SignIn",
     "SignUps",
+    "Site",
+    "SiteGroup",
+    "Sites",
     "StaleText",
     "Status",
     "Store",
