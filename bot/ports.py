@@ -50,6 +50,7 @@ from bot.messages.compose import (
 from bot.messages.families import family_answers
 from bot.models import (
     Actor,
+    Audience,
     Campaign,
     Contact,
     DeliveryState,
@@ -216,6 +217,7 @@ __all__ = [
     "AddressPolicy",
     "AdminList",
     "AdminRule",
+    "Audience",
     "Campaign",
     "ChannelRef",
     "Check",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from bot.ports import (
     Action,
     Actor,
+    Audience,
     DemandResult,
     DemandWording,
     InvalidInput,
@@ -168,6 +169,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         publish_at=body.publish_at,
         clear_next_step=body.clear_next_step,
         history=body.history,
+        audience=Audience.of(body.sites, body.groups),
     )
     if query_flag(request.query, "dry_run"):
         return await _dry_run(request, proposal)

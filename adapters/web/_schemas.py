@@ -202,6 +202,9 @@ class SpendOut(BaseModel):
     units: int = Field(description="what they cost, in the platform's units (text segments)")
 
 
+SiteCode = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
+
+
 class PreviewOut(BaseModel):
     """What posting would do (`?dry_run=true`): nothing is written."""
 
@@ -428,6 +431,14 @@ class PostUpdateIn(_Strict):
         default=False,
         description="the update tells what already happened: its next step's time may be past "
         "(else a past time is refused with 422)",
+    )
+    sites: list[SiteCode] = Field(
+        default=[],
+        description="only for these sites (codes) and whoever follows them, their group or "
+        "everything; with `groups` empty too, for everyone",
+    )
+    groups: list[SiteCode] = Field(
+        default=[], description="only for these groups of sites (codes) and their sites"
     )
 
 

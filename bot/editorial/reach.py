@@ -103,11 +103,12 @@ async def reach(
     sections: Mapping[str, Section | None] | None = None,
     plugins: Plugins | None = None,
 ) -> Reach:
-    """Who would receive `update` if it were posted now (its urgency decides)."""
+    """Who would receive `update` if it were posted now: its urgency and its audience
+    decide, counted over the rows the fan-out's query gives (`SiteStore.recipients`)."""
     plugins = installed_plugins() if plugins is None else plugins
     sections = sections or {}
     async with store.read() as tx:
-        audience = await tx.audience_counts(str(update.urgency))  # as `bot.delivery.planning.wants`
+        audience = await tx.audience_counts(str(update.urgency), update.audience)
     channels = receivers = 0
     groups: Counter[tuple[str, str, str]] = Counter()
     per_platform: Counter[str] = Counter()
