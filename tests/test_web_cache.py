@@ -23,7 +23,7 @@ from aiohttp.test_utils import TestClient
 from bot.clock import FixedClock
 from bot.editorial.admin import Admin, Changes, Draft
 from bot.models import DemandStatus, Status, Subscription, UpdateText
-from bot.ports import watch_public_version
+from bot.store.content import watch_public_version
 from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import Week, la, strike_week

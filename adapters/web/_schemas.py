@@ -638,7 +638,12 @@ def problems(exc: ValidationError) -> list[dict[str, str]]:
 
 def query_flag(query: Mapping[str, str], name: str) -> bool:
     """A boolean query parameter, as the schema gives it: `true` or `false` (left out:
-    false). Anything else is a 400 saying so, not silently false."""
+    false). Anything else, or another parameter, is a 400 saying so, not silently ignored."""
+    other = next((key for key in query if key != name), None)
+    if other is not None:
+        raise BadRequest(
+            400, "bad_query", f"{other[:40]!r} is not a parameter here; the only one is {name}."
+        )
     value = query.get(name)
     if value is None or value == "false":
         return False

@@ -67,10 +67,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("subscriptions") as batch:
-        batch.drop_column("follows")
-    with op.batch_alter_table("updates") as batch:
-        batch.drop_column("audience")
     op.drop_table("subscription_follows")
     op.drop_table("sites")
     op.drop_table("site_groups")
+    # ALTER TABLE ... DROP COLUMN (SQLite 3.35+), not a batch: rebuilding `subscriptions` or
+    # `updates` would drop a table the deliveries still refer to.
+    op.drop_column("subscriptions", "follows")
+    op.drop_column("updates", "audience")
