@@ -337,6 +337,27 @@ class UpdateEntry(_Model):
         }
 
 
+SiteCode = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
+
+
+class SiteGroupEntry(_Model):
+    """`[[site_groups]]`: a group of sites (a local district, a region, a campus)."""
+
+    code: SiteCode
+    name: Localized
+    example: bool = False  # a demo's made-up row
+
+
+class SiteEntry(_Model):
+    """`[[sites]]`: a site (a school, a worksite) in a group of `[[site_groups]]`."""
+
+    code: SiteCode
+    group: SiteCode
+    name: Localized
+    address: str = ""
+    example: bool = False
+
+
 class SubscriptionEntry(_Model):
     platform: str  # an installed platform plugin's name (checked against the registry)
     workspace: str
@@ -387,6 +408,8 @@ class StrikeConfig(_Model):
     demands: list[DemandEntry] = []
     updates: list[UpdateEntry] = []
     subscriptions: list[SubscriptionEntry] = []
+    site_groups: list[SiteGroupEntry] = []
+    sites: list[SiteEntry] = []
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StrikeConfig:
@@ -419,6 +442,15 @@ class StrikeConfig(_Model):
                 )
             for name in ("body", "next_step"):
                 _check_extra(f"updates[{i}].{name}", getattr(update, name), languages)
+        group_codes = {g.code for g in self.site_groups}
+        for i, group in enumerate(self.site_groups):
+            _check_localized(f"site_groups[{i}].name", group.name, languages, default)
+        for i, site in enumerate(self.sites):
+            _check_localized(f"sites[{i}].name", site.name, languages, default)
+            if site.group not in group_codes:
+                raise ValueError(
+                    f"sites[{i}].group {site.group!r} is not a code of [[site_groups]]"
+                )
         for i, sub in enumerate(self.subscriptions):
             if sub.language is not None and sub.language not in languages:
                 raise ValueError(

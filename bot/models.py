@@ -181,6 +181,84 @@ class Campaign:
 
 
 @dataclass(frozen=True, slots=True)
+class Audience:
+    """Whom an update addresses, or what a subscription follows: some sites and some groups
+    of sites (codes, lower case, sorted); neither means everyone (everything). A site is
+    in its group's audience, and a group's follower gets its sites' news (`bot.audiences`)."""
+
+    sites: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    @property
+    def everyone(self) -> bool:
+        return not self.sites and not self.groups
+
+    def to_json(self) -> dict[str, list[str]] | None:
+        """None for everyone, else {"sites": [...], "groups": [...]}."""
+        if self.everyone:
+            return None
+        return {"sites": list(self.sites), "groups": list(self.groups)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object] | None) -> Audience:
+        if not data:
+            return EVERYONE
+        return cls.of(_codes(data.get("sites")), _codes(data.get("groups")))
+
+    @classmethod
+    def of(cls, sites: object = (), groups: object = ()) -> Audience:
+        """An audience from any iterables of codes (normalised, sorted, once each)."""
+        return cls(_codes(sites), _codes(groups))
+
+    def describe(self) -> str:
+        """ "sites 101, 102; groups east" (codes only), "everyone"."""
+        parts = []
+        if self.sites:
+            parts.append("sites " + ", ".join(self.sites))
+        if self.groups:
+            parts.append("groups " + ", ".join(self.groups))
+        return "; ".join(parts) or "everyone"
+
+
+def _codes(values: object) -> tuple[str, ...]:
+    if not values:
+        return ()
+    items = values.split(",") if isinstance(values, str) else values
+    assert isinstance(items, (list, tuple, set, frozenset))
+    return tuple(sorted({str(v).strip().lower() for v in items if str(v).strip()}))
+
+
+EVERYONE = Audience()
+
+
+@dataclass(frozen=True, slots=True)
+class SiteGroup:
+    """A group of sites: a region, a local district, a campus. `names` by language."""
+
+    code: str
+    names: Mapping[str, str]
+    example: bool = False
+
+    def name(self, language: str) -> str:
+        return self.names.get(language) or next(iter(self.names.values()), self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A school, a worksite, a depot: a short code people type, a name in each language,
+    the group it is in and, optionally, where it is. `example` marks a demo's made-up row."""
+
+    code: str
+    names: Mapping[str, str]
+    group: str
+    address: str = ""
+    example: bool = False
+
+    def name(self, language: str) -> str:
+        return self.names.get(language) or next(iter(self.names.values()), self.code)
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateText:
     """One language's wording of an update."""
 
@@ -237,6 +315,7 @@ class Update:
     revisions: tuple[Revision, ...] = ()
     # The retraction's reason in each language it was given in (the main one's included).
     retraction_reasons: Mapping[str, str] = field(default_factory=dict)
+    audience: Audience = EVERYONE  # whom it addresses
 
     def retraction_reason_texts(self) -> Mapping[str, str]:
         """The retraction's reason by language (see `Revision.reason_texts`)."""
@@ -347,6 +426,7 @@ class Subscription:
     broken_reason: str | None = None
     created_at: datetime | None = None
     label: str = ""
+    follows: Audience = EVERYONE  # what it receives
 
     @property
     def address(self) -> str:

@@ -13,21 +13,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bot import i18n
-from bot.clock import Clock, FixedClock, shifted_clock, utcnow
+from bot.clock import Clock, shifted_clock, utcnow
 from bot.editorial.demands import DemandWording
 from bot.editorial.parsing import QuietHoursSetting, parse_quiet_hours
 from bot.editorial.rules import (
     BODY_MAX,
     HEADLINE_MAX,
-    LABEL_MAX,
     NEXT_STEP_MAX,
     NOTE_MAX,
     OFFER_MAX,
     REASON_MAX,
     SOURCE_MAX,
     VISIBLE_TEXT_PATTERN,
-    check_update_text,
-    clean_text,
 )
 from bot.errors import (
     ConfigError,
@@ -49,11 +46,11 @@ from bot.messages.compose import (
     neutralize_mentions,
     page_url,
     split,
-    update_message,
 )
 from bot.messages.families import family_answers
 from bot.models import (
     Actor,
+    Audience,
     Campaign,
     Contact,
     DeliveryState,
@@ -71,7 +68,7 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
-from bot.network import Clients, network_of
+from bot.network import network_of
 from bot.plugins import (
     AdminRule,
     Check,
@@ -80,16 +77,14 @@ from bot.plugins import (
     DoctorRequest,
     Mountable,
     Plugin,
-    Plugins,
     PluginSettings,
     Section,
     SubParsers,
     SurfacePreview,
     Verdict,
-    installed_plugins,
     lazy_exports,
 )
-from bot.plugins.addresses import Address, example_address, parse_address
+from bot.plugins.addresses import Address
 from bot.plugins.admins import AdminList
 from bot.plugins.outbound import (
     Adapter,
@@ -108,9 +103,9 @@ from bot.plugins.outbound import (
 )
 
 if TYPE_CHECKING:
-    from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
+    from bot.channels.webhooks import AddressPolicy
     from bot.channels.webhooks import summary as webhook_summary
-    from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
+    from bot.cli import add_json_flag, open_plugin, out, print_json
     from bot.cli._shared import moment_type
     from bot.commands import (
         LOCALIZED_NAMES,
@@ -121,19 +116,15 @@ if TYPE_CHECKING:
         is_command_prefix,
     )
     from bot.delivery import events
-    from bot.delivery.dispatcher import Dispatcher
-    from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
-    from bot.delivery.planning import wants
-    from bot.delivery.progress import Failure, Progress
-    from bot.editorial.admin import Admin, Changes, DemandResult, Draft
-    from bot.editorial.desk import Action, Desk, Done, Preview, Problems, Proposal, TextPatch
-    from bot.editorial.reach import Reach, reach
+    from bot.delivery.leadership import Leadership
+    from bot.delivery.progress import Progress
+    from bot.editorial.admin import DemandResult
+    from bot.editorial.desk import Action, Preview, Problems, Proposal, TextPatch
     from bot.editorial.translations import StaleText, stale_note
     from bot.metrics import Metrics
     from bot.people.asking import ask
-    from bot.people.contacts import mask, show_phone
-    from bot.people.forms import FormTokens
-    from bot.people.keywords import Heard, Keywords, guess_language
+    from bot.people.contacts import show_phone
+    from bot.people.keywords import Keywords, guess_language
     from bot.people.keywords import Kind as KeywordKind
     from bot.people.sign_in import SignIn, TooManySignIns
     from bot.people.signups import (
@@ -141,32 +132,25 @@ if TYPE_CHECKING:
         Contactable,
         Offer,
         Outcome,
-        Pending,
         SignUps,
         TooManySignups,
         choice_term,
         choice_text,
         short_union,
     )
-    from bot.runtime.board import Board
-    from bot.runtime.context import PluginContext, plugin_context
-    from bot.runtime.logging import configure_logging
-    from bot.store import STORE_FAILURES, Store, Tx
-    from bot.store.content import SharedCheck, watch_public_version
+    from bot.runtime.context import PluginContext
+    from bot.store import STORE_FAILURES
+    from bot.store.content import SharedCheck
     from bot.store.public import RevisionNote
+    from bot.store.reads import Reads
     from bot.store.sessions import DeskSession
 
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
     "AddressPolicy": "bot.channels.webhooks",
-    "Created": "bot.channels.webhooks",
-    "Webhooks": "bot.channels.webhooks",
-    "check_url": "bot.channels.webhooks",
     "webhook_summary": "bot.channels.webhooks:summary",
-    "CliContext": "bot.cli",
     "add_json_flag": "bot.cli",
-    "open_context": "bot.cli",
     "out": "bot.cli",
     "print_json": "bot.cli",
     "moment_type": "bot.cli._shared",
@@ -177,60 +161,39 @@ _LAZY = {
     "command_named": "bot.commands",
     "is_command_prefix": "bot.commands",
     "events": "bot.delivery",
-    "Dispatcher": "bot.delivery.dispatcher",
     "Leadership": "bot.delivery.leadership",
-    "leadership_for": "bot.delivery.leadership",
-    "shard_lock_key": "bot.delivery.leadership",
-    "wants": "bot.delivery.planning",
-    "Failure": "bot.delivery.progress",
     "Progress": "bot.delivery.progress",
-    "Admin": "bot.editorial.admin",
-    "Changes": "bot.editorial.admin",
     "DemandResult": "bot.editorial.admin",
-    "Draft": "bot.editorial.admin",
     "Action": "bot.editorial.desk",
-    "Desk": "bot.editorial.desk",
-    "Done": "bot.editorial.desk",
     "Preview": "bot.editorial.desk",
     "Problems": "bot.editorial.desk",
     "Proposal": "bot.editorial.desk",
     "TextPatch": "bot.editorial.desk",
     "ask": "bot.people.asking",
-    "Heard": "bot.people.keywords",
     "Keywords": "bot.people.keywords",
     "guess_language": "bot.people.keywords",
     "KeywordKind": "bot.people.keywords:Kind",
     "open_plugin": "bot.cli",
-    "Reach": "bot.editorial.reach",
-    "reach": "bot.editorial.reach",
     "StaleText": "bot.editorial.translations",
     "stale_note": "bot.editorial.translations",
     "Metrics": "bot.metrics",
-    "mask": "bot.people.contacts",
     "show_phone": "bot.people.contacts",
-    "FormTokens": "bot.people.forms",
     "SignIn": "bot.people.sign_in",
     "TooManySignIns": "bot.people.sign_in",
     "Choice": "bot.people.signups",
     "Contactable": "bot.people.signups",
     "Offer": "bot.people.signups",
     "Outcome": "bot.people.signups",
-    "Pending": "bot.people.signups",
     "SignUps": "bot.people.signups",
     "TooManySignups": "bot.people.signups",
     "choice_term": "bot.people.signups",
     "choice_text": "bot.people.signups",
     "short_union": "bot.people.signups",
-    "Board": "bot.runtime.board",
     "PluginContext": "bot.runtime.context",
-    "plugin_context": "bot.runtime.context",
-    "configure_logging": "bot.runtime.logging",
     "STORE_FAILURES": "bot.store",
-    "Store": "bot.store",
-    "Tx": "bot.store",
     "SharedCheck": "bot.store.content",
-    "watch_public_version": "bot.store.content",
     "RevisionNote": "bot.store.public",
+    "Reads": "bot.store.reads",
     "DeskSession": "bot.store.sessions",
 }
 
@@ -239,7 +202,6 @@ __getattr__ = lazy_exports(__name__, _LAZY)
 __all__ = [
     "BODY_MAX",
     "HEADLINE_MAX",
-    "LABEL_MAX",
     "LOCALIZED_NAMES",
     "NEXT_STEP_MAX",
     "NOTE_MAX",
@@ -253,17 +215,13 @@ __all__ = [
     "Adapter",
     "Address",
     "AddressPolicy",
-    "Admin",
     "AdminList",
     "AdminRule",
-    "Board",
+    "Audience",
     "Campaign",
-    "Changes",
     "ChannelRef",
     "Check",
     "Choice",
-    "CliContext",
-    "Clients",
     "Clock",
     "Command",
     "CommandContext",
@@ -273,7 +231,6 @@ __all__ = [
     "Contact",
     "Contactable",
     "Cost",
-    "Created",
     "DeliveryState",
     "Demand",
     "DemandChange",
@@ -281,20 +238,12 @@ __all__ = [
     "DemandResult",
     "DemandStatus",
     "DemandWording",
-    "Desk",
     "DeskSession",
-    "Dispatcher",
     "DoctorRequest",
-    "Done",
-    "Draft",
     "EventSink",
-    "Failure",
     "Field",
     "FindsSent",
-    "FixedClock",
-    "FormTokens",
     "HealthBoard",
-    "Heard",
     "InvalidInput",
     "KeywordKind",
     "Keywords",
@@ -310,20 +259,18 @@ __all__ = [
     "OutboundMessage",
     "Outcome",
     "Pacing",
-    "Pending",
     "PermanentDeliveryError",
     "Platform",
     "Plugin",
     "PluginContext",
     "PluginSettings",
-    "Plugins",
     "Preview",
     "Problems",
     "Progress",
     "Proposal",
     "QuietHours",
     "QuietHoursSetting",
-    "Reach",
+    "Reads",
     "Reply",
     "Reporting",
     "RevisionNote",
@@ -334,7 +281,6 @@ __all__ = [
     "SignUps",
     "StaleText",
     "Status",
-    "Store",
     "StoreUnavailable",
     "StrikebotError",
     "SubParsers",
@@ -344,61 +290,43 @@ __all__ = [
     "TooManySignIns",
     "TooManySignups",
     "TransientDeliveryError",
-    "Tx",
     "Update",
     "UpdateState",
     "UpdateText",
     "Urgency",
     "Verdict",
     "WebhookEndpoint",
-    "Webhooks",
     "add_json_flag",
     "ask",
-    "check_update_text",
-    "check_url",
     "choice_term",
     "choice_text",
-    "clean_text",
     "command_named",
-    "configure_logging",
     "events",
-    "example_address",
     "fallback",
     "family_answers",
     "fit",
     "fit_message",
     "guess_language",
     "i18n",
-    "installed_plugins",
     "is_command_prefix",
     "kinds",
     "lazy_exports",
-    "leadership_for",
     "local_zone",
-    "mask",
     "moment_type",
     "network_of",
     "neutralize_mentions",
     "not_found",
-    "open_context",
     "open_plugin",
     "out",
     "page_url",
-    "parse_address",
     "parse_quiet_hours",
-    "plugin_context",
     "print_json",
-    "reach",
     "say",
-    "shard_lock_key",
     "shifted_clock",
     "short_union",
     "show_phone",
     "split",
     "stale_note",
-    "update_message",
     "utcnow",
-    "wants",
-    "watch_public_version",
     "webhook_summary",
 ]

@@ -238,14 +238,17 @@ EXPECTED: dict[str, dict[Shape, Cell]] = {
                              r"Server Error$"),
         Shape.HTML_5XX: Cell(How.QUEUED, r"^Twilio answered 502: 502 Bad Gateway$"),
         Shape.TEXT_5XX: Cell(How.QUEUED, r"^Twilio answered 503: upstream connect error$"),
-        # Created, the answer cut short or lost: not yet looked for at Twilio as texts are.
-        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID$",
-                                   copies=2, then="sent twice (a gap: not looked for yet)"),
-        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError$"),
-        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError$"),
+        # Created, the answer cut short or lost: found at Twilio by its words (free-form) or
+        # its template's values, not sent again.
+        Shape.TRUNCATED_JSON: Cell(How.QUEUED, r"^Twilio answered 201 without a message SID; "
+                                   r"it may have taken the message, which is looked for "
+                                   r"before it is sent again$"),
+        Shape.HANG: Cell(How.QUEUED, r"^Twilio did not answer: TimeoutError; it may have"),
+        Shape.RESET: Cell(How.QUEUED, r"^Twilio did not answer: ServerDisconnectedError; it "
+                          r"may have"),
         Shape.ACCEPTED_LOST: Cell(How.QUEUED, r"^Twilio did not answer: "
-                                  r"ServerDisconnectedError$", copies=2,
-                                  then="sent twice (a gap: not looked for yet)"),
+                                  r"ServerDisconnectedError; it may have taken the message, "
+                                  r"which is looked for before it is sent again$"),
     },
     # A receiver's failures follow the webhooks schedule (docs/webhooks.md): each is a
     # Retry-After for that endpoint, and the retry carries the same webhook-id.

@@ -17,7 +17,7 @@ from bot.clock import FixedClock
 from bot.config import load_config
 from bot.editorial.admin import Admin, Changes, Draft
 from bot.errors import ImportRefused
-from bot.models import DemandStatus, Status, Subscription, UpdateText, Urgency
+from bot.models import EVERYONE, Audience, DemandStatus, Status, Subscription, UpdateText, Urgency
 from bot.runtime.seed import apply_seed
 from bot.runtime.transfer import (
     ExportDocument,
@@ -49,8 +49,12 @@ async def fill(store: Store, clock: FixedClock) -> None:
     await apply_seed(store, config, clock)
     admin = Admin(store, CAMPAIGN, ADMINS, clock)
     subs = [
-        await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", c, "en"))
-        for c in ("c1", "c2", "c3")
+        await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", c, "en", follows=follows))
+        for c, follows in (
+            ("c1", Audience.of(["roosevelt"], ["west"])),  # the seeded sites, followed
+            ("c2", EVERYONE),
+            ("c3", EVERYONE),
+        )
     ]
     clock.advance(minutes=1)
     post = await admin.post(

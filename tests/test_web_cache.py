@@ -23,9 +23,9 @@ from aiohttp.test_utils import TestClient
 from bot.clock import FixedClock
 from bot.editorial.admin import Admin, Changes, Draft
 from bot.models import DemandStatus, Status, Subscription, UpdateText
-from bot.ports import watch_public_version
 from bot.runtime.context import PluginContext
 from bot.store import Store
+from bot.store.content import watch_public_version
 from tests.strike_week import Week, la, strike_week
 from tests.support import ADMIN, ADMINS, CAMPAIGN, FRIDAY, SECOND_ADMIN, recording
 from tests.web_support import client_for, parse_html, web_context

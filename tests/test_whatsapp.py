@@ -20,7 +20,7 @@ from bot.editorial.admin import Draft
 from bot.models import Contact, DeliveryState, Status, UpdateText, Urgency
 from bot.plugins import DoctorRequest, Verdict
 from bot.store import Store
-from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, signed_request
+from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, Fault, signed_request
 from tests.family_support import WHATSAPP_FROM, Families, families
 from tests.support import ADMIN, CAMPAIGN, campaign_config
 
@@ -134,6 +134,23 @@ async def test_outside_the_window_an_update_goes_as_the_approved_template(
         )
         await f.callbacks()
         assert [t.delivered for t in twilio.texts] == [True]
+
+
+@pytest.mark.parametrize("fault", [Fault.LOSE_ANSWER, Fault.TRUNCATED_JSON])
+async def test_a_template_whose_answer_was_lost_is_found_at_twilio_not_sent_twice(
+    sqlite_store: Store, clock: FixedClock, fault: Fault
+) -> None:
+    """Outside the window the message Twilio lists is the template filled in, not our words:
+    it is found by the values we filled it with."""
+    async with whatsapp(sqlite_store, clock) as (f, twilio):
+        await joined(f)
+        clock.advance(hours=30)
+        twilio.fail(fault)
+        await f.admin.post(ADMIN, urgent("Strike is on"))
+        await f.drain()
+        [message] = twilio.whatsapp(ROSA)
+        assert message.content_sid != "" and twilio.lists >= 1
+        assert await posts(sqlite_store) == [(DeliveryState.SENT, None)]
 
 
 async def test_a_free_form_message_that_meets_63016_goes_again_as_the_template_once(

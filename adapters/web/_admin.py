@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from bot.ports import (
     Action,
     Actor,
+    Audience,
     DemandResult,
     DemandWording,
     InvalidInput,
@@ -138,7 +139,7 @@ def _update_id(request: web.Request) -> int:
 
 async def _admin_view(request: web.Request, update: Update) -> web.Response:
     ctx = state_of(request).ctx
-    async with ctx.store.read() as tx:
+    async with ctx.reads() as tx:
         notes = await tx.revision_notes([update.id]) if update.revision > 1 else {}
         stale = await tx.stale_texts(f"update:{update.id}")
     note = notes.get(update.id)
@@ -168,6 +169,7 @@ async def post_update(request: web.Request) -> web.StreamResponse:
         publish_at=body.publish_at,
         clear_next_step=body.clear_next_step,
         history=body.history,
+        audience=Audience.of(body.sites, body.groups),
     )
     if query_flag(request.query, "dry_run"):
         return await _dry_run(request, proposal)

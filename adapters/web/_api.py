@@ -7,7 +7,6 @@ under `texts`.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, kinds
+from bot.ports import DeliveryState, PluginContext, kinds
 
 from ._app import JSON, cached, from_memory, json_error, json_response, state_of
 from ._cache import Rendered, Tick
@@ -121,7 +120,7 @@ async def status(request: web.Request) -> web.StreamResponse:
     async def render(now: datetime) -> Rendered:
         ctx = state_of(request).ctx
         campaign = ctx.campaign
-        snap = await load_snapshot(ctx.store, now, limit=1)
+        snap = await load_snapshot(ctx, now, limit=1)
         current = snap.current
         text_ = current.text(lang) if current else None
         out = _ok(
@@ -162,7 +161,7 @@ async def updates(request: web.Request) -> web.StreamResponse:
 
     async def render(now: datetime) -> Rendered:
         ctx = state_of(request).ctx
-        async with ctx.store.read() as tx:
+        async with ctx.reads() as tx:
             size = first_page_size(await tx.visible_count(now)) if aligned else limit
             page = await tx.visible_updates(now, limit=size + 1, after=after)
             more = len(page) > size
@@ -192,7 +191,7 @@ async def update(request: web.Request) -> web.StreamResponse:
 
     async def render(now: datetime) -> Rendered:
         ctx = state_of(request).ctx
-        async with ctx.store.read() as tx:
+        async with ctx.reads() as tx:
             found = await tx.visible_update(update_id, now)
             notes = await tx.revision_notes([update_id]) if found else {}
         if found is None:
@@ -222,7 +221,7 @@ async def demands(request: web.Request) -> web.StreamResponse:
         return _bad(exc)
 
     async def render(now: datetime) -> Rendered:
-        async with state_of(request).ctx.store.read() as tx:
+        async with state_of(request).ctx.reads() as tx:
             found = await tx.list_demands(with_history=False)
         return _ok(DemandListOut(items=[DemandOut(**demand_out(d, lang)) for d in found]))
 
@@ -237,7 +236,7 @@ async def demand(request: web.Request) -> web.StreamResponse:
     key = request.match_info["key"]
 
     async def render(now: datetime) -> Rendered:
-        async with state_of(request).ctx.store.read() as tx:
+        async with state_of(request).ctx.reads() as tx:
             found = await tx.get_demand(key) if len(key) <= 64 else None
             keys = await tx.demand_keys() if found is None else []
         if found is None:
@@ -259,55 +258,10 @@ async def demand(request: web.Request) -> web.StreamResponse:
 # -- operations --------------------------------------------------------------------------------
 
 
-PROBE_TIMEOUT = 3.0  # seconds for each of the store probes
-WRITE_PROOF_SECONDS = 1.0  # while writing: a commit this recent proves the store takes writes
-PROBE_KEY = "health.write_probe"  # a row in `meta` that every write probe rewrites
-
-
-async def _read_probe(tx: Tx) -> None:
-    await tx.ping()
-
-
 async def probe_store(ctx: PluginContext) -> DatabaseHealth:
-    """Can the store be read, and written? A real committed write (one row in `meta`), so a
-    read-only file or standby, a damaged or full store shows here and not first in a post;
-    or, while SQLite's writer is busy, the write committed before (`Store.busy_writing`)."""
-    store = ctx.store
-
-    async def write_probe(tx: Tx) -> None:
-        await tx.set_meta(PROBE_KEY, ctx.clock().isoformat())
-
-    # Through `transact`: a pooled connection that died since its last use (a failover, a
-    # restart of the server) is replaced and the probe asked again, as the dispatcher's work
-    # is, so the answer is about the database and not about one stale connection.
-    try:
-        async with asyncio.timeout(PROBE_TIMEOUT):
-            await store.transact(_read_probe, write=False)
-    except Exception as exc:
-        return DatabaseHealth(reachable=False, writable=False, error=_why(exc))
-    if store.busy_writing(within=WRITE_PROOF_SECONDS):
-        # Writes are committing right now, and a probe of its own would wait behind them
-        # (a page of 1,000 briefings at 07:00 holds SQLite's writer for ~70 ms).
-        return DatabaseHealth(reachable=True, writable=True)
-    try:
-        async with asyncio.timeout(PROBE_TIMEOUT):
-            await store.transact(write_probe)
-    except Exception as exc:
-        return DatabaseHealth(reachable=True, writable=False, error=_why(exc))
-    return DatabaseHealth(reachable=True, writable=True)
-
-
-def _why(exc: BaseException) -> str:
-    """One line: the store's own sentence (StoreUnavailable), never SQL or a traceback."""
-    if isinstance(exc, StrikebotError):
-        return exc.message
-    if isinstance(exc, TimeoutError):
-        return (
-            f"The database did not answer within {PROBE_TIMEOUT:g} s: it is overloaded, locked "
-            "by a long transaction, or unreachable."
-        )
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}".rstrip(": ")
+    """Can the store be read, and written (`PluginContext.store_health`)?"""
+    found = await ctx.store_health()
+    return DatabaseHealth(reachable=found.reachable, writable=found.writable, error=found.error)
 
 
 async def healthz(request: web.Request) -> web.StreamResponse:
@@ -368,7 +322,7 @@ def _adapter_states(health: Any) -> dict[str, dict[str, Any]]:
 async def metrics(request: web.Request) -> web.StreamResponse:
     ctx = state_of(request).ctx
     try:
-        async with ctx.store.read() as tx:
+        async with ctx.reads() as tx:
             counts = await tx.delivery_counts()
     except Exception:
         counts = None

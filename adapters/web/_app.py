@@ -131,10 +131,9 @@ class WebState:
         self._timer_check = SharedCheck(self._read_timer)
 
     async def _read_timer(self) -> EmbargoTimer:
-        store = self.ctx.store
-        version = await store.public.current()
+        version = await self.ctx.public.current()
         now = self.ctx.clock()
-        async with store.read() as tx:
+        async with self.ctx.reads() as tx:
             due = await tx.next_embargo(now)
         return EmbargoTimer(version, now, due)
 
@@ -142,7 +141,7 @@ class WebState:
         """`moment().key(tick)` and the time now, without waiting, when memory answers (the
         hot path), else None. The keys are worked out once a minute: within one UTC minute
         the local date and year cannot change (zones are offset by whole minutes)."""
-        version = self.ctx.store.public.vouched()
+        version = self.ctx.public.vouched()
         timer = self.timer
         if version is None or timer is None or self.down_until:
             return None
@@ -165,7 +164,7 @@ class WebState:
         if loop.time() < self.down_until:
             raise StoreDown
         now = self.ctx.clock()
-        version = await self.ctx.store.public.current()
+        version = await self.ctx.public.current()
         timer = self.timer
         if timer is None or not timer.covers(version, now):
             timer = self.timer = await self._timer_check.get()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.ports import PluginContext, watch_public_version
+from bot.ports import PluginContext
 
 from ._app import log
 from ._mount import mount_web
@@ -43,7 +43,7 @@ class WebSurface:
 
     async def start(self) -> None:
         self._stop.clear()
-        watcher = watch_public_version(self.ctx.store, self._stop)
+        watcher = self.ctx.watch_public(self._stop)
         self._tasks.append(asyncio.create_task(watcher, name="public version watcher"))
         if self.publisher is not None:
             publishing = self.publisher.run(self._stop)

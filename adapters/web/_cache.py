@@ -1,8 +1,8 @@
 """Rendered responses cached by what they depend on, so the hot paths skip the store.
 
 A public view depends on the store's content and on the clock. The content is named by the
-public version (`Store.public`: free to check while nothing changed) and the moment the next
-embargoed update becomes public (`Tx.next_embargo`, re-read only when the version moves or
+public version (`PluginContext.public`: free to check while nothing changed) and the moment the next
+embargoed update becomes public (`Reads.next_embargo`, re-read only when the version moves or
 that moment passes). The clock matters only to views that show it: the status page's
 countdown and "Day N" change each minute (`MINUTE`), the status API's day number each day
 (`DAY`). Every view's key also holds the local year, since dates carry the year when it is

@@ -1,6 +1,6 @@
 """What the status page, feeds and status API show, read at one moment.
 
-The queries live in the store (`Tx.visible_updates`, `Tx.revision_notes`, ...), which
+The queries live in the store (`Reads.visible_updates`, `Reads.revision_notes`, ...), which
 applies the embargo rule: public views never see pending, scheduled or never-published
 updates.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.ports import Demand, RevisionNote, Store, Update
+from bot.ports import Demand, PluginContext, RevisionNote, Update
 
 __all__ = ["RevisionNote", "Snapshot", "load_snapshot"]
 
@@ -40,8 +40,8 @@ class Snapshot:
         return max(moments) if moments else None
 
 
-async def load_snapshot(store: Store, now: datetime, *, limit: int = 20) -> Snapshot:
-    async with store.read() as tx:
+async def load_snapshot(ctx: PluginContext, now: datetime, *, limit: int = 20) -> Snapshot:
+    async with ctx.reads() as tx:
         current = await tx.latest_update(now)
         timeline = await tx.visible_updates(now, limit=limit + 1)
         more = len(timeline) > limit

@@ -294,11 +294,3 @@ def parse_local(value: str, campaign: Campaign) -> datetime | None:
     if not text:
         return None
     return datetime.fromisoformat(text).replace(tzinfo=zone(campaign))
-
-
-def action_of(proposal: Proposal) -> str:
-    return proposal.action.value
-
-
-def is_edit(proposal: Proposal) -> bool:
-    return proposal.action in (Action.EDIT, Action.CORRECT, Action.RETRACT)

@@ -272,7 +272,7 @@ def add_routes(app: web.Application, campaign: Campaign) -> None:
 
 
 async def render_atom(state: WebState, lang: str, now: datetime) -> Rendered:
-    async with state.ctx.store.read() as tx:
+    async with state.ctx.reads() as tx:
         updates = await tx.visible_updates(now, limit=FEED_ENTRIES)
         updates = await tx.with_revisions(updates)
         notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
@@ -281,7 +281,7 @@ async def render_atom(state: WebState, lang: str, now: datetime) -> Rendered:
 
 
 async def render_calendar(state: WebState, lang: str, now: datetime) -> Rendered:
-    async with state.ctx.store.read() as tx:
+    async with state.ctx.reads() as tx:
         updates = await tx.with_revisions(await tx.scheduled_events(now))
     events = calendar_events(updates)
     body = icalendar(events, state.ctx.campaign, lang)

@@ -79,7 +79,7 @@ def _status_handler(lang: str) -> Handler:
 
 async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
-    snap = await load_snapshot(state.ctx.store, now)
+    snap = await load_snapshot(state.ctx, now)
     current = snap.current
     context = base_context(campaign, lang, "/", state.status_css)
     context["status_class"] = str(current.status) if current else "none"
@@ -140,7 +140,7 @@ def _update_handler(lang: str) -> Handler:
 
 async def render_update(state: WebState, lang: str, update_id: int, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
-    async with state.ctx.store.read() as tx:
+    async with state.ctx.reads() as tx:
         update = await tx.visible_update(update_id, now)
         notes = await tx.revision_notes([update_id]) if update and update.revision > 1 else {}
     if update is None:
@@ -194,7 +194,7 @@ def _archive_handler(lang: str) -> Handler:
 
 async def render_archive(state: WebState, lang: str, after: int | None, now: datetime) -> Rendered:
     campaign = state.ctx.campaign
-    async with state.ctx.store.read() as tx:
+    async with state.ctx.reads() as tx:
         # The static copy pages from the oldest, so its older pages never change (one count
         # per publish); the live pages from the newest, with no count.
         aligned = state.static and after is None

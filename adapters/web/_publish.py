@@ -420,7 +420,7 @@ async def _plan(ctx: PluginContext, previous: SiteState, state: SiteState) -> _P
     """The addresses a change since `previous` touches: each touched update's pages, and the
     archive pages holding them (counted from the oldest, 25 a page: `first_page_size`)."""
     campaign = ctx.campaign
-    async with ctx.store.read() as tx:
+    async with ctx.reads() as tx:
         touched, everything = await tx.public_changes_since(previous.version)
         if everything:
             return None
@@ -480,9 +480,9 @@ def _heads(ctx: PluginContext, demands: list[str]) -> list[str]:
 async def _site_state(ctx: PluginContext, build: str) -> SiteState:
     """What the site shows now: the public version (read first: a change made meanwhile is
     published next time), the time, the archive's size and newest update."""
-    version = await ctx.store.public.current()
+    version = await ctx.public.current()
     now = ctx.clock()
-    async with ctx.store.read() as tx:
+    async with ctx.reads() as tx:
         count = await tx.visible_count(now)
         top = await tx.visible_id_at(0, now)
     return SiteState(build, version, generation(ctx, now), now, count, top)
@@ -590,15 +590,14 @@ class Publisher:
         self.done = asyncio.Event()  # set after each publish (for whoever waits on one)
 
     async def run(self, stop: asyncio.Event) -> None:
-        store = self.ctx.store
-        changes = store.public.listen()
+        changes = self.ctx.public.listen()
         done: object = None
         while not stop.is_set():
             wake: datetime | None = None
             try:
-                version = await store.public.current()
+                version = await self.ctx.public.current()
                 now = self.ctx.clock()
-                async with store.read() as tx:
+                async with self.ctx.reads() as tx:
                     embargo = await tx.next_embargo(now)
                 local = now.astimezone(ZoneInfo(self.ctx.campaign.timezone))
                 state = (version, embargo, local.date())

@@ -202,6 +202,9 @@ class SpendOut(BaseModel):
     units: int = Field(description="what they cost, in the platform's units (text segments)")
 
 
+SiteCode = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
+
+
 class PreviewOut(BaseModel):
     """What posting would do (`?dry_run=true`): nothing is written."""
 
@@ -429,6 +432,14 @@ class PostUpdateIn(_Strict):
         description="the update tells what already happened: its next step's time may be past "
         "(else a past time is refused with 422)",
     )
+    sites: list[SiteCode] = Field(
+        default=[],
+        description="only for these sites (codes) and whoever follows them, their group or "
+        "everything; with `groups` empty too, for everyone",
+    )
+    groups: list[SiteCode] = Field(
+        default=[], description="only for these groups of sites (codes) and their sites"
+    )
 
 
 REASONS = (
@@ -627,7 +638,12 @@ def problems(exc: ValidationError) -> list[dict[str, str]]:
 
 def query_flag(query: Mapping[str, str], name: str) -> bool:
     """A boolean query parameter, as the schema gives it: `true` or `false` (left out:
-    false). Anything else is a 400 saying so, not silently false."""
+    false). Anything else, or another parameter, is a 400 saying so, not silently ignored."""
+    other = next((key for key in query if key != name), None)
+    if other is not None:
+        raise BadRequest(
+            400, "bad_query", f"{other[:40]!r} is not a parameter here; the only one is {name}."
+        )
     value = query.get(name)
     if value is None or value == "false":
         return False

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
@@ -181,6 +182,36 @@ class WhatsAppAdapter:
             ) from None
         self._sent["free_form" if free else "template"] += 1
         return sid
+
+    async def find_sent(
+        self,
+        channel: ChannelRef,
+        idempotency_key: str,
+        message: OutboundMessage,
+        *,
+        since: datetime,
+    ) -> str | None:
+        """The SID of the message a send in doubt created, if Twilio did create it: looked
+        for among the messages to the person's number since the delivery was queued, as
+        free-form words or as the kind's template filled with this message's values (Twilio
+        keeps no key of ours). None when there is none, or when the person has gone."""
+        person = await self.signups.contactable(channel.channel)
+        if person is None:
+            return None
+        free = " ".join(free_form(message, sender=self.who).split())
+        template = self.section.templates.for_kind(str(message.kind))
+        values = variables(message, list(template.variables), sender=self.who) if template else []
+        number, service = f"whatsapp:{self.settings.number}", self.settings.messaging_service
+
+        def ours(sent: Mapping[str, Any]) -> bool:
+            if (sent.get("messaging_service_sid") if service else sent.get("from")) != (
+                service or number
+            ):
+                return False
+            body = " ".join(str(sent.get("body") or "").split())
+            return body == free or (bool(values) and all(v in body for v in values))
+
+        return await self.client.find(f"whatsapp:{person.address}", ours, since=since)
 
     async def _template(self, message: OutboundMessage) -> dict[str, str]:
         """ContentSid and ContentVariables for `message`, or `PermanentDeliveryError` saying

@@ -13,6 +13,9 @@ the failures sorted into what the dispatcher does.
   problem, said to admins (`TemplateRefused`); 63003 / 63024 (not a WhatsApp number): this
   person's (`NumberRefused`). Other 4xx (a bad login, a bad sender): retried and logged.
 - 63016 (outside the 24-hour window) comes later, in the status callback: see `_adapter`.
+- A message Twilio may have created with its answer lost (a 2xx without a SID, a dropped
+  connection after the request went) is in doubt: `find` looks for it in Twilio's list of
+  messages to the number before it is sent again.
 
 Nothing here logs a phone number.
 """
@@ -24,9 +27,12 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 
@@ -37,6 +43,9 @@ log = logging.getLogger("strikebot.whatsapp")
 NOT_WHATSAPP = frozenset({63003, 63024})
 BAD_TEMPLATE = frozenset({21655, 21656})
 APPROVAL_TTL = 600.0  # seconds an approval status is trusted before asking again
+PAGE_SIZE = 50  # messages per page of Twilio's list, newest first
+CLOCK_SKEW = timedelta(minutes=5)  # our clock and Twilio's may disagree by this much
+IN_DOUBT = "; it may have taken the message, which is looked for before it is sent again"
 
 
 class NumberRefused(Exception):
@@ -100,13 +109,19 @@ class WhatsAppClient:
             async with self.session().post(f"{self.account}/Messages.json", data=fields) as r:
                 text = await r.text(errors="replace")
                 status, retry_after = r.status, r.headers.get("Retry-After")
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        except aiohttp.ClientConnectorError as exc:  # never reached Twilio
             raise TransientDeliveryError(f"Twilio did not answer: {type(exc).__name__}") from None
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise TransientDeliveryError(
+                f"Twilio did not answer: {type(exc).__name__}{IN_DOUBT}", in_doubt=True
+            ) from None
         data = _json(text)
         if 200 <= status < 300:
             sid = data.get("sid") if data else None
             if not isinstance(sid, str) or not sid:
-                raise TransientDeliveryError(f"Twilio answered {status} without a message SID")
+                raise TransientDeliveryError(
+                    f"Twilio answered {status} without a message SID{IN_DOUBT}", in_doubt=True
+                )
             return sid
         code = data.get("code") if data else None
         message = str(data.get("message", "")) if data else _snippet(text)
@@ -121,6 +136,44 @@ class WhatsAppClient:
         if 400 <= status < 500:
             log.error("Twilio refused a WhatsApp message for a reason of the account: %s", reason)
         raise TransientDeliveryError(reason)
+
+    async def find(
+        self, to: str, sent: Callable[[Mapping[str, Any]], bool], *, since: datetime
+    ) -> str | None:
+        """The SID of the newest message to `to` (``whatsapp:+1...``) created since `since`
+        (less `CLOCK_SKEW`) for which `sent(resource)` is true; None when there is none.
+        Raises `TransientDeliveryError` when Twilio does not answer (looked for again later
+        rather than risk sending twice)."""
+        url = f"{self.account}/Messages.json?{urlencode({'To': to, 'PageSize': PAGE_SIZE})}"
+        oldest, base = since - CLOCK_SKEW, self.account.split("/2010-04-01/")[0]
+        for _ in range(5):
+            try:
+                async with self.session().get(url) as r:
+                    text, status = await r.text(errors="replace"), r.status
+            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                raise TransientDeliveryError(
+                    f"Twilio did not answer: {type(exc).__name__}"
+                ) from None
+            data = _json(text)
+            if status != 200 or data is None or not isinstance(data.get("messages"), list):
+                raise TransientDeliveryError(
+                    f"Twilio's list of messages answered {status}; looking again later",
+                    is_global=status == 429,
+                )
+            for message in data["messages"]:
+                if not isinstance(message, dict):
+                    continue
+                created = _date(message.get("date_created"))
+                if created is not None and created < oldest:
+                    return None  # newest first: nothing older can be ours
+                if message.get("direction") == "outbound-api" and sent(message):
+                    sid = message.get("sid")
+                    return sid if isinstance(sid, str) else None
+            following = data.get("next_page_uri")
+            if not isinstance(following, str) or not following:
+                return None
+            url = base + following
+        return None
 
     async def approval(self, content_sid: str) -> Approval | None:
         """WhatsApp's verdict on a template (cached for ten minutes), or None when the
@@ -167,6 +220,14 @@ def template_fields(content_sid: str, values: list[str]) -> dict[str, str]:
     """ContentSid and ContentVariables ({"1": ..., "2": ...}) for a template."""
     variables = {str(i): value for i, value in enumerate(values, start=1)}
     return {"ContentSid": content_sid, "ContentVariables": json.dumps(variables)}
+
+
+def _date(value: object) -> datetime | None:
+    """Twilio's dates (RFC 2822: "Fri, 18 Jan 2019 18:00:00 +0000")."""
+    try:
+        return parsedate_to_datetime(value) if isinstance(value, str) and value else None
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _json(text: str) -> dict[str, Any] | None:

@@ -182,6 +182,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "serve the status page and API, connect the platforms switched on, deliver",
     ),
     (
+        "sites",
+        "bot.cli.sites",
+        "the campaign's sites and their groups: import a CSV file, list them",
+    ),
+    (
         "status",
         "bot.cli.status",
         "the campaign at a glance: status, day of the strike, next step, what is pending",

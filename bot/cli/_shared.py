@@ -205,6 +205,7 @@ def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
         "retraction_reason": update.retraction_reason,
         "retraction_reasons": dict(update.retraction_reason_texts()),
         "seed_key": update.seed_key,
+        "audience": {"sites": list(update.audience.sites), "groups": list(update.audience.groups)},
         "revisions": [revision_json(r) for r in update.revisions],
     }
 
@@ -261,6 +262,7 @@ def subscription_json(sub: Subscription, *, active: bool = True) -> dict[str, An
         "active": active,
         "broken_reason": sub.broken_reason,
         "created_at": iso(sub.created_at),
+        "follows": {"sites": list(sub.follows.sites), "groups": list(sub.follows.groups)},
     }
 
 

@@ -179,6 +179,17 @@ def _register_post(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     _history_flag(post)
     post.add_argument(
+        "--sites",
+        metavar="CODES",
+        help="only for these sites (comma-separated codes, see `strikebot sites list`) and "
+        "whoever follows them, their group or everything (default: everyone)",
+    )
+    post.add_argument(
+        "--groups",
+        metavar="CODES",
+        help="only for these groups of sites (a local district, a region) and their sites",
+    )
+    post.add_argument(
         "--at",
         metavar="WHEN",
         help="publish later (embargo): 2019-01-21T06:00 (campaign time) or with an offset",
@@ -245,6 +256,7 @@ _FLAGS = {
     "next_step_at": "--next-step-at",
     "reason": "--reason",
     "update_id": "ID",
+    "audience": "--sites/--groups",
 }
 
 
@@ -263,6 +275,8 @@ async def post_handler(args: argparse.Namespace) -> int:
             next_step_at=_next_step_at(args, zone),
             clear_next_step=args.no_next_step,
             history=args.past,
+            sites=args.sites,
+            groups=args.groups,
         )
         if args.dry_run:
             return await _dry_run(ctx, args, actor, proposal)
@@ -294,10 +308,12 @@ async def _dry_run(
     preview = await ctx.desk.preview(actor, proposal, keep=False)
     _refuse(preview.problems, _main(args, ctx))
     found = preview.reach
+    audience = preview.update.audience
     if args.json:
         print_json(
             {
                 "dry_run": True,
+                "audience": {"sites": list(audience.sites), "groups": list(audience.groups)},
                 "channels": found.channels,
                 "people": {
                     s.platform: {"messages": s.messages, "units": s.units} for s in found.spends
@@ -562,6 +578,10 @@ def _print_posted(
         f"{i18n.status_label(update.status, language)} · {update.urgency}"
     )
     out.print(f"  [bold]{escape(update.text(language).headline)}[/]")
+    if not update.audience.everyone:
+        out.print(
+            f"  For {escape(update.audience.describe())} only, and whoever follows everything."
+        )
     channels = _queued(outbox)
     if update.state is UpdateState.PENDING_APPROVAL:
         out.print(

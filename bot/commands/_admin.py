@@ -92,10 +92,13 @@ class AdminOrders(CommandsBase):
         texts: Mapping[str, OtherText] | None = None,
         next_step_at: datetime | str | None = None,
         language: str | None = None,
+        sites: str | Sequence[str] | None = None,
+        groups: str | Sequence[str] | None = None,
     ) -> Reply:
         """Post an update now (or at `publish_at`). Times without an offset are in the
         asker's time zone. `headline`, `body` and `next_step` are in `language` (default:
-        the campaign's first); `texts` holds other languages' wordings, by language."""
+        the campaign's first); `texts` holds other languages' wordings, by language;
+        `sites` and `groups` (codes) address it to them only."""
         return await self._run(
             ctx,
             "post",
@@ -110,6 +113,8 @@ class AdminOrders(CommandsBase):
                 texts,
                 next_step_at,
                 language,
+                sites=sites,
+                groups=groups,
             ),
         )
 
@@ -255,6 +260,8 @@ class AdminOrders(CommandsBase):
         language: object = None,
         *,
         preview: bool = False,
+        sites: object = None,
+        groups: object = None,
     ) -> Reply:
         self.admin.admins.require(a.ctx.actor, "post updates")
         main = self.campaign.default_language
@@ -275,6 +282,8 @@ class AdminOrders(CommandsBase):
             publish_at=publish_at,
             next_step_at=next_step_at,
             zone=a.zone,
+            sites=sites,
+            groups=groups,
         )
         if preview:
             return await self._preview(a, proposal)

@@ -83,6 +83,8 @@ _POST_OPTIONS = {
     "urgency": "urgency", "at": "publish_at", "publish_at": "publish_at",
     "embargo": "publish_at", "lang": "language", "language": "language",
     "preview": "preview", "dry_run": "preview",
+    "sites": "sites", "site": "sites", "centros": "sites", "centro": "sites",
+    "groups": "groups", "group": "groups", "grupos": "groups", "grupo": "groups",
 }  # fmt: skip
 # Another language's text in the typed form: headline_es=, body_ko=, next_es=, next_step_es=.
 _POST_TEXT_OPTIONS = {"headline": "headline", "body": "body", "next": "next_step",
@@ -239,6 +241,8 @@ class TypedForm(DemandOrders, AdminOrders):
             options.get("next_step_at"),
             options.get("language"),
             preview=parse_flag(options.get("preview", False)),
+            sites=options.get("sites"),
+            groups=options.get("groups"),
         )
 
 

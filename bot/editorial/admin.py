@@ -45,7 +45,9 @@ from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound
 from bot.i18n.sentences import in_every_language, invalid, localized_error
 from bot.messages.kinds import statuses
 from bot.models import (
+    EVERYONE,
     Actor,
+    Audience,
     Campaign,
     Delivery,
     DeliveryAction,
@@ -83,6 +85,7 @@ class Draft:
     next_step_at: datetime | None = None
     clear_next_step: bool = False
     history: bool = False
+    audience: Audience = EVERYONE  # whom it addresses (bot.audiences)
 
     @property
     def has_next_step(self) -> bool:
@@ -115,6 +118,7 @@ def update_snapshot(update: Update) -> dict[str, Any]:
         "revision": update.revision,
         "retraction_reason": update.retraction_reason,
         "retraction_reasons": dict(update.retraction_reasons) or None,
+        "audience": update.audience.to_json(),
     }
 
 
@@ -166,6 +170,7 @@ class Admin:
                 existing = await tx.get_update_by_seed(seed_key, now)
                 if existing is not None:
                     return existing
+            await _check_audience(tx, draft.audience)
             if seed_key is None and not draft.has_next_step and not draft.clear_next_step:
                 draft = await self._keep_next_step(tx, draft, now)
             return await self._insert(
@@ -204,6 +209,7 @@ class Admin:
                 "publish_at": publish_at,
                 "published_at": None if needs_approval else (publish_at or now),
                 "revision": 1,
+                "audience": draft.audience.to_json(),
             }
         )
         update = await self._get(tx, update_id, now)
@@ -808,9 +814,10 @@ class Admin:
         return update
 
     async def _plan_posts(self, tx: Tx, update: Update, now: datetime) -> list[NewDelivery]:
-        """POST rows for every subscribed channel: a message for people, an event for
-        machines."""
-        people, machines = self._audiences(await tx.list_subscriptions())
+        """POST rows for every channel the update's audience reaches (one query, the
+        preview's count's): a message for people, an event for machines."""
+        recipients = await tx.recipients(update.audience, str(update.urgency))
+        people, machines = self._audiences(recipients)
         event = events.update_event(events.EventType.UPDATE_PUBLISHED, update, self.campaign, now)
         return plan_posts(update, people, now) + plan_posts(update, machines, now, event=event)
 
@@ -818,8 +825,7 @@ class Admin:
         return split_by_audience(subs, self.event_platforms)
 
     async def _holders(self, tx: Tx, update_id: int) -> list[Subscription]:
-        ids = set(await tx.posted_subscriptions(update_id))
-        return [s for s in await tx.list_subscriptions(active_only=False) if s.id in ids]
+        return await tx.subscriptions_by_id(await tx.posted_subscriptions(update_id))
 
     def past_refusal(self, context: str, moment: datetime, now: datetime) -> InvalidInput:
         """A time in the past refused, said in the campaign's zone (never UTC)."""
@@ -851,6 +857,17 @@ class Admin:
         return check_texts(
             texts, self.campaign.languages, require=default if require_default else None
         )
+
+
+async def _check_audience(tx: Tx, audience: Audience) -> None:
+    """Every site and group an update names exists (the desk says so first, per field)."""
+    if audience.everyone:
+        return
+    sites, groups = await tx.unknown_codes(audience)
+    if sites:
+        raise localized_error(NotFound, "audiences.unknown_site", code=sites[0])
+    if groups:
+        raise localized_error(NotFound, "audiences.unknown_group", code=groups[0])
 
 
 def kept_next_step(draft: Draft, latest: Update | None, now: datetime, campaign: Campaign) -> Draft:

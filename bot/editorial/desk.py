@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import i18n
+from bot.audiences import parse_audience
 from bot.clock import Clock, utcnow
 from bot.editorial.admin import Admin, Changes, Draft, kept_next_step
 from bot.editorial.parsing import (
@@ -31,9 +32,20 @@ from bot.editorial.reach import Reach, reach
 from bot.editorial.rules import check_reason, check_reasons, check_update_text, check_year
 from bot.editorial.translations import StaleText, update_target
 from bot.errors import Conflict, InvalidInput, NotAllowed, NotFound, StrikebotError
-from bot.i18n.sentences import in_every_language, localized_error
+from bot.i18n.sentences import in_every_language, invalid, localized_error
 from bot.messages.compose import local_zone, update_message
-from bot.models import Actor, Status, Update, UpdateState, UpdateText, Urgency
+from bot.models import (
+    EVERYONE,
+    Actor,
+    Audience,
+    Site,
+    SiteGroup,
+    Status,
+    Update,
+    UpdateState,
+    UpdateText,
+    Urgency,
+)
 from bot.plugins import Plugins, Section
 from bot.plugins.outbound import OutboundMessage, Pacing
 from bot.store import Store
@@ -87,6 +99,9 @@ class Proposal:
     reason: str = ""
     reasons: Mapping[str, str] = field(default_factory=dict)  # other languages' reasons
     history: bool = False  # a next step's time in the past is what happened
+    # Whom a post addresses (some sites, some groups; default everyone). An edit, a
+    # correction or a retraction goes where its post went, so it names none.
+    audience: Audience = EVERYONE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +118,7 @@ class Proposal:
             "reason": self.reason,
             "reasons": dict(self.reasons),
             "history": self.history,
+            "audience": self.audience.to_json(),
         }
 
     @classmethod
@@ -119,6 +135,7 @@ class Proposal:
             reason=str(data.get("reason") or ""),
             reasons=dict(data.get("reasons") or {}),
             history=bool(data.get("history")),
+            audience=Audience.from_json(data.get("audience")),
         )
 
     def with_texts(self, texts: Mapping[str, TextPatch]) -> Proposal:
@@ -154,6 +171,8 @@ class Preview:
     problems: Mapping[str, StrikebotError]
     missing: tuple[str, ...]  # campaign languages without a wording of their own
     token: str | None = None
+    # The sites and groups a post is addressed to (none: everyone), for the sentence.
+    addressed: tuple[Site | SiteGroup, ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -169,13 +188,13 @@ class Preview:
         holders = self.reach.channels
         if action is Action.POST:
             if self.update.state is UpdateState.PENDING_APPROVAL:
-                return w["preview_post_approval"]
+                return self._for(lang, w["preview_post_approval"])
             if self.proposal.publish_at is not None:
                 when = i18n.format_datetime(self.proposal.publish_at.astimezone(zone), lang)
-                return w["preview_post_scheduled"].format(when=when)
-            return self.reach.sentence(lang)
+                return self._for(lang, w["preview_post_scheduled"].format(when=when))
+            return self._for(lang, self.reach.sentence(lang))
         if action is Action.APPROVE:
-            return self.reach.sentence(lang)
+            return self._for(lang, self.reach.sentence(lang))
         if not holders:
             return w["preview_no_copies"]
         count = i18n.format_number(holders, lang)
@@ -185,6 +204,14 @@ class Preview:
             Action.RETRACT: "preview_retract",
         }[action]
         return i18n.plural(lang, f"desk.{key}", holders).format(n=count)
+
+    def _for(self, language: str, sentence: str) -> str:
+        """`sentence`, after whom a post is addressed to when not everyone."""
+        if self.update.audience.everyone:
+            return sentence
+        names = [place.name(language) for place in self.addressed]
+        named = i18n.format_list(names or [self.update.audience.describe()], language)
+        return f"{i18n.text(language, 'audiences.preview_for').format(names=named)} {sentence}"
 
     def problems_in(self, language: str) -> dict[str, str]:
         return {name: exc.localized(language) for name, exc in self.problems.items()}
@@ -247,11 +274,14 @@ class Desk:
         history: bool = False,
         clear_next_step: bool = False,
         zone: ZoneInfo | str | None = None,
+        sites: object = None,
+        groups: object = None,
     ) -> Proposal:
         """A proposal from what a person typed: ids, statuses, urgencies and times as text
         (a time without an offset is in `zone`, default the campaign's; "off" clears the
         next step's time), `texts` by language code with any of headline, body and
-        next_step. Raises `Problems` naming each field that cannot be read."""
+        next_step, `sites` and `groups` as codes (comma-separated or listed). Raises
+        `Problems` naming each field that cannot be read."""
         where = zone if isinstance(zone, ZoneInfo) else local_zone(zone, self.campaign)
         problems: dict[str, StrikebotError] = {}
 
@@ -297,6 +327,7 @@ class Desk:
             reason="" if reason is None else str(reason),
             reasons=others,
             history=history,
+            audience=read("audience", lambda v: parse_audience(*v), (sites, groups)) or EVERYONE,
         )
         if chosen is not Action.POST and proposal.update_id is None and "update_id" not in problems:
             problems["update_id"] = localized_error(InvalidInput, "desk.needs_update_id")
@@ -330,6 +361,7 @@ class Desk:
             if proposal.status is None:
                 proposal = replace(proposal, status=self._current_status(latest, problems))
         update = self._after(actor, proposal, before, now, problems)
+        await self._check_audience(proposal, problems)
         if proposal.action is Action.POST and not proposal.clear_next_step:
             update = self._keep_next_step(update, latest, now)
         if proposal.action in (Action.EDIT, Action.CORRECT, Action.RETRACT):
@@ -347,7 +379,10 @@ class Desk:
         missing = tuple(code for code in self.campaign.languages if code not in update.texts)
         if keep and (keep_unready or not problems):
             token = await self._keep(actor, proposal, now, token)
-        return Preview(proposal, update, before, messages, found, problems, missing, token)
+        addressed = await self._addressed(update.audience)
+        return Preview(
+            proposal, update, before, messages, found, problems, missing, token, addressed
+        )
 
     async def draft(self, actor: Actor, token: str) -> Proposal:
         """The stored draft behind `token`, left in place, if `actor` wrote it."""
@@ -418,6 +453,35 @@ class Desk:
 
     # -- helpers -----------------------------------------------------------------
 
+    async def _addressed(self, audience: Audience) -> tuple[Site | SiteGroup, ...]:
+        if audience.everyone:
+            return ()
+        found: list[Site | SiteGroup] = []
+        async with self.store.read() as tx:
+            for code in audience.sites:
+                if (site := await tx.get_site(code)) is not None:
+                    found.append(site)
+            for code in audience.groups:
+                if (group := await tx.get_group(code)) is not None:
+                    found.append(group)
+        return tuple(found)
+
+    async def _check_audience(
+        self, proposal: Proposal, problems: dict[str, StrikebotError]
+    ) -> None:
+        """A post's sites and groups must exist; anything else goes where its post went."""
+        if proposal.audience.everyone:
+            return
+        if proposal.action is not Action.POST:
+            problems["audience"] = localized_error(InvalidInput, "audiences.follows_post")
+            return
+        async with self.store.read() as tx:
+            sites, groups = await tx.unknown_codes(proposal.audience)
+        if sites:
+            problems["audience"] = invalid("audiences.unknown_site", code=sites[0])
+        elif groups:
+            problems["audience"] = invalid("audiences.unknown_group", code=groups[0])
+
     async def _before(self, proposal: Proposal, now: datetime) -> Update | None:
         if proposal.action is Action.POST:
             return None
@@ -475,6 +539,7 @@ class Desk:
                 next_step_at=proposal.next_step_at,
                 publish_at=proposal.publish_at,
                 published_at=None if pending else proposal.publish_at or now,
+                audience=proposal.audience,
             )
         if action is Action.APPROVE:
             if before.state is not UpdateState.PENDING_APPROVAL:
@@ -620,6 +685,7 @@ class Desk:
                     next_step_at=preview.update.next_step_at,
                     clear_next_step=proposal.clear_next_step,
                     history=proposal.history,
+                    audience=proposal.audience,
                 ),
                 publish_at=proposal.publish_at,
             )

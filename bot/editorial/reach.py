@@ -196,12 +196,13 @@ async def reach(
     plugins: Plugins | None = None,
     paces: Mapping[str, Pacing] | None = None,
 ) -> Reach:
-    """Who would receive `update` if it were posted now (its urgency decides), and (with
-    `paces`) how long each platform takes."""
+    """Who would receive `update` if it were posted now: its urgency and its audience
+    decide, counted over the rows the fan-out's query gives (`SiteStore.recipients`); with
+    `paces`, how long each platform takes."""
     plugins = installed_plugins() if plugins is None else plugins
     sections = sections or {}
     async with store.read() as tx:
-        audience = await tx.audience_counts(str(update.urgency))  # as `bot.delivery.planning.wants`
+        audience = await tx.audience_counts(str(update.urgency), update.audience)
     channels = receivers = 0
     groups: Counter[tuple[str, str, str]] = Counter()
     per_platform: Counter[str] = Counter()

@@ -243,12 +243,6 @@ def unusable(message: Message) -> bool:
     return False
 
 
-def compile_catalog(catalog: Catalog, path: Path | None = None) -> Translations:
-    """The catalogue compiled to .mo in memory (fuzzy, i.e. stale, entries left out). A
-    translation that would break its sentence (`unusable`) is marked fuzzy and logged."""
-    return _translations(_compiled_mo(catalog, path)[0])
-
-
 def _mark_unusable(catalog: Catalog) -> list[str]:
     """Mark fuzzy each translation that would break its sentence; their contexts."""
     found = []

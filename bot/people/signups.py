@@ -1180,15 +1180,3 @@ def short_union(union: str) -> str:
     if union.endswith(")") and "(" in union:
         return union[union.rindex("(") + 1 : -1].strip() or union
     return union
-
-
-def subscriber_json(person: Subscriber) -> Mapping[str, object]:
-    """A person's record without their address (for logs and admin screens)."""
-    return {
-        "key": person.key,
-        "kind": person.kind,
-        "language": person.language,
-        "receives": person.choice,
-        "state": person.state,
-        "broken_reason": person.broken_reason,
-    }

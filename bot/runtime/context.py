@@ -2,17 +2,21 @@
 
     def create(ctx: PluginContext) -> MyAdapter:
         settings = ctx.settings_as(MySettings)       # its own environment settings
-        return MyAdapter(ctx.commands, ctx.store, settings)
+        return MyAdapter(ctx.commands, ctx.desk, settings)
 
 Everything is handed in; nothing is global. The same context type serves `strikebot run`
-and a plugin's own CLI commands (`plugin_context`).
+and a plugin's own CLI commands (`plugin_context`). A plugin reads the store through
+`reads()` only; `store` is the core's (a test says no adapter touches it).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import time
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
 from bot.clock import Clock
@@ -33,6 +37,9 @@ from bot.plugins.admins import AdminList
 from bot.plugins.outbound import Adapter, HealthBoard
 from bot.runtime.board import Board
 from bot.store import Store
+from bot.store.content import PublicVersion, watch_public_version
+from bot.store.health import StoreHealth, probe
+from bot.store.reads import Reads
 
 T = TypeVar("T")
 
@@ -54,6 +61,25 @@ class PluginContext:
     metrics: Metrics = field(default_factory=Metrics)
     health: HealthBoard = field(default_factory=HealthBoard)
     signups: SignUps | None = None  # people signing up for e-mail and text (bot.signups)
+
+    @asynccontextmanager
+    async def reads(self) -> AsyncIterator[Reads]:
+        """One read-only transaction, through which a plugin reads the store (`Reads`)."""
+        async with self.store.read() as tx:
+            yield tx
+
+    @property
+    def public(self) -> PublicVersion:
+        """The public content's version: what a cached page or feed depends on."""
+        return self.store.public
+
+    def watch_public(self, stop: asyncio.Event) -> Coroutine[Any, Any, None]:
+        """Hear of public changes other processes commit until `stop` (the web plugin's)."""
+        return watch_public_version(self.store, stop)
+
+    async def store_health(self) -> StoreHealth:
+        """Can the store be read, and written (`bot.store.health`)? For /healthz."""
+        return await probe(self.store, self.clock)
 
     @property
     def desk(self) -> Desk:

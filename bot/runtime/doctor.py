@@ -190,10 +190,6 @@ async def file_checks(store: Store, config: StrikeConfig, clock: Clock) -> list[
     ]  # fmt: skip
 
 
-def _titles(plugins: Sequence[Plugin]) -> str:
-    return ", ".join(p.title for p in plugins)
-
-
 def startup_warnings(settings: Settings, config: StrikeConfig, plugins: Plugins) -> list[str]:
     """The problems worth a clear warning at start-up: with a platform token set, a
     loopback public_url or placeholder admins. Empty when nothing is switched on."""

@@ -26,10 +26,13 @@ from bot.errors import ConfigError
 from bot.models import (
     ALL_URGENCIES,
     Actor,
+    Audience,
     Demand,
     DemandEvent,
     DemandText,
     QuietHours,
+    Site,
+    SiteGroup,
     Subscription,
     Update,
 )
@@ -61,6 +64,12 @@ async def _seeded(store: Store, config: StrikeConfig, slug: str) -> bool:
                 sub.platform, sub.workspace, sub.channel, active_only=False
             )
             if not found:
+                return False
+        if config.sites or config.site_groups:
+            unknown = await tx.unknown_codes(
+                Audience.of([s.code for s in config.sites], [g.code for g in config.site_groups])
+            )
+            if any(unknown):
                 return False
     return True
 
@@ -153,6 +162,25 @@ async def _seed_tables(store: Store, config: StrikeConfig, clock: Clock) -> None
                 now,
             )
             await tx.audit(now, "config", "subscription.seed", f"subscription:{sub_id}")
+        await _seed_sites(tx, config, now)
+
+
+async def _seed_sites(tx: Tx, config: StrikeConfig, now: datetime) -> None:
+    """The file's groups and sites that the store lacks (those stored are left alone)."""
+    unknown_sites, unknown_groups = await tx.unknown_codes(
+        Audience.of([s.code for s in config.sites], [g.code for g in config.site_groups])
+    )
+    for group in config.site_groups:
+        if group.code in unknown_groups:
+            await tx.save_group(SiteGroup(group.code, dict(group.name), group.example), now)
+    for site in config.sites:
+        if site.code in unknown_sites:
+            await tx.save_site(
+                Site(site.code, dict(site.name), site.group, site.address, site.example), now
+            )
+    if unknown_sites or unknown_groups:
+        added = {"groups": len(unknown_groups), "sites": len(unknown_sites)}
+        await tx.audit(now, "config", "sites.seed", "sites", None, added)
 
 
 async def _seed_updates(store: Store, config: StrikeConfig, clock: Clock) -> None:

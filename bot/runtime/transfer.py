@@ -105,6 +105,7 @@ class UpdateRecord(_Record):
     retracted_by: str | None
     retraction_reason: str | None
     retraction_reasons: dict[str, str] | None = None  # absent before schema 0014
+    audience: dict[str, list[str]] | None = None  # absent before schema 0018: everyone
     revisions: list[RevisionRecord] = []
 
 
@@ -156,6 +157,23 @@ class SubscriptionRecord(_Record):
     broken_reason: str | None
     created_at: Moment
     change_seq: int = 0  # files from before the field have none
+    follows: dict[str, list[str]] | None = None  # absent before schema 0018: everything
+
+
+class SiteGroupRecord(_Record):
+    code: str
+    names: dict[str, str]
+    example: bool
+    updated_at: Moment
+
+
+class SiteRecord(_Record):
+    code: str
+    group_code: str
+    names: dict[str, str]
+    address: str
+    example: bool
+    updated_at: Moment
 
 
 class AuditRecord(_Record):
@@ -226,6 +244,9 @@ class ExportDocument(_Record):
     audit: list[AuditRecord]
     # Translations written before another language's text was edited (`bot.editorial.translations`).
     stale_texts: list[StaleTextRecord] = []
+    # The campaign's sites and their groups (schema 0018).
+    site_groups: list[SiteGroupRecord] = []
+    sites: list[SiteRecord] = []
     # Absent unless exported with deliveries (`strikebot export --deliveries`).
     deliveries: list[DeliveryRecord] | None = None
     briefing_runs: list[BriefingRunRecord] | None = None
@@ -316,6 +337,14 @@ async def export_document(
                 tx, t.stale_texts, t.stale_texts.c.target, t.stale_texts.c.language
             )
         ]
+        groups = [
+            SiteGroupRecord.model_validate(dict(r._mapping))
+            for r in await _rows(tx, t.site_groups, t.site_groups.c.code)
+        ]
+        sites = [
+            SiteRecord.model_validate(dict(r._mapping))
+            for r in await _rows(tx, t.sites, t.sites.c.code)
+        ]
         delivery_records = None
         briefing_records = None
         shared_records = None
@@ -344,6 +373,8 @@ async def export_document(
         subscriptions=subscriptions,
         audit=audit,
         stale_texts=stale,
+        site_groups=groups,
+        sites=sites,
         deliveries=delivery_records,
         briefing_runs=briefing_records,
         shared_payloads=shared_records,
@@ -519,7 +550,10 @@ async def _wipe(tx: Tx) -> None:
         t.updates,
         t.demand_events,
         t.demands,
+        t.subscription_follows,
         t.subscriptions,
+        t.sites,
+        t.site_groups,
         t.audit_log,
         t.processed_events,
         t.stale_texts,
@@ -537,7 +571,18 @@ async def _insert(tx: Tx, doc: ExportDocument) -> None:
     meta = dict(doc.meta)
     meta.setdefault(CAMPAIGN_META_KEY, doc.campaign)
     await put(t.meta, [{"key": k, "value": v} for k, v in meta.items()])
+    await put(t.site_groups, [g.model_dump() for g in doc.site_groups])
+    await put(t.sites, [site.model_dump() for site in doc.sites])
     await put(t.subscriptions, [s.model_dump() for s in doc.subscriptions])
+    await put(
+        t.subscription_follows,
+        [
+            {"subscription_id": s.id, "kind": kind, "code": code}
+            for s in doc.subscriptions
+            for kind, key in (("site", "sites"), ("group", "groups"))
+            for code in (s.follows or {}).get(key, [])
+        ],
+    )
     await put(t.updates, [u.model_dump(exclude={"revisions"}) for u in doc.updates])
     await put(
         t.update_revisions,

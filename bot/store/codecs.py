@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from bot.models import (
+    Audience,
     Delivery,
     DeliveryAction,
     DeliveryState,
@@ -95,6 +96,7 @@ def update_from_row(row: Row[Any], now: datetime, revisions: Sequence[Revision] 
         seed_key=row.seed_key,
         revisions=tuple(revisions),
         retraction_reasons=dict(row.retraction_reasons or {}),
+        audience=Audience.from_json(getattr(row, "audience", None)),
     )
 
 
@@ -130,6 +132,7 @@ def subscription_from_row(row: Row[Any]) -> Subscription:
         broken_reason=row.broken_reason,
         created_at=row.created_at,
         label=row.label,
+        follows=Audience.from_json(getattr(row, "follows", None)),
     )
 
 
@@ -148,6 +151,7 @@ def subscription_to_values(sub: Subscription) -> dict[str, Any]:
         "quiet_start": _hhmm(sub.quiet_hours.start) if sub.quiet_hours else None,
         "quiet_end": _hhmm(sub.quiet_hours.end) if sub.quiet_hours else None,
         "broken_reason": sub.broken_reason,
+        "follows": sub.follows.to_json(),
     }
 
 

@@ -60,6 +60,7 @@ from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
 from bot.store.sessions import SessionStore
+from bot.store.sites import SiteStore
 from bot.store.subscribers import OUTBOX_CHANNEL, SubscriberStore
 from bot.store.translations import TranslationStore
 from bot.store.webhooks import WebhookStore
@@ -91,7 +92,15 @@ class NewDelivery:
 # ---------------------------------------------------------------------------- Tx
 
 
-class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStore, SessionStore):
+class Tx(
+    PublicReads,
+    DraftStore,
+    SubscriberStore,
+    WebhookStore,
+    TranslationStore,
+    SessionStore,
+    SiteStore,
+):
     """One open transaction. `enqueued` counts outbox rows inserted, to wake the dispatcher;
     `public_touched` says it changed what public views show (the writes below that touch
     updates, revisions or demands set it), so `Store.write` bumps the public version.
@@ -99,7 +108,8 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
     Reads for public views come from `PublicReads` (the embargo rule applied), form drafts
     from `DraftStore`, people who signed up by e-mail or text from `SubscriberStore`, webhook
     endpoints from `WebhookStore`, stale translations from `TranslationStore`, who is signed
-    in to the web desk from `SessionStore`."""
+    in to the web desk from `SessionStore`, sites and who an audience reaches from
+    `SiteStore`."""
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
@@ -447,13 +457,17 @@ class Tx(PublicReads, DraftStore, SubscriberStore, WebhookStore, TranslationStor
             await self.conn.execute(
                 update(t.subscriptions).where(t.subscriptions.c.id == existing).values(**values)
             )
+            await self.set_follows(int(existing), sub.follows)
             return int(existing)
         result = await self.conn.execute(
             insert(t.subscriptions)
             .values(**values, created_at=sub.created_at or now)
             .returning(t.subscriptions.c.id)
         )
-        return int(result.scalar_one())
+        sub_id = int(result.scalar_one())
+        if not sub.follows.everyone:
+            await self.set_follows(sub_id, sub.follows)
+        return sub_id
 
     async def deactivate_subscription(self, sub_id: int) -> None:
         version = await self.next_subscriptions_version()

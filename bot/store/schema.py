@@ -133,6 +133,8 @@ updates = Table(
     Column("retracted_by", String(200), nullable=True),
     Column("retraction_reason", Text, nullable=True),  # in the main language
     Column("retraction_reasons", JSON, nullable=True),  # language -> reason (0014)
+    # Whom it addresses: {"sites": [...], "groups": [...]}; NULL: everyone (0018).
+    Column("audience", JSON, nullable=True),
     Index("ix_updates_state_published", "state", "published_at"),
     Index("ix_updates_published_at", "published_at"),
     Index("ix_updates_next_step_at", "next_step_at"),
@@ -205,6 +207,10 @@ subscriptions = Table(
     # The subscriptions version (meta `subscriptions_version`) of this row's latest change:
     # the briefing scheduler reads only what changed since the version it saw.
     Column("change_seq", Integer, nullable=False, default=0, server_default="0"),
+    # What it follows, as read with the row: {"sites": [...], "groups": [...]}; NULL:
+    # everything. `subscription_follows` holds the same codes, one row each, for the
+    # recipients query (0018).
+    Column("follows", JSON, nullable=True),
     UniqueConstraint("platform", "workspace", "channel", name="uq_subscriptions_address"),
     Index("ix_subscriptions_change_seq", "change_seq"),
     Index(
@@ -440,4 +446,40 @@ receipts = Table(
     Column("status", String(16), nullable=False),
     Column("error", String(64), nullable=True),
     Column("at", UTCDateTime, nullable=False),
+)
+
+
+site_groups = Table(
+    "site_groups",
+    metadata,
+    # A group of sites: a region, a local district, a campus (bot/audiences). `names` by
+    # language; `example` marks a demo's rows.
+    Column("code", String(32), primary_key=True),
+    Column("names", JSON, nullable=False),
+    Column("example", Boolean, nullable=False, default=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+sites = Table(
+    "sites",
+    metadata,
+    # A school, a worksite, a depot: its short code, names by language, its group.
+    Column("code", String(32), primary_key=True),
+    Column("group_code", String(32), ForeignKey("site_groups.code"), nullable=False),
+    Column("names", JSON, nullable=False),
+    Column("address", Text, nullable=False, default=""),
+    Column("example", Boolean, nullable=False, default=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_sites_group_code", "group_code"),
+)
+
+subscription_follows = Table(
+    "subscription_follows",
+    metadata,
+    # What a subscription follows, one code a row (kind "site" or "group"); a subscription
+    # with none follows everything. Looked up by (kind, code) when an update is targeted.
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), primary_key=True),
+    Column("kind", String(8), primary_key=True),
+    Column("code", String(32), primary_key=True),
+    Index("ix_subscription_follows_code", "kind", "code", "subscription_id"),
 )

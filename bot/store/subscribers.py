@@ -14,9 +14,10 @@ from typing import Any
 from sqlalchemy import Row, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.models import DeliveryState, Subscriber, Subscription
+from bot.models import EVERYONE, Audience, DeliveryState, Subscriber, Subscription
 from bot.store import schema as t
 from bot.store.codecs import subscription_to_values
+from bot.store.sites import audience_clause, receives
 
 
 def _subscriber(row: Row[Any]) -> Subscriber:
@@ -141,17 +142,16 @@ class SubscriberStore:
             for kind, state, lang, choice, is_broken, n in await self.conn.execute(query)
         }
 
-    async def audience_counts(self, urgency: str) -> dict[tuple[str, str, str], int]:
+    async def audience_counts(
+        self, urgency: str, audience: Audience = EVERYONE
+    ) -> dict[tuple[str, str, str], int]:
         """(platform, language, time zone) -> how many working subscriptions receive updates
-        of `urgency`: the preview's count, in one grouped query however many people."""
+        of `urgency` addressed to `audience`: the preview's count, in one grouped query
+        however many people, of the rows `SiteStore.recipients` gives the fan-out."""
         s = t.subscriptions.c
         query = (
             select(s.platform, s.language, s.timezone, func.count())
-            .where(
-                s.active.is_(True),
-                s.broken_reason.is_(None),
-                s.urgencies.contains(urgency),  # "important,routine,urgent": no name in another
-            )
+            .where(*receives(urgency), audience_clause(audience))
             .group_by(s.platform, s.language, s.timezone)
         )
         return {(p, lang, tz): int(n) for p, lang, tz, n in await self.conn.execute(query)}
@@ -165,7 +165,15 @@ class SubscriberStore:
             .values(**values, created_at=sub.created_at or now)
             .returning(t.subscriptions.c.id)
         )
-        return int(result.scalar_one())
+        sub_id = int(result.scalar_one())
+        if not sub.follows.everyone:
+            await self.conn.execute(
+                insert(t.subscription_follows),
+                [{"subscription_id": sub_id, "kind": kind, "code": code}
+                 for kind, codes in (("site", sub.follows.sites), ("group", sub.follows.groups))
+                 for code in codes],
+            )  # fmt: skip
+        return sub_id
 
     # -- receipts --------------------------------------------------------------
 

@@ -100,7 +100,7 @@ class Text:
             "sid": self.sid,
             "account_sid": ACCOUNT_SID,
             "to": self.to,
-            "from": self.sender if self.sender.startswith("+") else FROM,
+            "from": self.sender if self.sender.startswith(("+", "whatsapp:")) else FROM,
             "messaging_service_sid": self.messaging_service,
             "body": self.body,
             "status": self.status,

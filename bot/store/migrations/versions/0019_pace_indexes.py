@@ -2,8 +2,8 @@
 (`ix_deliveries_leases`), and the pending rows' index carrying `claimed_until`, so that
 `next_due` and a claim pass over the rows a dispatcher holds without reading them
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-12-01
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
-down_revision = "0017"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

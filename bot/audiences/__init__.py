@@ -1,0 +1,11 @@
+"""Audiences: the sites of a campaign (a school, a worksite, a depot) in groups (a local
+district, a region, a campus), whom an update addresses and what a subscription follows.
+docs/audiences.md states the rules; the store's `bot.store.sites` holds the one query that
+says who an audience reaches.
+"""
+
+from bot.audiences.codes import check_code, parse_audience
+from bot.audiences.files import SiteFile, read_sites_csv
+from bot.audiences.sites import Imported, Sites
+
+__all__ = ["Imported", "SiteFile", "Sites", "check_code", "parse_audience", "read_sites_csv"]

@@ -1,0 +1,93 @@
+"""The campaign's sites and groups, as use cases: import a file, list them, check the codes
+an update or a subscription names."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from bot.audiences.files import SiteFile
+from bot.clock import Clock, utcnow
+from bot.errors import InvalidInput, NotFound
+from bot.i18n.sentences import localized_error
+from bot.models import Actor, Audience, Site, SiteGroup
+from bot.plugins.admins import AdminList
+from bot.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """What an import did: per kind ("group", "site"), how many rows were added, changed or
+    already the same."""
+
+    counts: dict[str, dict[str, int]]
+
+    def count(self, kind: str, outcome: str) -> int:
+        return self.counts.get(kind, {}).get(outcome, 0)
+
+
+class Sites:
+    """Sites and groups, bound to a store, who counts as admin and a clock."""
+
+    def __init__(self, store: Store, admins: AdminList, clock: Clock = utcnow) -> None:
+        self.store = store
+        self.admins = admins
+        self.clock = clock
+
+    async def import_file(self, actor: Actor, found: SiteFile) -> Imported:
+        """Add or change every group and site of a file, in one transaction: importing it
+        again changes nothing; a row left out of it is kept."""
+        self.admins.require(actor, "change sites")
+        now = self.clock()
+        counts: dict[str, Counter[str]] = {"group": Counter(), "site": Counter()}
+        async with self.store.write() as tx:
+            groups = {g.code for g in await tx.list_groups()} | {g.code for g in found.groups}
+            stored_sites = {s.code for s in await tx.list_sites()}
+            for group in found.groups:
+                if group.code in stored_sites:
+                    raise InvalidInput(
+                        f"Nothing was imported: {group.code!r} is a site's code already; a "
+                        "group needs a code of its own."
+                    )
+            for site in found.sites:
+                if site.group not in groups:
+                    raise InvalidInput(
+                        f"Nothing was imported: site {site.code!r} is in group {site.group!r}, "
+                        "which is neither in the file nor stored. Add a `group` line for it."
+                    )
+                if site.code in groups:
+                    raise InvalidInput(
+                        f"Nothing was imported: {site.code!r} is a group's code; a site needs "
+                        "a code of its own."
+                    )
+            for group in found.groups:
+                counts["group"][await tx.save_group(group, now)] += 1
+            for site in found.sites:
+                counts["site"][await tx.save_site(site, now)] += 1
+            summary = {kind: dict(c) for kind, c in counts.items()}
+            await tx.audit(now, actor.id, "sites.import", "sites", None, summary)
+        return Imported(summary)
+
+    async def all(self) -> tuple[list[SiteGroup], list[Site]]:
+        """Every group and every site (by group, then code)."""
+        async with self.store.read() as tx:
+            return await tx.list_groups(), await tx.list_sites()
+
+    async def find(self, code: str) -> Site | SiteGroup | None:
+        """The site, else the group, with this code (lower-cased); None when neither."""
+        code = code.strip().lower()
+        async with self.store.read() as tx:
+            return await tx.get_site(code) or await tx.get_group(code)
+
+    async def check(self, audience: Audience) -> Audience:
+        """`audience` if every code it names is a stored site or group; else `NotFound`
+        naming the first unknown one, in every language."""
+        if audience.everyone:
+            return audience
+        async with self.store.read() as tx:
+            sites, groups = await tx.unknown_codes(audience)
+        if sites:
+            raise localized_error(NotFound, "audiences.unknown_site", code=sites[0])
+        if groups:
+            raise localized_error(NotFound, "audiences.unknown_group", code=groups[0])
+        return audience

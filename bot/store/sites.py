@@ -1,0 +1,204 @@
+"""Sites, their groups, what subscriptions follow, and who an audience reaches. A mixin of
+`Tx`.
+
+`audience_clause` is the one rule of who receives an update addressed to an audience, used
+by the preview's count (`audience_counts`) and by the fan-out (`recipients`) alike, so the
+preview's reach is what is delivered:
+
+- an update for everyone reaches every subscription;
+- an update for some sites or groups reaches the subscriptions that follow everything, a
+  site it names or one in a group it names, or the group of a site it names.
+
+Both are one statement whatever the number of subscriptions: the follows are looked up by
+`ix_subscription_follows_code`, a subscription's own follows by the table's primary key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.models import Audience, Site, SiteGroup, Subscription
+from bot.store import schema as t
+from bot.store.codecs import subscription_from_row
+
+SITE = "site"
+GROUP = "group"
+
+
+def audience_clause(audience: Audience) -> ColumnElement[bool]:
+    """Which rows of `subscriptions` an update addressed to `audience` reaches."""
+    if audience.everyone:
+        return true()
+    s, f, site = t.subscriptions.c, t.subscription_follows.c, t.sites.c
+    follows_something = exists().where(f.subscription_id == s.id)
+    sites_named = select(site.code).where(
+        or_(site.code.in_(audience.sites), site.group_code.in_(audience.groups))
+    )
+    groups_of_sites = select(site.group_code).where(site.code.in_(audience.sites))
+    followers = select(f.subscription_id).where(
+        or_(
+            and_(f.kind == SITE, f.code.in_(sites_named)),
+            and_(f.kind == GROUP, or_(f.code.in_(audience.groups), f.code.in_(groups_of_sites))),
+        )
+    )
+    return or_(~follows_something, s.id.in_(followers))
+
+
+def receives(urgency: str) -> list[ColumnElement[bool]]:
+    """A working subscription that takes updates of `urgency` (`planning.wants`)."""
+    s = t.subscriptions.c
+    return [
+        s.active.is_(True),
+        s.broken_reason.is_(None),
+        s.urgencies.contains(urgency),  # "important,routine,urgent": no name in another
+    ]
+
+
+class SiteStore:
+    conn: AsyncConnection
+
+    # -- sites and groups --------------------------------------------------------
+
+    async def save_group(self, group: SiteGroup, now: datetime) -> str:
+        """Add or change a group; "added", "changed" or "same"."""
+        g = t.site_groups.c
+        values = {"names": dict(group.names), "example": group.example}
+        before = (
+            await self.conn.execute(select(t.site_groups).where(g.code == group.code))
+        ).first()
+        if before is None:
+            await self.conn.execute(
+                insert(t.site_groups).values(code=group.code, updated_at=now, **values)
+            )
+            return "added"
+        if (dict(before.names), bool(before.example)) == (values["names"], values["example"]):
+            return "same"
+        await self.conn.execute(
+            update(t.site_groups).where(g.code == group.code).values(updated_at=now, **values)
+        )
+        return "changed"
+
+    async def save_site(self, site: Site, now: datetime) -> str:
+        """Add or change a site (its group must exist); "added", "changed" or "same"."""
+        c = t.sites.c
+        values: dict[str, Any] = {
+            "group_code": site.group,
+            "names": dict(site.names),
+            "address": site.address,
+            "example": site.example,
+        }
+        before = (await self.conn.execute(select(t.sites).where(c.code == site.code))).first()
+        if before is None:
+            await self.conn.execute(
+                insert(t.sites).values(code=site.code, updated_at=now, **values)
+            )
+            return "added"
+        was = {
+            "group_code": before.group_code,
+            "names": dict(before.names),
+            "address": before.address,
+            "example": bool(before.example),
+        }
+        if was == values:
+            return "same"
+        await self.conn.execute(
+            update(t.sites).where(c.code == site.code).values(updated_at=now, **values)
+        )
+        return "changed"
+
+    async def list_groups(self) -> list[SiteGroup]:
+        rows = await self.conn.execute(select(t.site_groups).order_by(t.site_groups.c.code))
+        return [SiteGroup(r.code, dict(r.names), bool(r.example)) for r in rows]
+
+    async def list_sites(self, *, group: str | None = None) -> list[Site]:
+        query = select(t.sites).order_by(t.sites.c.group_code, t.sites.c.code)
+        if group is not None:
+            query = query.where(t.sites.c.group_code == group)
+        return [_site(r) for r in await self.conn.execute(query)]
+
+    async def get_site(self, code: str) -> Site | None:
+        row = (await self.conn.execute(select(t.sites).where(t.sites.c.code == code))).first()
+        return None if row is None else _site(row)
+
+    async def get_group(self, code: str) -> SiteGroup | None:
+        g = t.site_groups
+        row = (await self.conn.execute(select(g).where(g.c.code == code))).first()
+        return None if row is None else SiteGroup(row.code, dict(row.names), bool(row.example))
+
+    async def unknown_codes(self, audience: Audience) -> tuple[list[str], list[str]]:
+        """The site codes and group codes of `audience` that name no site or group."""
+        sites = set(audience.sites)
+        groups = set(audience.groups)
+        if sites:
+            found = await self.conn.scalars(select(t.sites.c.code).where(t.sites.c.code.in_(sites)))
+            sites -= set(found)
+        if groups:
+            g = t.site_groups.c
+            groups -= set(await self.conn.scalars(select(g.code).where(g.code.in_(groups))))
+        return sorted(sites), sorted(groups)
+
+    # -- following ----------------------------------------------------------------
+
+    async def set_follows(self, subscription_id: int, follows: Audience) -> None:
+        """What a subscription follows, one row a code (none: everything)."""
+        f = t.subscription_follows
+        await self.conn.execute(delete(f).where(f.c.subscription_id == subscription_id))
+        rows = [
+            {"subscription_id": subscription_id, "kind": SITE, "code": c} for c in follows.sites
+        ]
+        rows += [
+            {"subscription_id": subscription_id, "kind": GROUP, "code": c} for c in follows.groups
+        ]
+        if rows:
+            await self.conn.execute(insert(f), rows)
+
+    async def recipients(self, audience: Audience, urgency: str) -> list[Subscription]:
+        """The working subscriptions an update of `urgency` addressed to `audience` goes to,
+        in one statement (the fan-out's; `audience_counts` counts the same rows)."""
+        query = (
+            select(t.subscriptions)
+            .where(*receives(urgency), audience_clause(audience))
+            .order_by(t.subscriptions.c.id)
+        )
+        return [subscription_from_row(r) for r in await self.conn.execute(query)]
+
+    async def subscriptions_by_id(self, ids: Iterable[int]) -> list[Subscription]:
+        """These subscriptions (active or not), by id, in id order."""
+        wanted: Sequence[int] = sorted(set(ids))
+        found: list[Subscription] = []
+        for start in range(0, len(wanted), 900):  # SQLite's bound-parameter limit
+            chunk = wanted[start : start + 900]
+            query = select(t.subscriptions).where(t.subscriptions.c.id.in_(chunk))
+            found += [subscription_from_row(r) for r in await self.conn.execute(query)]
+        return sorted(found, key=lambda sub: sub.id)
+
+    async def follower_counts(self) -> dict[tuple[str, str], int]:
+        """(kind, code) -> how many active subscriptions follow it."""
+        f, s = t.subscription_follows.c, t.subscriptions.c
+        query = (
+            select(f.kind, f.code, func.count())
+            .join_from(t.subscription_follows, t.subscriptions, f.subscription_id == s.id)
+            .where(s.active.is_(True))
+            .group_by(f.kind, f.code)
+        )
+        return {(kind, code): int(n) for kind, code, n in await self.conn.execute(query)}
+
+
+def _site(row: Any) -> Site:
+    return Site(row.code, dict(row.names), row.group_code, row.address or "", bool(row.example))
