@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
@@ -21,6 +22,7 @@ from bot.models import DeliveryState, Subscription
 from bot.ports import ChannelRef, OutboundMessage, Pacing
 from bot.store import Store
 from bot.store import outbox_queries as q
+from bot.store import schema as t
 from tests.support import ADMIN, CAMPAIGN
 from tests.test_dispatcher import deliveries, post
 
@@ -66,6 +68,15 @@ class InstantAdapter:
 
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         pass
+
+
+async def claimed(store: Store) -> set[str]:
+    """Ids of the rows some dispatcher holds."""
+    async with store.read() as tx:
+        rows = await tx.conn.execute(
+            select(t.deliveries.c.id).where(t.deliveries.c.claimed_by.is_not(None))
+        )
+        return {row[0] for row in rows}
 
 
 def dispatcher(store: Store, adapter: InstantAdapter, clock: FixedClock, **options: Any) -> Any:
@@ -144,3 +155,72 @@ async def test_a_setting_that_caps_another_is_said_at_start_and_once_measured(
     assert "at most 16 a second, below its configured 1000" in warning
     easy = Pacing(global_per_second=10, per_channel_per_second=1, max_in_flight=4)
     assert dispatcher(store, InstantAdapter(easy), clock).say_caps() == []
+
+
+async def test_stopping_with_marks_still_to_commit_records_every_sent_row_once(
+    store: Store, admin: Admin, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows given back their room at the answer still have their marks committed: a stop
+    while marks are gathering records every row that was sent, gives back the rest, and the
+    next run sends only those, each once."""
+    n = 200
+    for i in range(n):
+        await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", f"c{i}", "en"))
+    await post(admin)
+    real_mark_sent = q.mark_sent
+
+    async def slow_mark_sent(tx: Any, **kwargs: Any) -> int:
+        await asyncio.sleep(0.2)
+        return await real_mark_sent(tx, **kwargs)
+
+    monkeypatch.setattr(q, "mark_sent", slow_mark_sent)
+    pacing = Pacing(global_per_second=RATE, per_channel_per_second=10.0, max_in_flight=4)
+    adapter = InstantAdapter(pacing, n // 4)
+    first = dispatcher(store, adapter, clock, mark_window=0.5)
+    running = asyncio.create_task(first.run())
+    async with asyncio.timeout(30):
+        await adapter.all_sent.wait()
+    await first.stop()
+    await running
+    sent_first = set(adapter.sent)
+    rows = {d.id: d for d in await deliveries(store)}
+    assert n // 4 <= len(sent_first) < n
+    assert {rows[i].state for i in sent_first} == {DeliveryState.SENT}
+    rest = {i for i, d in rows.items() if i not in sent_first}
+    assert {rows[i].state for i in rest} == {DeliveryState.PENDING}
+    assert await claimed(store) == set()
+
+    adapter.expect = n
+    second = dispatcher(store, adapter, clock, mark_window=0.05)
+    await second.drain()
+    assert len(adapter.sent) == n and set(adapter.sent.values()) == {1}
+    assert {d.state for d in await deliveries(store)} == {DeliveryState.SENT}
+
+
+async def test_a_mark_that_fails_to_commit_leaves_the_row_to_be_sent_again_with_its_key(
+    store: Store, admin: Admin, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The room a sent row gave back does not forget it: when its mark cannot be committed,
+    the row is given back in doubt at the end (an attempt counted), and goes again with the
+    same idempotency key, looked for first where the platform can."""
+    await admin.subscribe(ADMIN, Subscription(0, "discord", "g1", "c1", "en"))
+    await post(admin)
+    real_mark_sent = q.mark_sent
+    failures = iter([True])
+
+    async def failing_mark_sent(tx: Any, **kwargs: Any) -> int:
+        if next(failures, False):
+            raise RuntimeError("the database went away")
+        return await real_mark_sent(tx, **kwargs)
+
+    monkeypatch.setattr(q, "mark_sent", failing_mark_sent)
+    adapter = InstantAdapter(Pacing(global_per_second=RATE, per_channel_per_second=10.0), 1)
+    d = dispatcher(store, adapter, clock, mark_window=0.0, lease=60.0)
+    await d.drain()
+    (row,) = await deliveries(store)
+    assert row.state is DeliveryState.PENDING and await claimed(store) == set()
+    assert row.in_doubt_since is not None and row.attempts == 1
+    await d.drain()
+    (row,) = await deliveries(store)
+    assert row.state is DeliveryState.SENT
+    assert adapter.sent == Counter({row.id: 2})  # the same key twice: the platform's dedupe

@@ -164,12 +164,7 @@ class DiscordAdapter:
         self.election_seconds = election_seconds
         self.handlers = Handlers(ctx, defer_after=defer_after)
         delivery = ctx.delivery_as(DiscordDelivery)
-        self._pacing = pacing or Pacing(
-            global_per_second=delivery.discord_global_per_second,
-            per_channel_per_second=delivery.discord_per_channel_per_second,
-            burst=1,
-            max_in_flight=64,
-        )
+        self._pacing = pacing or delivery.pacing()
         self._rest = RestSender(
             token,
             request_timeout=request_timeout,

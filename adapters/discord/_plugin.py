@@ -14,6 +14,7 @@ from adapters.discord._settings import (
     DiscordDelivery,
     DiscordSection,
     DiscordSettings,
+    pacing,
 )
 from bot.ports import Check, Command, DoctorRequest, Plugin
 
@@ -42,6 +43,7 @@ plugin = Plugin(
     section=DiscordSection,
     admins=DiscordAdmins,
     delivery=DiscordDelivery,
+    pacing=pacing,
     limits=LIMITS,
     mentions=MENTIONS,
     address_example="discord:300000000000000003/400000000000000004",

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field, SecretStr, model_validator
 
-from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
+from bot.ports import Actor, AdminRule, Limits, Pacing, PluginSettings, Section, i18n
 
 NAME = "discord"
 
@@ -123,3 +123,17 @@ class DiscordDelivery(Section):
                 "higher limit, set discord_global_limit to that grant"
             )
         return self
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for Discord."""
+        return Pacing(
+            global_per_second=self.discord_global_per_second,
+            per_channel_per_second=self.discord_per_channel_per_second,
+            burst=1,
+            max_in_flight=64,
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: Discord's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, DiscordDelivery) else DiscordDelivery()).pacing()

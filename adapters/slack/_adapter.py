@@ -189,15 +189,7 @@ class SlackAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        delivery = self.delivery
-        return Pacing(
-            # One bot token serves one workspace: its cap is the whole token's.
-            global_per_second=delivery.slack_workspace_per_second,
-            per_channel_per_second=delivery.slack_per_channel_per_second,
-            per_workspace_per_second=delivery.slack_workspace_per_second,
-            burst=3,
-            max_in_flight=16,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Check the bot token, then (Socket Mode) connect. Refuses bad tokens with a

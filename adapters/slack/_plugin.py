@@ -14,6 +14,7 @@ from adapters.slack._settings import (
     SlackDelivery,
     SlackSection,
     SlackSettings,
+    pacing,
 )
 from bot.ports import Check, DoctorRequest, Plugin
 
@@ -42,6 +43,7 @@ plugin = Plugin(
     section=SlackSection,
     admins=SlackAdmins,
     delivery=SlackDelivery,
+    pacing=pacing,
     limits=LIMITS,
     mentions=MENTIONS,
     address_example="slack:T0001/C0001",

@@ -12,6 +12,7 @@ from bot.ports import (
     Actor,
     AdminRule,
     Limits,
+    Pacing,
     PluginSettings,
     Section,
     i18n,
@@ -92,3 +93,19 @@ class SlackDelivery(Section):
 
     slack_per_channel_per_second: float = Field(default=1.0, gt=0, le=1.0)
     slack_workspace_per_second: float = Field(default=20.0, gt=0)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for Slack."""
+        return Pacing(
+            # One bot token serves one workspace: its cap is the whole token's.
+            global_per_second=self.slack_workspace_per_second,
+            per_channel_per_second=self.slack_per_channel_per_second,
+            per_workspace_per_second=self.slack_workspace_per_second,
+            burst=3,
+            max_in_flight=16,
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: Slack's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, SlackDelivery) else SlackDelivery()).pacing()

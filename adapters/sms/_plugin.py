@@ -53,6 +53,7 @@ plugin = Plugin(
     cost=Cost(
         units="sms.units",
         measure=segments_of,
+        messages="sms.texts",
     ),
     docs="docs/email-sms.md#text-messages",
     doctor=doctor,

@@ -156,14 +156,7 @@ class TelegramAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        per_chat = self.delivery.telegram_per_chat_per_minute / 60.0
-        return Pacing(
-            global_per_second=self.delivery.telegram_global_per_second,
-            per_channel_per_second=per_chat,
-            per_workspace_per_second=per_chat,  # a chat's topics share its limit
-            burst=1,
-            max_in_flight=16,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Check the token (getMe), register the command menus, start receiving updates.

@@ -14,6 +14,7 @@ from adapters.telegram._settings import (
     TelegramDelivery,
     TelegramSection,
     TelegramSettings,
+    pacing,
 )
 from bot.ports import Check, DoctorRequest, Plugin
 
@@ -42,6 +43,7 @@ plugin = Plugin(
     section=TelegramSection,
     admins=TelegramAdmins,
     delivery=TelegramDelivery,
+    pacing=pacing,
     limits=LIMITS,
     mentions=MENTIONS,
     address_example="telegram:-1001234567890/-1001234567890",

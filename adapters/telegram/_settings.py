@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pydantic import Field, SecretStr
 
-from bot.ports import Actor, AdminRule, Limits, PluginSettings, Section, i18n
+from bot.ports import Actor, AdminRule, Limits, Pacing, PluginSettings, Section, i18n
 
 NAME = "telegram"
 WEBHOOK_PATH = "/telegram/webhook"
@@ -102,3 +102,18 @@ class TelegramDelivery(Section):
 
     telegram_global_per_second: float = Field(default=25.0, gt=0, le=30)
     telegram_per_chat_per_minute: float = Field(default=18.0, gt=0, le=20)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for Telegram."""
+        return Pacing(
+            global_per_second=self.telegram_global_per_second,
+            per_channel_per_second=self.telegram_per_chat_per_minute / 60.0,
+            per_workspace_per_second=self.telegram_per_chat_per_minute / 60.0,  # a chat's topics
+            burst=1,
+            max_in_flight=16,
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: Telegram's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, TelegramDelivery) else TelegramDelivery()).pacing()

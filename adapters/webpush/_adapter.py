@@ -103,13 +103,7 @@ class WebPushAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        d = self.delivery
-        return Pacing(
-            global_per_second=d.webpush_per_second,
-            per_channel_per_second=1.0,
-            burst=max(1, int(d.webpush_per_second)),
-            max_in_flight=d.webpush_in_flight,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Nothing to open: the HTTP session is made with the first message."""

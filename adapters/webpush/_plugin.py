@@ -10,7 +10,7 @@ from bot.ports import Check, Command, Contact, Cost, DoctorRequest, Plugin
 if TYPE_CHECKING:
     from bot.ports import PluginContext
 
-from ._settings import NAME, WebPushDelivery, WebPushSection, WebPushSettings
+from ._settings import NAME, WebPushDelivery, WebPushSection, WebPushSettings, pacing
 
 
 def create(ctx: PluginContext) -> object:
@@ -33,6 +33,7 @@ plugin = Plugin(
     settings=WebPushSettings,
     section=WebPushSection,
     delivery=WebPushDelivery,
+    pacing=pacing,
     contact=Contact.PUSH,
     cost=Cost(units="webpush.units"),
     commands=(

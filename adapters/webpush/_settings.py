@@ -8,7 +8,14 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
+from bot.ports import (
+    Pacing,
+    PluginSettings,
+    QuietHours,
+    QuietHoursSetting,
+    Section,
+    parse_quiet_hours,
+)
 
 NAME = "webpush"
 SUBSCRIBE_PATH = "/push/subscriptions"
@@ -101,3 +108,18 @@ class WebPushDelivery(Section):
 
     webpush_per_second: float = Field(default=50.0, gt=0, le=1000)
     webpush_in_flight: int = Field(default=16, ge=1, le=200)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for web push."""
+        return Pacing(
+            global_per_second=self.webpush_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, int(self.webpush_per_second)),
+            max_in_flight=self.webpush_in_flight,
+            in_flight_setting="[delivery] webpush_in_flight",
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: web push's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, WebPushDelivery) else WebPushDelivery()).pacing()

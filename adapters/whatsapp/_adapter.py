@@ -127,13 +127,7 @@ class WhatsAppAdapter:
 
     @property
     def pacing(self) -> Pacing:
-        d = self.delivery
-        return Pacing(
-            global_per_second=d.whatsapp_per_second,
-            per_channel_per_second=1.0,
-            burst=max(1, int(d.whatsapp_per_second)),
-            max_in_flight=d.whatsapp_in_flight,
-        )
+        return self.delivery.pacing()
 
     async def start(self) -> None:
         """Nothing to open: the HTTP session is made with the first message."""

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from bot.ports import PluginContext
 
 from ._preview import preview
-from ._settings import NAME, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings
+from ._settings import NAME, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings, pacing
 
 
 def create(ctx: PluginContext) -> object:
@@ -34,6 +34,7 @@ plugin = Plugin(
     settings=WhatsAppSettings,
     section=WhatsAppSection,
     delivery=WhatsAppDelivery,
+    pacing=pacing,
     contact=Contact.WHATSAPP,
     cost=Cost(units="whatsapp.units"),
     doctor=doctor,

@@ -9,7 +9,14 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.ports import PluginSettings, QuietHours, QuietHoursSetting, Section, parse_quiet_hours
+from bot.ports import (
+    Pacing,
+    PluginSettings,
+    QuietHours,
+    QuietHoursSetting,
+    Section,
+    parse_quiet_hours,
+)
 
 NAME = "whatsapp"
 TWILIO_API = "https://api.twilio.com"
@@ -150,3 +157,18 @@ class WhatsAppDelivery(Section):
 
     whatsapp_per_second: float = Field(default=20.0, gt=0, le=1000)
     whatsapp_in_flight: int = Field(default=8, ge=1, le=100)
+
+    def pacing(self) -> Pacing:
+        """The dispatcher's limits for WhatsApp."""
+        return Pacing(
+            global_per_second=self.whatsapp_per_second,
+            per_channel_per_second=1.0,
+            burst=max(1, int(self.whatsapp_per_second)),
+            max_in_flight=self.whatsapp_in_flight,
+            in_flight_setting="[delivery] whatsapp_in_flight",
+        )
+
+
+def pacing(section: Section | None) -> Pacing:
+    """`Plugin.pacing`: WhatsApp's pace from its `[delivery]` keys (None: the defaults)."""
+    return (section if isinstance(section, WhatsAppDelivery) else WhatsAppDelivery()).pacing()

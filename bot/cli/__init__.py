@@ -66,7 +66,7 @@ class CliContext:
     def desk(self) -> Desk:
         """The editorial desk the admin commands go through (`bot.editorial.desk`)."""
         from bot.editorial.desk import Desk
-        from bot.editorial.reach import cost_sections
+        from bot.editorial.reach import cost_sections, paces
 
         plugins = installed_plugins()
         return Desk(
@@ -75,6 +75,7 @@ class CliContext:
             plugins=plugins,
             cost_sections=cost_sections(self.config, plugins),
             clock=self.clock,
+            paces=paces(self.config, plugins),
         )
 
 

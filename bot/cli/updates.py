@@ -319,6 +319,10 @@ async def _dry_run(
                     s.platform: {"messages": s.messages, "units": s.units} for s in found.spends
                 },
                 "preview": {lang: m.to_json() for lang, m in preview.messages.items()},
+                # How long each platform takes at its configured pace.
+                "seconds": {
+                    p: round(t, 1) for p in found.paces if (t := found.seconds(p)) is not None
+                },
             }
         )
         return 0

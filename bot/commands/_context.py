@@ -28,7 +28,7 @@ from bot.messages.compose import local_zone, neutralize_mentions
 from bot.metrics import Metrics
 from bot.models import Actor, Campaign, Platform, Subscription
 from bot.plugins import Plugins, Section, installed_plugins
-from bot.plugins.outbound import Field, OutboundMessage
+from bot.plugins.outbound import Field, OutboundMessage, Pacing
 from bot.store import Store
 
 # The package's one logger, named for the public module that operators (and tests) filter on.
@@ -89,6 +89,7 @@ class CommandsBase:
         default_briefing_time: time = time(7, 0),
         cost_sections: Mapping[str, Section | None] | None = None,
         plugins: Plugins | None = None,
+        paces: Mapping[str, Pacing] | None = None,
     ) -> None:
         self.store = store
         self.campaign = campaign
@@ -106,6 +107,7 @@ class CommandsBase:
             plugins=installed_plugins() if plugins is None else plugins,
             cost_sections=self.cost_sections,
             clock=clock,
+            paces=paces,
         )
 
     async def _run(

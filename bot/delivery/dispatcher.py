@@ -291,6 +291,8 @@ class Dispatcher:
         # Held rows whose send has returned and whose mark is not yet committed: they no
         # longer count against their platform's room (`_held_per_platform`).
         self._answered: set[str] = set()
+        # Rows sent whose mark could not be committed: given back in doubt at the end.
+        self._unrecorded: set[str] = set()
         self._claim_seconds = 0.0  # a look and a claim, averaged (see `_capacity`)
         self._round_trips: dict[Platform, tuple[int, float]] = {}  # sends timed, mean seconds
         self._capped_said: set[Platform] = set()
@@ -523,6 +525,13 @@ class Dispatcher:
             self._heartbeat = None
         try:
             async with self.store.write() as tx:
+                if self._unrecorded:
+                    # Sent, not recorded: given back in doubt, so the next attempt looks
+                    # for the copy first (`FindsSent`) and counts the attempt made.
+                    ids, self._unrecorded = self._unrecorded, set()
+                    await q.release(
+                        tx, worker=self.worker_id, ids=ids, in_doubt=True, now=self.clock()
+                    )
                 released = await q.release(tx, worker=self.worker_id)
         except Exception:
             log.exception("could not release leases; they lapse after %g s", self.lease)
@@ -1060,6 +1069,7 @@ class Dispatcher:
             # The message exists but is not recorded: after the lease lapses the row is sent
             # again with the same idempotency key (a no-op on Discord).
             log.exception("delivery %s was sent but could not be recorded", delivery.id)
+            self._unrecorded.add(delivery.id)
             return
         self._marked.add(delivery.id)
         self.stats.sent += 1

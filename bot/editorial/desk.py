@@ -47,7 +47,7 @@ from bot.models import (
     Urgency,
 )
 from bot.plugins import Plugins, Section
-from bot.plugins.outbound import OutboundMessage
+from bot.plugins.outbound import OutboundMessage, Pacing
 from bot.store import Store
 
 DRAFT_KIND = "desk"
@@ -247,12 +247,14 @@ class Desk:
         plugins: Plugins,
         cost_sections: Mapping[str, Section | None] | None = None,
         clock: Clock = utcnow,
+        paces: Mapping[str, Pacing] | None = None,
     ) -> None:
         self.store = store
         self.admin = admin
         self.campaign = admin.campaign
         self.plugins = plugins
         self.cost_sections = dict(cost_sections or {})
+        self.paces = dict(paces or {})  # each platform's pace, for the time a send takes
         self.clock = clock
 
     # -- reading what a surface was given -----------------------------------------
@@ -366,7 +368,12 @@ class Desk:
             found = Reach(channels=await self._holders(update.id), _plugins=self.plugins)
         else:
             found = await reach(
-                self.store, self.campaign, update, sections=self.cost_sections, plugins=self.plugins
+                self.store,
+                self.campaign,
+                update,
+                sections=self.cost_sections,
+                plugins=self.plugins,
+                paces=self.paces,
             )
         messages = {code: update_message(update, code, self.campaign) for code in update.texts}
         missing = tuple(code for code in self.campaign.languages if code not in update.texts)

@@ -741,6 +741,11 @@ def format_number(n: int, language: str) -> str:
     return _plain(babel_numbers.format_decimal(n, locale=_locale(language)))
 
 
+def format_amount(x: float, language: str) -> str:
+    """'1,000' / '1.000', '0.5' / '0,5': a number with up to two decimals (CLDR)."""
+    return _plain(babel_numbers.format_decimal(round(x, 2), locale=_locale(language)))
+
+
 def format_list(
     items: list[str], language: str, style: Literal["standard", "unit"] = "standard"
 ) -> str:

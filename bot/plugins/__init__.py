@@ -230,6 +230,8 @@ class Cost:
 
     units: str
     measure: Callable[[OutboundMessage, Campaign, Section | None], int] = one_message
+    # The plural context naming whole messages ("{n} text"), when units are parts of one.
+    messages: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from bot.delivery.dispatcher import Dispatcher
 from bot.delivery.leadership import Leadership, leadership_for, shard_lock_key
 from bot.editorial.admin import Admin
 from bot.editorial.desk import Desk
-from bot.editorial.reach import Reach, cost_sections, reach
+from bot.editorial.reach import Reach, cost_sections, paces, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
 from bot.network import Clients
@@ -96,7 +96,13 @@ class PluginContext:
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments
         (for a preview; see `bot.editorial.reach`)."""
-        return await reach(self.store, self.campaign, update, sections=self.commands.cost_sections)
+        return await reach(
+            self.store,
+            self.campaign,
+            update,
+            sections=self.commands.cost_sections,
+            paces=self.commands.desk.paces,
+        )
 
     @property
     def board(self) -> Board:
@@ -192,6 +198,7 @@ def commands_for(
         metrics=metrics,
         default_briefing_time=time.fromisoformat(config.briefings.default_time),
         cost_sections=cost_sections(config, plugins),
+        paces=paces(config, plugins),
     )
 
 

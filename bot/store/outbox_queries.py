@@ -458,9 +458,10 @@ async def next_due_by_platform(
     """`next_due` of each of `platforms` that has a row to wait for.
 
     Reads only pending rows, through their indexes: per platform the first row in claim
-    order that no live lease holds, and the earliest lease to end. Neither grows with the
-    history or (beyond the rows leased) with the queue. One statement (each read a scalar
-    subquery), built once per set of platforms."""
+    order that no live lease holds (`ix_deliveries_pending`, leased rows passed over in the
+    index), and the earliest lease to end (`ix_deliveries_leases`, one entry). Neither grows
+    with the history or (beyond the rows leased) with the queue. One statement (each read a
+    scalar subquery), built once per set of platforms."""
     if not platforms:
         return {}
     names = tuple(sorted(set(platforms)))
@@ -489,11 +490,18 @@ def _next_due_statement(platforms: tuple[str, ...]) -> Any:
             .order_by(_d.c.not_before, _d.c.created_at, _d.c.id)
             .limit(1)
         )
-        lapses = select(func.min(_d.c.claimed_until)).where(
-            is_pending(_d),
-            _d.c.claimed_until.is_not(None),
-            _d.c.claimed_until > _d.c.not_before,
-            _d.c.platform == platform,
+        # The first lease to end, in the order of `ix_deliveries_leases` (not `min()`,
+        # which SQLite without statistics answers by walking every pending row).
+        lapses = (
+            select(_d.c.claimed_until)
+            .where(
+                is_pending(_d),
+                _d.c.platform == platform,
+                _d.c.claimed_until.is_not(None),
+                _d.c.claimed_until > _d.c.not_before,
+            )
+            .order_by(_d.c.claimed_until)
+            .limit(1)
         )
         reads += [first.scalar_subquery(), lapses.scalar_subquery()]
     return select(*reads)

@@ -254,20 +254,25 @@ deliveries = Table(
     Column("shared_payload_id", Integer, nullable=True),
     # What is pending, in the claim's order: a claim, `next_due` and the queue depth read
     # only pending rows, however long the history (the queries say `state = 'pending'` as a
-    # literal so that PostgreSQL's generic plans can use it too).
+    # literal so that PostgreSQL's generic plans can use it too). `claimed_until` rides
+    # along: the rows a dispatcher holds, first in that order, are passed over in the index.
     Index(
         "ix_deliveries_pending",
         "platform",
         "not_before",
         "created_at",
         "id",
+        "claimed_until",
         sqlite_where=text("state = 'pending'"),
         postgresql_where=text("state = 'pending'"),
     ),
-    # Leases held: when the next one lapses.
+    # Leases held, per platform: when the next one lapses (`next_due`), read from the index
+    # alone, in as many entries as rows are leased, not as many as are pending.
     Index(
-        "ix_deliveries_leased",
+        "ix_deliveries_leases",
+        "platform",
         "claimed_until",
+        "not_before",
         sqlite_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
         postgresql_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
     ),
