@@ -63,7 +63,7 @@ def command_named(word: str) -> str | None:
 # /strike subscribe's options: the parameter's own name, and its names in every language the
 # bot speaks (catalogue messages "subscribe_options.<parameter>": "lang" / "idioma").
 _SUBSCRIBE_PARAMETERS = ("language", "urgencies", "briefing_time", "briefing_days", "timezone",
-                         "quiet_hours")  # fmt: skip
+                         "quiet_hours", "sites", "groups")  # fmt: skip
 _SUBSCRIBE_NAMES = i18n.Words("subscribe_options")
 
 

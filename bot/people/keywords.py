@@ -39,7 +39,8 @@ from bot import i18n
 
 KEYWORD_MAX = 40  # characters: a longer message is never one keyword
 _ENDS = re.compile(r"^[\W_]+|[\W_]+$")
-_ARGUMENT = re.compile(r"[0-9a-z][0-9a-z-]{1,19}")  # one token, as normalised
+# One token, as normalised: a sign-up code, or a site's code (`bot.audiences.codes`).
+_ARGUMENT = re.compile(r"[0-9a-z][0-9a-z_-]{1,31}")
 
 
 class Kind(StrEnum):

@@ -65,6 +65,8 @@ from bot.messages.compose import page_url
 from bot.messages.kinds import briefing_days_choice
 from bot.models import (
     ALL_URGENCIES,
+    EVERYONE,
+    Audience,
     Campaign,
     Contact,
     DeliveryAction,
@@ -732,6 +734,7 @@ class SignUps:
             briefing_days=self.campaign.briefing_days,
             timezone=self.campaign.timezone,
             quiet_hours=offer.quiet_hours if offer else None,
+            follows=existing.follows if existing else EVERYONE,  # kept through a new choice
         )
         sub_id = await tx.save_subscription(sub, now)
         if sub_id != person.subscription_id:
@@ -762,6 +765,7 @@ class SignUps:
         keys: Mapping[str, str] | None = None,
         client: str | None = None,
         code: str | None = None,
+        follow: str | None = None,
     ) -> Outcome:
         """A keyword (JOIN, UNIRSE, START) texted from the phone itself, or a browser's push
         subscription made by its own "Notify me" button: the sender has shown the address
@@ -769,7 +773,9 @@ class SignUps:
         are encrypted to (kept with the endpoint). `client`: who asked over the web (counted
         against the per-client cap, as the form is). With the `code` the web form gave
         (`join_code`), the language and choice made there apply; an unknown or expired
-        code is ignored (the keyword's language, urgent news)."""
+        code is ignored (the keyword's language, urgent news). `follow`, a site's or a
+        group's code ("JOIN ROOSEVELT"), is added to what the person follows (who followed
+        everything then follows it alone); an unknown code is ignored."""
         offer = self._offer(contact)
         normalized = read_contact(offer.contact, address, offer.countries)
         lang = self._language(language)
@@ -790,6 +796,7 @@ class SignUps:
                     await self._set_choice(tx, person, offer, choice, now, via)
                 elif person.language != lang or (made is not None and person.choice != choice):
                     await self._confirm_choice(tx, person, offer, lang, now, via, choice)
+                await self._follow(tx, person.key, follow, now)
                 return Outcome.ALREADY
             if person is None:
                 person = await self._create(tx, offer, normalized, lang, choice, via, now)
@@ -802,7 +809,32 @@ class SignUps:
                 person = await tx.subscriber_by_key(person.key)
                 assert person is not None
             await self._confirm(tx, person, via, now)
+            await self._follow(tx, person.key, follow, now)
             return Outcome.JOINED
+
+    async def _follow(self, tx: Tx, key: str, code: str | None, now: datetime) -> None:
+        """Add the site or group `code` names to what the person `key` follows."""
+        if not code:
+            return
+        code = code.strip().lower()
+        site = await tx.get_site(code)
+        group = None if site is not None else await tx.get_group(code)
+        person = await tx.subscriber_by_key(key)
+        if (site is None and group is None) or person is None or person.subscription_id is None:
+            return
+        sub = await tx.get_subscription(person.subscription_id)
+        if sub is None:
+            return
+        had = sub.follows
+        follows = Audience.of(
+            [*had.sites, *([code] if site else [])], [*had.groups, *([code] if group else [])]
+        )
+        if follows != had:
+            await tx.save_subscription(replace(sub, follows=follows), now)
+            await tx.audit(
+                now, ACTOR, "subscriber.follow", f"subscriber:{key}", had.to_json(),
+                follows.to_json(),
+            )  # fmt: skip
 
     async def _set_choice(
         self, tx: Tx, person: Subscriber, offer: Offer, choice: Choice, now: datetime, via: str
