@@ -155,6 +155,14 @@ class UpdateOut(_Out):
     retracted_at: datetime | None
     retraction_reason: str | None
     texts: dict[str, UpdateTextOut]
+    audience: AudienceOut = Field(
+        description="whom it addresses: some sites and groups (codes), both empty for everyone"
+    )
+
+
+class AudienceOut(_Out):
+    sites: list[str]
+    groups: list[str]
 
 
 class RevisionOut(_Out):
@@ -747,6 +755,9 @@ def update_out(
             lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
             for lang, x in update.texts.items()
         },
+        "audience": AudienceOut(
+            sites=list(update.audience.sites), groups=list(update.audience.groups)
+        ),
     }
 
 

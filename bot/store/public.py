@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.models import Revision, Update, UpdateState
 from bot.store import schema as t
 from bot.store.codecs import revision_from_row, update_from_row
+from bot.store.sites import for_place
 from bot.store.visibility import visible
 
 CALENDAR_LIMIT = 1000  # events in one calendar feed
@@ -51,11 +52,19 @@ class PublicReads:
         return found
 
     async def visible_updates(
-        self, now: datetime, *, limit: int, after: int | None = None
+        self,
+        now: datetime,
+        *,
+        limit: int,
+        after: int | None = None,
+        place: Sequence[str] | None = None,
     ) -> list[Update]:
-        """Newest first (by publication, then id). `after`: continue past that update."""
+        """Newest first (by publication, then id). `after`: continue past that update.
+        `place`: only those a site's or a group's readers see (`SiteStore.place_codes`)."""
         u = t.updates.c
         query = select(t.updates).where(visible(now))
+        if place is not None:
+            query = query.where(for_place(place))
         if after is not None:
             anchor = (
                 await self.conn.execute(

@@ -21,7 +21,9 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Text,
     and_,
+    cast,
     delete,
     exists,
     func,
@@ -58,6 +60,21 @@ def audience_clause(audience: Audience) -> ColumnElement[bool]:
         )
     )
     return or_(~follows_something, s.id.in_(followers))
+
+
+def for_place(codes: Sequence[str]) -> ColumnElement[bool]:
+    """The updates a site's or a group's readers see: those for everyone and those naming
+    one of `codes` (`place_codes`: the site and its group, or the group and its sites).
+    Codes are unique across sites and groups, so a quoted code in the stored audience is
+    that code."""
+    audience = t.updates.c.audience
+    stored = cast(audience, Text)
+    named = [stored.like(f'%"{_escaped(code)}"%', escape="\\") for code in codes]
+    return or_(audience.is_(None), stored == "null", *named)
+
+
+def _escaped(code: str) -> str:
+    return code.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def receives(urgency: str) -> list[ColumnElement[bool]]:
@@ -140,6 +157,17 @@ class SiteStore:
         g = t.site_groups
         row = (await self.conn.execute(select(g).where(g.c.code == code))).first()
         return None if row is None else SiteGroup(row.code, dict(row.names), bool(row.example))
+
+    async def place_codes(self, code: str) -> list[str] | None:
+        """The codes whose updates a place's readers see: a site and its group, or a group
+        and its sites; None when `code` is neither."""
+        site = await self.get_site(code)
+        if site is not None:
+            return [site.code, site.group]
+        if await self.get_group(code) is None:
+            return None
+        sites = await self.conn.scalars(select(t.sites.c.code).where(t.sites.c.group_code == code))
+        return [code, *sites]
 
     async def unknown_codes(self, audience: Audience) -> tuple[list[str], list[str]]:
         """The site codes and group codes of `audience` that name no site or group."""

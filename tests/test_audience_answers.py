@@ -1,0 +1,84 @@
+"""Answers per site, on SQLite and PostgreSQL: `/strike status <site>` gives the latest word a
+site's readers got (for everyone, for it or for its group), and the public JSON API lists
+only those with `?site=`."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.audiences import Sites, read_sites_csv
+from bot.clock import FixedClock
+from bot.commands import CommandContext, Commands
+from bot.editorial.admin import Admin, Draft
+from bot.models import EVERYONE, Audience, Status, UpdateText
+from bot.store import Store
+from tests.support import ADMIN, ADMINS, CAMPAIGN, MEMBER, ROOT
+from tests.web_support import client_for, web_context
+
+
+@pytest.fixture
+async def posted(store: Store, admin: Admin, clock: FixedClock) -> dict[str, int]:
+    text = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+    await Sites(store, ADMINS, clock).import_file(ADMIN, read_sites_csv(text, ("en", "es"), "en"))
+    ids = {}
+    for name, audience, status in (
+        ("everyone", EVERYONE, Status.STRIKE_ON),
+        ("east", Audience.of([], ["east"]), Status.STRIKE_ON),
+        ("roosevelt", Audience.of(["roosevelt"]), Status.STRIKE_ON),
+        ("venice", Audience.of(["venice"]), Status.STRIKE_ON),
+    ):
+        clock.advance(minutes=10)
+        draft = Draft(status, {"en": UpdateText(f"News for {name}")}, audience=audience)
+        ids[name] = (await admin.post(ADMIN, draft)).id
+    clock.advance(minutes=10)
+    return ids
+
+
+async def test_status_of_a_site_gives_its_latest_word(
+    store: Store, admin: Admin, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    commands = Commands(store, CAMPAIGN, admin, clock)
+    ctx = CommandContext("discord", MEMBER, "G1", "C1")
+    everyone = await commands.handle(ctx, "status")
+    assert "News for venice" in everyone.message.body  # the campaign's latest, whoever for
+    roosevelt = await commands.handle(ctx, "status Roosevelt")
+    assert roosevelt.ok
+    assert roosevelt.message.title == "Roosevelt High School: On strike"
+    assert "News for roosevelt" in roosevelt.message.body
+    grant = await commands.handle(ctx, "status grant")  # another school: the campaign's word
+    assert "News for everyone" in grant.message.body
+    east = await commands.handle(ctx, "status east")  # a group: its sites' word too
+    assert east.message.title.startswith("Local District East")
+    assert "News for roosevelt" in east.message.body
+    spanish = await commands.handle(
+        CommandContext("discord", MEMBER, "G1", "C1", "es"), "estado venice"
+    )
+    assert spanish.message.title.startswith("Preparatoria Venice: ")
+    unknown = await commands.handle(ctx, "status lincoln")
+    assert not unknown.ok
+    assert unknown.message.body.startswith("There is no site or group 'lincoln'.")
+    direct = await commands.status(ctx, site="venice")
+    assert "News for venice" in direct.message.body
+
+
+async def test_the_json_api_filters_by_site(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        every = await (await client.get("/api/v1/updates")).json()
+        assert len(every["items"]) == 4
+        assert every["items"][0]["audience"] == {"sites": ["venice"], "groups": []}
+        answer = await client.get("/api/v1/updates?site=Roosevelt")
+        assert answer.status == 200
+        shown = [item["headline"] for item in (await answer.json())["items"]]
+        assert shown == ["News for roosevelt", "News for east", "News for everyone"]
+        group = await (await client.get("/api/v1/updates?site=west")).json()
+        assert [i["headline"] for i in group["items"]] == ["News for venice", "News for everyone"]
+        paged = await (await client.get("/api/v1/updates?site=roosevelt&limit=1")).json()
+        assert paged["next"].endswith("&site=roosevelt")
+        second = await (await client.get(paged["next"])).json()
+        assert [i["headline"] for i in second["items"]] == ["News for east"]
+        missing = await client.get("/api/v1/updates?site=lincoln")
+        assert missing.status == 404
+        bad = await client.get("/api/v1/updates?site=a%20b")
+        assert bad.status == 400
