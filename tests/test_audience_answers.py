@@ -82,3 +82,19 @@ async def test_the_json_api_filters_by_site(
         assert missing.status == 404
         bad = await client.get("/api/v1/updates?site=a%20b")
         assert bad.status == 400
+
+
+async def test_a_briefing_tells_only_updates_for_everyone(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    from bot.briefings.compose import gather_briefing_inputs
+    from bot.models import Subscription
+
+    async with store.read() as tx:
+        inputs = await gather_briefing_inputs(tx, CAMPAIGN, clock())
+    assert [u.id for u in inputs.recent_updates] == [posted["everyone"]]
+    assert inputs.latest is not None and inputs.latest.id == posted["everyone"]
+    message = inputs.compose(CAMPAIGN, Subscription(0, "console", "local", "c", "en"), clock())
+    told = message.body + " ".join(f.value for f in message.fields)
+    assert "News for everyone" in told
+    assert not any(f"News for {name}" in told for name in ("east", "roosevelt", "venice"))
