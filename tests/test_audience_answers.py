@@ -98,3 +98,40 @@ async def test_a_briefing_tells_only_updates_for_everyone(
     told = message.body + " ".join(f.value for f in message.fields)
     assert "News for everyone" in told
     assert not any(f"News for {name}" in told for name in ("east", "roosevelt", "venice"))
+
+
+async def test_a_text_status_and_a_site_code_answers_for_the_site(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    from bot.people.keywords import Keywords, Kind
+    from tests.fakes.twilio import FakeTwilio
+    from tests.family_support import families
+
+    words = Keywords(CAMPAIGN.languages, CAMPAIGN.default_language)
+    assert (words.read("Estado Roosevelt").kind, words.read("ESTADO roosevelt").argument) == (
+        Kind.STATUS,
+        "roosevelt",
+    )
+    assert words.read("stop roosevelt").kind is None  # only JOIN and STATUS take a word
+    text = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+    await Sites(sqlite_store, ADMINS, clock).import_file(
+        ADMIN, read_sites_csv(text, ("en", "es"), "en")
+    )
+    async with (
+        FakeTwilio() as twilio,
+        families(sqlite_store, clock, twilio=twilio, sms={"sender_name": "UTLA"}) as f,
+    ):
+        for headline, audience in (
+            ("Strike continues", EVERYONE),
+            ("Roosevelt: breakfast at 7", Audience.of(["roosevelt"])),
+            ("Venice: rally at noon", Audience.of(["venice"])),
+        ):
+            clock.advance(minutes=5)
+            await f.admin.post(
+                ADMIN, Draft(Status.STRIKE_ON, {"en": UpdateText(headline)}, audience=audience)
+            )
+        clock.advance(minutes=5)
+        _, site = await f.text_in("+12135550123", "STATUS ROOSEVELT", "SM-status-1")
+        assert "Roosevelt: breakfast at 7" in site and "Roosevelt High School" in site
+        _, plain = await f.text_in("+12135550123", "status please", "SM-status-2")
+        assert "Venice: rally at noon" in plain  # no site: the campaign's latest

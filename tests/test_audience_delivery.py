@@ -200,3 +200,14 @@ async def test_the_admin_refuses_an_unknown_site_whatever_the_surface(
             ADMIN,
             Draft(Status.STRIKE_ON, {"en": UpdateText("x")}, audience=Audience.of([], ["north"])),
         )
+
+
+async def test_the_recipients_query_finds_a_sites_followers_through_their_index(
+    store: Store,
+) -> None:
+    from bench.audiences import fill, plan
+
+    await fill(store, people=5_000, sites=500, groups=25)
+    for audience in (Audience.of(["s0007"]), Audience.of([], ["g003"])):
+        shown = "\n".join(await plan(store, audience))
+        assert "ix_subscription_follows_code" in shown, shown

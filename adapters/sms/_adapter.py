@@ -254,7 +254,12 @@ class SmsAdapter:
                 return self._say(language, "menu", page_url(campaign, language))
             key = person.key if person is not None and person.confirmed else None
             answer = await ask(
-                self.ctx.commands, kind, platform=NAME, person=key, language=language
+                self.ctx.commands,
+                kind,
+                platform=NAME,
+                person=key,
+                language=language,
+                argument=heard.argument,  # "STATUS ROOSEVELT"
             )
             return self.render(answer)
         url = page_url(campaign, language)

@@ -22,7 +22,6 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Text,
-    and_,
     cast,
     delete,
     exists,
@@ -31,6 +30,8 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -49,15 +50,16 @@ def audience_clause(audience: Audience) -> ColumnElement[bool]:
         return true()
     s, f, site = t.subscriptions.c, t.subscription_follows.c, t.sites.c
     follows_something = exists().where(f.subscription_id == s.id)
-    sites_named = select(site.code).where(
-        or_(site.code.in_(audience.sites), site.group_code.in_(audience.groups))
+    # Each part on its own index (a UNION, not an OR the planners would scan for).
+    sites_named = union(
+        select(site.code).where(site.code.in_(audience.sites)),
+        select(site.code).where(site.group_code.in_(audience.groups)),
     )
     groups_of_sites = select(site.group_code).where(site.code.in_(audience.sites))
-    followers = select(f.subscription_id).where(
-        or_(
-            and_(f.kind == SITE, f.code.in_(sites_named)),
-            and_(f.kind == GROUP, or_(f.code.in_(audience.groups), f.code.in_(groups_of_sites))),
-        )
+    followers = union_all(
+        select(f.subscription_id).where(f.kind == SITE, f.code.in_(sites_named)),
+        select(f.subscription_id).where(f.kind == GROUP, f.code.in_(audience.groups)),
+        select(f.subscription_id).where(f.kind == GROUP, f.code.in_(groups_of_sites)),
     )
     return or_(~follows_something, s.id.in_(followers))
 
