@@ -112,7 +112,7 @@ from bot.plugins.outbound import (
 )
 
 if TYPE_CHECKING:
-    from bot.audiences import Sites
+    from bot.audiences import SiteNews, Sites
     from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url
     from bot.channels.webhooks import summary as webhook_summary
     from bot.cli import CliContext, add_json_flag, open_context, open_plugin, out, print_json
@@ -164,6 +164,7 @@ if TYPE_CHECKING:
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
+    "SiteNews": "bot.audiences",
     "Sites": "bot.audiences",
     "AddressPolicy": "bot.channels.webhooks",
     "Created": "bot.channels.webhooks",
@@ -342,6 +343,7 @@ __all__ = [
     "SignUps",
     "Site",
     "SiteGroup",
+    "SiteNews",
     "Sites",
     "StaleText",
     "Status",

@@ -4,6 +4,8 @@ only those with `?site=`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.audiences import Sites, read_sites_csv
@@ -135,3 +137,69 @@ async def test_a_text_status_and_a_site_code_answers_for_the_site(
         assert "Roosevelt: breakfast at 7" in site and "Roosevelt High School" in site
         _, plain = await f.text_in("+12135550123", "status please", "SM-status-2")
         assert "Venice: rally at noon" in plain  # no site: the campaign's latest
+
+
+async def test_a_site_page_shows_its_news_and_its_group_page_its_sites(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        page = await client.get("/sites/Roosevelt")
+        assert page.status == 200
+        html = await page.text()
+        assert '<h1 id="place">Roosevelt High School</h1>' in html
+        assert "456 S Mathews St" in html and 'href="/sites/east"' in html
+        assert "News for roosevelt" in html and "News for east" in html
+        assert "News for everyone" in html and "News for venice" not in html
+        assert "An example from the demo campaign" in html
+        spanish = await (await client.get("/es/sites/roosevelt")).text()
+        assert "Preparatoria Roosevelt" in spanish and "Distrito Local Este" in spanish
+        group = await (await client.get("/sites/east")).text()
+        assert 'href="/sites/roosevelt"' in group and "News for roosevelt" in group
+        assert (await client.get("/sites/lincoln")).status == 404
+        assert (await client.get("/sites/a.b")).status == 404
+
+
+async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
+    sqlite_store: Store, clock: FixedClock, tmp_path: Path
+) -> None:
+    from tests.axe import axe_source, chromium_page, violations
+    from tests.support import chromium_path
+
+    chromium_path()
+    axe_source()
+    text = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+    await Sites(sqlite_store, ADMINS, clock).import_file(
+        ADMIN, read_sites_csv(text, ("en", "es"), "en")
+    )
+    admin = Admin(sqlite_store, CAMPAIGN, ADMINS, clock)
+    await admin.post(
+        ADMIN,
+        Draft(
+            Status.STRIKE_ON,
+            {"en": UpdateText("Roosevelt: breakfast at the north gate", "From 7 AM.")},
+            audience=Audience.of(["roosevelt"]),
+        ),
+    )
+    found: dict[str, list[str]] = {}
+    async with (
+        client_for(web_context(sqlite_store, clock)) as client,
+        chromium_page(tmp_path) as page,
+    ):
+        for path in ("/sites/roosevelt", "/es/sites/east"):
+            for width, height in ((1280, 900), (320, 640)):
+                for v in await violations(page, str(client.make_url(path)), width, height):
+                    nodes = [n["target"] for n in v["nodes"][:4]]
+                    found.setdefault(f"{path} at {width}px", []).append(f"{v['id']}: {nodes}")
+    assert found == {}
+    # And the Nu HTML Checker finds no error on them.
+    from tests.vnu import check, java_path, vnu_jar
+
+    java_path()
+    vnu_jar()
+    files = []
+    async with client_for(web_context(sqlite_store, clock)) as client:
+        for n, path in enumerate(("/sites/roosevelt", "/es/sites/east")):
+            file = tmp_path / f"site-{n}.html"
+            file.write_bytes(await (await client.get(path)).read())
+            files.append(file)
+    assert check(files) == []

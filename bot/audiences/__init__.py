@@ -6,11 +6,12 @@ says who an audience reaches.
 
 from bot.audiences.codes import check_code, parse_audience, parse_follows
 from bot.audiences.files import SiteFile, read_sites_csv
-from bot.audiences.sites import Imported, Sites
+from bot.audiences.sites import Imported, SiteNews, Sites
 
 __all__ = [
     "Imported",
     "SiteFile",
+    "SiteNews",
     "Sites",
     "check_code",
     "parse_audience",

@@ -5,14 +5,32 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.audiences.files import SiteFile
 from bot.clock import Clock, utcnow
 from bot.errors import InvalidInput, NotFound
 from bot.i18n.sentences import localized_error
-from bot.models import Actor, Audience, Site, SiteGroup
+from bot.models import Actor, Audience, Site, SiteGroup, Update
 from bot.plugins.admins import AdminList
 from bot.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class SiteNews:
+    """What a site's (or a group's) page shows: the place, a site's group or a group's
+    sites, the campaign's latest update (where the strike stands), and the updates its
+    readers got, newest first (for everyone, for it, for its group or its sites)."""
+
+    place: Site | SiteGroup
+    group: SiteGroup | None
+    sites: tuple[Site, ...]
+    current: Update | None
+    updates: tuple[Update, ...]
+
+    @property
+    def latest(self) -> Update | None:
+        return self.updates[0] if self.updates else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +96,24 @@ class Sites:
         code = code.strip().lower()
         async with self.store.read() as tx:
             return await tx.get_site(code) or await tx.get_group(code)
+
+    async def news(self, code: str, now: datetime, *, limit: int = 10) -> SiteNews | None:
+        """A site's or a group's news at `now` (`SiteNews`); None for an unknown code."""
+        code = code.strip().lower()
+        async with self.store.read() as tx:
+            place: Site | SiteGroup | None = await tx.get_site(code)
+            group = sites = None
+            if isinstance(place, Site):
+                group = await tx.get_group(place.group)
+            else:
+                place = await tx.get_group(code)
+                sites = await tx.list_sites(group=code) if place is not None else None
+            codes = await tx.place_codes(code)
+            if place is None or codes is None:
+                return None
+            updates = await tx.visible_updates(now, limit=limit, place=codes)
+            current = await tx.latest_update(now)
+        return SiteNews(place, group, tuple(sites or ()), current, tuple(updates))
 
     async def check(self, audience: Audience) -> Audience:
         """`audience` if every code it names is a stored site or group; else `NotFound`
