@@ -101,7 +101,43 @@ async def http_api(store: Store, url: str) -> tuple[int, int]:
     return 1, int(shown["channels"])
 
 
-@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api])
+async def slack(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.slack import FakeSlack, SlackBot, chosen, typed
+
+    async with FakeSlack() as fake:
+        fake.add_channel("C0GENERAL")
+        fake.add_user("U0ADMIN", "alex")
+        async with SlackBot(store, FixedClock(FRIDAY), fake) as bot:
+            assert (await bot.command("post", user="U0ADMIN")).status == 200
+            form = fake.views[list(fake.views)[-1]]
+            [picker] = [b for b in form["blocks"] if b["block_id"] == "audience"]
+            options = [o for g in picker["element"]["option_groups"] for o in g["options"]]
+            assert [o["value"] for o in options][:3] == [
+                "group:central",
+                "site:marshall",
+                "group:east",
+            ]
+            roosevelt = [o for o in options if o["value"] == "site:roosevelt"]
+            answer = await bot.submit(
+                form,
+                {
+                    "status": chosen(form, "status", "strike_on"),
+                    "headline": typed(HEADLINE),
+                    "audience": {"type": "multi_static_select", "selected_options": roosevelt},
+                },
+            )
+            preview = answer.json()["view"]
+            shown = json.dumps(preview["blocks"], ensure_ascii=False)
+            assert "For Roosevelt High School only" in shown
+            done = await bot.submit(preview, {})
+            assert done.json()["response_action"] == "update"
+            fix = f'edit 1 correction reason="time" headline="{HEADLINE}, 7"'
+            assert (await bot.command(fix, user="U0ADMIN")).status == 200
+            assert (await bot.command('retract 1 "wrong school"', user="U0ADMIN")).status == 200
+    return 1, int(shown.split("It will go to ")[1].split()[0])
+
+
+@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack])
 async def test_a_site_post_its_correction_and_retraction_reach_its_followers_only(
     store: Store, db_url: str, surface: Surface, clock: FixedClock
 ) -> None:

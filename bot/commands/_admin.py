@@ -385,6 +385,11 @@ class AdminOrders(CommandsBase):
         proposal = self.desk.read(Action.APPROVE, update_id=parse_update_id(update_id))
         return await self._commit(a, proposal)
 
+    async def places(self) -> tuple[list[SiteGroup], list[Site]]:
+        """Every group of sites and every site, for a form's audience picker."""
+        async with self.store.read() as tx:
+            return await tx.list_groups(), await tx.list_sites()
+
     async def read(self, ctx: CommandContext, action: Action, **given: Any) -> Proposal:
         """What a form collected, as the desk's proposal: `Desk.read` with times read in
         the asker's zone, as a typed command reads them."""
