@@ -137,7 +137,38 @@ async def slack(store: Store, url: str) -> tuple[int, int]:
     return 1, int(shown.split("It will go to ")[1].split()[0])
 
 
-@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack])
+async def telegram(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.telegram import FakeTelegram
+    from tests.telegram_support import ADMIN_GROUP, ADMIN_ID, TelegramRig
+    from tests.test_six_surfaces import _ask, _button, _replies
+
+    async with FakeTelegram() as tg:
+        tg.add_chat(ADMIN_GROUP, "supergroup", "UTLA comms team")
+        tg.add_person(ADMIN_ID, "Arlene")
+        async with TelegramRig(store, FixedClock(FRIDAY), tg):
+            form = await _ask(tg, "/post")
+            tg.press(ADMIN_ID, ADMIN_ID, form["message_id"], _button(form, ":s:strike_on"))
+            await tg.until(lambda: "headline" in _replies(tg)[-1]["text"])
+            for answer in (HEADLINE, "/skip", "/skip"):
+                await _ask(tg, answer)
+            urgency = await _ask(tg, "/skip")  # no Spanish wording
+            tg.press(ADMIN_ID, ADMIN_ID, urgency["message_id"], _button(urgency, ":g:routine"))
+            await tg.until(lambda: "Who is it for?" in _replies(tg)[-1]["text"])
+            asked = _replies(tg)[-1]
+            assert _button(asked, ":a:east")  # each group is a button
+            await _ask(tg, "Roosevelt")  # a site is typed
+            await tg.until(lambda: "Nothing has been sent yet" in _replies(tg)[-1]["text"])
+            preview = _replies(tg)[-1]
+            shown = str(preview["text"])  # the message is edited in place once posted
+            assert "For Roosevelt High School only" in shown
+            tg.press(ADMIN_ID, ADMIN_ID, preview["message_id"], _button(preview, ":ok"))
+            await tg.until(lambda: any("Posted" in m["text"] for m in _replies(tg)))
+            await _ask(tg, f'/edit 1 correction reason="time" headline="{HEADLINE}, 7"')
+            await _ask(tg, '/retract 1 "wrong school"')
+    return 1, int(shown.split("It will go to ")[1].split()[0])
+
+
+@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack, telegram])
 async def test_a_site_post_its_correction_and_retraction_reach_its_followers_only(
     store: Store, db_url: str, surface: Surface, clock: FixedClock
 ) -> None:
