@@ -168,7 +168,59 @@ async def telegram(store: Store, url: str) -> tuple[int, int]:
     return 1, int(shown.split("It will go to ")[1].split()[0])
 
 
-@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack, telegram])
+async def discord(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.discord import (
+        COMMS_ROLE_ID,
+        FakeDiscord,
+        as_member,
+        button_payload,
+        buttons,
+        discord_bot,
+        load_payload,
+        modal_submit_payload,
+    )
+
+    async with FakeDiscord() as fake, discord_bot(fake, url, FixedClock(FRIDAY)) as bot:
+        command = as_member(load_payload("interaction_command_post"), roles=(COMMS_ROLE_ID,))
+        iid = await bot.fake.send_interaction(command)
+        (modal,) = await bot.fake.wait_reply(iid)
+        values = {"headline": HEADLINE, "urgency": ["routine"], "audience": "Roosevelt"}
+        submitted = await bot.fake.send_interaction(
+            modal_submit_payload(modal, values, like=command)
+        )
+        await bot.fake.wait_reply(submitted, count=2)
+        preview = bot.fake.original_message(str(submitted))
+        shown = json.dumps(preview, ensure_ascii=False)
+        assert "For Roosevelt High School only" in shown
+        post = await bot.fake.send_interaction(
+            button_payload(preview, buttons(preview)["Post"], like=command)
+        )
+        await bot.fake.wait_reply(post, count=2)
+    async with store.read() as tx:
+        uid = await tx.count_updates()  # after the campaign file's seeded ones, if any
+    # The follow-ups through the desk, as every surface's are.
+    await _correct_and_retract(store, uid)
+    return uid, int(shown.split("It will go to ")[1].split()[0])
+
+
+async def _correct_and_retract(store: Store, update_id: int) -> None:
+    from bot.editorial.desk import Action, Desk, Proposal, TextPatch
+    from bot.plugins import installed_plugins
+
+    clock = FixedClock(FRIDAY)
+    desk = Desk(
+        store, Admin(store, CAMPAIGN, ADMINS, clock), plugins=installed_plugins(), clock=clock
+    )
+    clock.advance(minutes=1)
+    fix = {"en": TextPatch(HEADLINE + ", 7")}
+    await desk.commit(
+        ADMIN, Proposal(Action.CORRECT, update_id=update_id, texts=fix, reason="time")
+    )
+    clock.advance(minutes=1)
+    await desk.commit(ADMIN, Proposal(Action.RETRACT, update_id=update_id, reason="wrong school"))
+
+
+@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack, telegram, discord])
 async def test_a_site_post_its_correction_and_retraction_reach_its_followers_only(
     store: Store, db_url: str, surface: Surface, clock: FixedClock
 ) -> None:
