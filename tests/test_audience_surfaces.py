@@ -184,7 +184,11 @@ async def discord(store: Store, url: str) -> tuple[int, int]:
         command = as_member(load_payload("interaction_command_post"), roles=(COMMS_ROLE_ID,))
         iid = await bot.fake.send_interaction(command)
         (modal,) = await bot.fake.wait_reply(iid)
-        values = {"headline": HEADLINE, "urgency": ["routine"], "audience": "Roosevelt"}
+        values: dict[str, str | list[str]] = {
+            "headline": HEADLINE,
+            "urgency": ["routine"],
+            "audience": "Roosevelt",
+        }
         submitted = await bot.fake.send_interaction(
             modal_submit_payload(modal, values, like=command)
         )
