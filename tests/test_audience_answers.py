@@ -203,3 +203,21 @@ async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
             file.write_bytes(await (await client.get(path)).read())
             files.append(file)
     assert check(files) == []
+
+
+async def test_a_site_has_its_own_atom_feed(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    import feedparser
+
+    async with client_for(web_context(store, clock)) as client:
+        page = await (await client.get("/sites/roosevelt")).text()
+        assert 'href="/sites/roosevelt/feed.atom"' in page
+        answer = await client.get("/es/sites/roosevelt/feed.atom")
+        assert answer.status == 200 and answer.content_type == "application/atom+xml"
+        feed = feedparser.parse(await answer.read())
+        assert feed.feed.title.startswith("Preparatoria Roosevelt: ")
+        assert feed.feed.id.endswith("/es/sites/roosevelt/feed.atom")
+        titles = [e.title.removesuffix(" (en inglés)") for e in feed.entries]  # no Spanish
+        assert titles == ["News for roosevelt", "News for east", "News for everyone"]
+        assert (await client.get("/sites/lincoln/feed.atom")).status == 404

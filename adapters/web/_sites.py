@@ -14,7 +14,8 @@ from bot.ports import Campaign, Site, family_answers, kinds
 
 from ._app import Handler, WebState, cached, not_found_page, state_of
 from ._cache import Rendered
-from ._present import day_number, entry_view, page_prefix, say
+from ._feeds import ATOM, FEED_ENTRIES, atom_feed
+from ._present import day_number, entry_view, last_change, page_prefix, say
 from ._shell import base_context, message_rendered, render_page
 
 CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
@@ -23,7 +24,39 @@ SHOWN = 10  # recent updates listed
 
 def add_routes(app: web.Application, campaign: Campaign) -> None:
     for lang in campaign.languages:
-        app.router.add_get(f"{page_prefix(lang, campaign)}/sites/{{code}}", _site_handler(lang))
+        prefix = page_prefix(lang, campaign)
+        app.router.add_get(f"{prefix}/sites/{{code}}", _site_handler(lang))
+        app.router.add_get(f"{prefix}/sites/{{code}}/feed.atom", _atom_handler(lang))
+
+
+def _atom_handler(lang: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        code = request.match_info["code"]
+        if not CODE.fullmatch(code):
+            return not_found_page(request)
+        code = code.lower()
+        state = state_of(request)
+        return await cached(
+            request, ("site-atom", lang, code), lambda now: render_atom(state, lang, code, now)
+        )
+
+    return handle
+
+
+async def render_atom(state: WebState, lang: str, code: str, now: datetime) -> Rendered:
+    """A site's (or a group's) updates as Atom: the feed its readers subscribe to."""
+    campaign = state.ctx.campaign
+    news = await state.ctx.sites.news(code, now, limit=FEED_ENTRIES, history=True)
+    if news is None:
+        path = f"{page_prefix(lang, campaign)}/sites/{code}/feed.atom"
+        return message_rendered(
+            state.templates, campaign, state.status_css, path, 404, "not_found_title", "not_found"
+        )
+    title = say(lang, "site_feed", place=news.place.name(lang), union=campaign.union)
+    body = atom_feed(
+        news.updates, news.notes, campaign, lang, now, path=f"/sites/{code}", title=title
+    )
+    return Rendered(body, ATOM, modified=max(map(last_change, news.updates), default=None))
 
 
 def _site_handler(lang: str) -> Handler:
@@ -72,4 +105,5 @@ async def render_site(state: WebState, lang: str, code: str, now: datetime) -> R
     context["timeline"] = [entry_view(u, campaign, lang, None, now=now) for u in news.updates]
     context["families"] = family_answers(campaign, current, now, lang)
     context["families_title"] = kinds.families_title(campaign, lang)
+    context["site_feed"] = f"{prefix}/sites/{place.code}/feed.atom"
     return render_page(state.templates, "site.html", context, modified=None)

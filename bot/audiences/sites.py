@@ -4,7 +4,8 @@ an update or a subscription names."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.audiences.files import SiteFile
@@ -14,6 +15,7 @@ from bot.i18n.sentences import localized_error
 from bot.models import Actor, Audience, Site, SiteGroup, Update
 from bot.plugins.admins import AdminList
 from bot.store import Store
+from bot.store.public import RevisionNote
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class SiteNews:
     sites: tuple[Site, ...]
     current: Update | None
     updates: tuple[Update, ...]
+    # Which revisions of each edited update were published as corrections (feeds say so).
+    notes: Mapping[int, RevisionNote] = field(default_factory=dict)
 
     @property
     def latest(self) -> Update | None:
@@ -97,8 +101,11 @@ class Sites:
         async with self.store.read() as tx:
             return await tx.get_site(code) or await tx.get_group(code)
 
-    async def news(self, code: str, now: datetime, *, limit: int = 10) -> SiteNews | None:
-        """A site's or a group's news at `now` (`SiteNews`); None for an unknown code."""
+    async def news(
+        self, code: str, now: datetime, *, limit: int = 10, history: bool = False
+    ) -> SiteNews | None:
+        """A site's or a group's news at `now` (`SiteNews`); None for an unknown code.
+        `history`: each update with its revisions and correction notes (a feed's)."""
         code = code.strip().lower()
         async with self.store.read() as tx:
             place: Site | SiteGroup | None = await tx.get_site(code)
@@ -113,7 +120,11 @@ class Sites:
                 return None
             updates = await tx.visible_updates(now, limit=limit, place=codes)
             current = await tx.latest_update(now)
-        return SiteNews(place, group, tuple(sites or ()), current, tuple(updates))
+            notes = {}
+            if history:
+                updates = await tx.with_revisions(updates)
+                notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
+        return SiteNews(place, group, tuple(sites or ()), current, tuple(updates), notes)
 
     async def check(self, audience: Audience) -> Audience:
         """`audience` if every code it names is a stored site or group; else `NotFound`
