@@ -169,3 +169,22 @@ async def test_a_text_join_roosevelt_through_twilio_gets_roosevelts_news_only(
         bodies = [t.body for t in twilio.to(PHONE)]
         assert any("Roosevelt: breakfast at 7" in b for b in bodies)
         assert not any("Venice" in b for b in bodies)
+
+
+async def test_a_person_who_leaves_leaves_no_trace_of_the_school_they_followed(
+    store: Store, sites: Sites, clock: FixedClock
+) -> None:
+    from sqlalchemy import select
+
+    from bot.store import schema as t
+
+    people = SignUps(store, CAMPAIGN, clock)
+    people.offer(Offer(Contact.PHONE, "sms"))
+    await people.join(Contact.PHONE, PHONE, language="en", via="text JOIN", follow="roosevelt")
+    person = await people.find(PHONE, Contact.PHONE)
+    assert person is not None and person.subscription_id is not None
+    assert await people.unsubscribe_address(Contact.PHONE, PHONE, via="text STOP")
+    async with store.read() as tx:
+        sub = await tx.get_subscription(person.subscription_id)
+        rows = (await tx.conn.execute(select(t.subscription_follows))).all()
+    assert sub is not None and sub.follows == EVERYONE and rows == []
