@@ -921,8 +921,6 @@ class SignUps:
         the audit entry (no address) remains."""
         if person.subscription_id is not None:
             await tx.deactivate_subscription(person.subscription_id)
-            # Which school they follow says something about them too: forgotten as well.
-            await tx.forget_follows(person.subscription_id)
         await tx.delete_subscriber(person.id)
         await tx.audit(
             now,

@@ -198,15 +198,6 @@ class SiteStore:
         if rows:
             await self.conn.execute(insert(f), rows)
 
-    async def forget_follows(self, subscription_id: int) -> None:
-        """What a subscription follows, gone from both places it is kept."""
-        await self.set_follows(subscription_id, Audience())
-        await self.conn.execute(
-            update(t.subscriptions)
-            .where(t.subscriptions.c.id == subscription_id)
-            .values(follows=None)
-        )
-
     async def recipients(self, audience: Audience, urgency: str) -> list[Subscription]:
         """The working subscriptions an update of `urgency` addressed to `audience` goes to,
         in one statement (the fan-out's; `audience_counts` counts the same rows)."""
