@@ -221,3 +221,32 @@ async def test_a_site_has_its_own_atom_feed(
         titles = [e.title.removesuffix(" (en inglés)") for e in feed.entries]  # no Spanish
         assert titles == ["News for roosevelt", "News for east", "News for everyone"]
         assert (await client.get("/sites/lincoln/feed.atom")).status == 404
+
+
+async def test_a_site_has_its_own_calendar(
+    store: Store, admin: Admin, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    from datetime import timedelta
+
+    import icalendar
+
+    for name, audience in (
+        ("roosevelt", Audience.of(["roosevelt"])),
+        ("venice", Audience.of(["venice"])),
+    ):
+        clock.advance(minutes=5)
+        draft = Draft(
+            Status.STRIKE_ON,
+            {"en": UpdateText(f"{name} rally", "", f"Rally at {name}")},
+            next_step_at=clock() + timedelta(days=1, hours=len(name)),
+            audience=audience,
+        )
+        await admin.post(ADMIN, draft)
+    async with client_for(web_context(store, clock)) as client:
+        answer = await client.get("/sites/roosevelt/calendar.ics")
+        assert answer.status == 200
+        calendar = icalendar.Calendar.from_ical(await answer.read())
+        summaries = [str(e.get("summary")) for e in calendar.walk("VEVENT")]
+        assert any("roosevelt" in s.lower() for s in summaries), summaries
+        assert not any("venice" in s.lower() for s in summaries), summaries
+        assert (await client.get("/sites/lincoln/calendar.ics")).status == 404

@@ -6,6 +6,7 @@ no JavaScript, cached and served stale like every page (`cached`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from aiohttp import web
@@ -14,7 +15,7 @@ from bot.ports import Campaign, Site, family_answers, kinds
 
 from ._app import Handler, WebState, cached, not_found_page, state_of
 from ._cache import Rendered
-from ._feeds import ATOM, FEED_ENTRIES, atom_feed
+from ._feeds import ATOM, FEED_ENTRIES, ICS, atom_feed, calendar_events, icalendar
 from ._present import day_number, entry_view, last_change, page_prefix, say
 from ._shell import base_context, message_rendered, render_page
 
@@ -26,10 +27,16 @@ def add_routes(app: web.Application, campaign: Campaign) -> None:
     for lang in campaign.languages:
         prefix = page_prefix(lang, campaign)
         app.router.add_get(f"{prefix}/sites/{{code}}", _site_handler(lang))
-        app.router.add_get(f"{prefix}/sites/{{code}}/feed.atom", _atom_handler(lang))
+        app.router.add_get(f"{prefix}/sites/{{code}}/feed.atom", _feed_handler(lang, render_atom))
+        app.router.add_get(
+            f"{prefix}/sites/{{code}}/calendar.ics", _feed_handler(lang, render_calendar)
+        )
 
 
-def _atom_handler(lang: str) -> Handler:
+Render = Callable[[WebState, str, str, datetime], Awaitable[Rendered]]
+
+
+def _feed_handler(lang: str, render: Render) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         code = request.match_info["code"]
         if not CODE.fullmatch(code):
@@ -37,10 +44,24 @@ def _atom_handler(lang: str) -> Handler:
         code = code.lower()
         state = state_of(request)
         return await cached(
-            request, ("site-atom", lang, code), lambda now: render_atom(state, lang, code, now)
+            request, (render.__name__, lang, code), lambda now: render(state, lang, code, now)
         )
 
     return handle
+
+
+async def render_calendar(state: WebState, lang: str, code: str, now: datetime) -> Rendered:
+    """A site's (or a group's) next steps as iCalendar: the events its readers were told."""
+    campaign = state.ctx.campaign
+    updates = await state.ctx.sites.events(code, now)
+    if updates is None:
+        path = f"{page_prefix(lang, campaign)}/sites/{code}/calendar.ics"
+        return message_rendered(
+            state.templates, campaign, state.status_css, path, 404, "not_found_title", "not_found"
+        )
+    events = calendar_events(updates)
+    body = icalendar(events, campaign, lang)
+    return Rendered(body, ICS, modified=max((e.changed for e in events), default=None))
 
 
 async def render_atom(state: WebState, lang: str, code: str, now: datetime) -> Rendered:
@@ -106,4 +127,5 @@ async def render_site(state: WebState, lang: str, code: str, now: datetime) -> R
     context["families"] = family_answers(campaign, current, now, lang)
     context["families_title"] = kinds.families_title(campaign, lang)
     context["site_feed"] = f"{prefix}/sites/{place.code}/feed.atom"
+    context["site_calendar"] = f"{prefix}/sites/{place.code}/calendar.ics"
     return render_page(state.templates, "site.html", context, modified=None)

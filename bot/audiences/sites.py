@@ -126,6 +126,15 @@ class Sites:
                 notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
         return SiteNews(place, group, tuple(sites or ()), current, tuple(updates), notes)
 
+    async def events(self, code: str, now: datetime) -> list[Update] | None:
+        """The updates naming a next step that a site's or a group's readers got, with
+        their revisions (its calendar); None for an unknown code."""
+        async with self.store.read() as tx:
+            codes = await tx.place_codes(code.strip().lower())
+            if codes is None:
+                return None
+            return await tx.with_revisions(await tx.scheduled_events(now, place=codes))
+
     async def check(self, audience: Audience) -> Audience:
         """`audience` if every code it names is a stored site or group; else `NotFound`
         naming the first unknown one, in every language."""

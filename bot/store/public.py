@@ -188,9 +188,16 @@ class PublicReads:
             for i in set(corrections) | set(reasons)
         }
 
-    async def scheduled_events(self, now: datetime, *, limit: int = CALENDAR_LIMIT) -> list[Update]:
+    async def scheduled_events(
+        self,
+        now: datetime,
+        *,
+        limit: int = CALENDAR_LIMIT,
+        place: Sequence[str] | None = None,
+    ) -> list[Update]:
         """Visible updates naming a time for their next step (the calendar): the `limit`
-        latest by that time (read backwards along `ix_updates_next_step_at`), oldest first."""
+        latest by that time (read backwards along `ix_updates_next_step_at`), oldest first.
+        `place`: only those a site's or a group's readers get (`for_place`)."""
         u = t.updates.c
         query = (
             select(t.updates)
@@ -199,6 +206,8 @@ class PublicReads:
             .order_by(u.next_step_at.desc(), u.id.desc())
             .limit(limit)
         )
+        if place is not None:
+            query = query.where(for_place(place))
         rows = (await self.conn.execute(query)).all()
         return [update_from_row(r, now) for r in reversed(rows)]
 
