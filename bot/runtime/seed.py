@@ -158,6 +158,7 @@ async def _seed_tables(store: Store, config: StrikeConfig, clock: Clock) -> None
                     timezone=sub.timezone or campaign.timezone,
                     briefing_days=frozenset(sub.briefing_days),
                     quiet_hours=quiet,
+                    follows=Audience.of(sub.sites, sub.groups),
                 ),
                 now,
             )
