@@ -250,3 +250,29 @@ async def test_a_site_has_its_own_calendar(
         assert any("roosevelt" in s.lower() for s in summaries), summaries
         assert not any("venice" in s.lower() for s in summaries), summaries
         assert (await client.get("/sites/lincoln/calendar.ics")).status == 404
+
+
+async def test_the_json_api_lists_the_sites_in_their_groups(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        found = await (await client.get("/api/v1/sites?lang=es")).json()
+    east = next(g for g in found["items"] if g["code"] == "east")
+    assert east["name"] == "Distrito Local Este" and east["url"].endswith("/es/sites/east")
+    assert [s["code"] for s in east["sites"]] == ["roosevelt"]
+    assert east["sites"][0]["name"] == "Preparatoria Roosevelt" and east["sites"][0]["example"]
+
+
+async def test_an_import_shows_at_once_on_the_pages_and_the_api(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        assert (await client.get("/sites/lincoln")).status == 404
+        before = await (await client.get("/api/v1/sites")).json()
+        await Sites(store, ADMINS, clock).import_file(
+            ADMIN,
+            read_sites_csv("code,group,name\nlincoln,east,Lincoln High\n", ("en", "es"), "en"),
+        )
+        assert (await client.get("/sites/lincoln")).status == 200
+        after = await (await client.get("/api/v1/sites")).json()
+    assert len(after["items"][1]["sites"]) == len(before["items"][1]["sites"]) + 1

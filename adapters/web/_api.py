@@ -18,12 +18,12 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, PluginContext, StrikebotError, Tx, kinds
+from bot.ports import DeliveryState, PluginContext, Site, StrikebotError, Tx, kinds
 
 from ._app import JSON, cached, from_memory, json_error, json_response, state_of
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
-from ._present import ARCHIVE_PAGE, day_number, first_page_size
+from ._present import ARCHIVE_PAGE, day_number, first_page_size, page_prefix
 from ._schemas import (
     DatabaseHealth,
     DemandDetailOut,
@@ -32,6 +32,9 @@ from ._schemas import (
     ErrorBody,
     ErrorOut,
     HealthOut,
+    SiteGroupOut,
+    SiteListOut,
+    SiteOut,
     StatusOut,
     UpdateDetailOut,
     UpdateListOut,
@@ -67,6 +70,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get("/api/v1/status", status)
     r.add_get("/api/v1/updates", updates)
     r.add_get("/api/v1/updates/{id}", update)
+    r.add_get("/api/v1/sites", sites)
     r.add_get("/api/v1/demands", demands)
     r.add_get("/api/v1/demands/{key}", demand)
 
@@ -240,6 +244,39 @@ async def update(request: web.Request) -> web.StreamResponse:
 
 
 # -- demands -----------------------------------------------------------------------------------
+
+
+async def sites(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+
+    async def render(now: datetime) -> Rendered:
+        ctx = state_of(request).ctx
+        groups, found = await ctx.sites.all()
+        base = f"{ctx.campaign.public_url}{page_prefix(lang, ctx.campaign)}/sites"
+
+        def site_out(site: Site) -> SiteOut:
+            return SiteOut(
+                code=site.code, name=site.name(lang), names=dict(site.names),
+                address=site.address, example=site.example, url=f"{base}/{site.code}",
+            )  # fmt: skip
+
+        items = [
+            SiteGroupOut(
+                code=g.code,
+                name=g.name(lang),
+                names=dict(g.names),
+                example=g.example,
+                url=f"{base}/{g.code}",
+                sites=[site_out(s) for s in found if s.group == g.code],
+            )
+            for g in groups
+        ]
+        return _ok(SiteListOut(items=items))
+
+    return await cached(request, ("api-sites", lang), render, max_age=API_MAX_AGE)
 
 
 async def demands(request: web.Request) -> web.StreamResponse:

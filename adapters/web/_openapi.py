@@ -44,6 +44,7 @@ from ._schemas import (
     PreviewOut,
     ReadyOut,
     RetractIn,
+    SiteListOut,
     StatusOut,
     UpdateDetailOut,
     UpdateListOut,
@@ -91,6 +92,13 @@ OPERATIONS: Mapping[tuple[str, str], Operation] = {
         "getUpdate",
         "One published update with its revision history",
         {200: (UpdateDetailOut, "the update"), 404: (ErrorOut, "no published update with this id")},
+        query=("lang",),
+    ),
+    ("GET", "/api/v1/sites"): Operation(
+        "listSites",
+        "The campaign's groups of sites and their sites, each with the code updates are "
+        "filtered by (`/api/v1/updates?site=`)",
+        {200: (SiteListOut, "the groups and their sites")},
         query=("lang",),
     ),
     ("GET", DEMANDS): Operation(

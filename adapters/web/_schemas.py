@@ -300,6 +300,30 @@ class DemandListOut(_Out):
     items: list[DemandOut]
 
 
+class SiteOut(_Out):
+    code: str = Field(description="what `?site=`, `/strike status` and `JOIN` take")
+    name: str = Field(description="in the language asked for (else the first given)")
+    names: dict[str, str] = Field(description="the name per language")
+    address: str
+    example: bool = Field(description="a demo's made-up row, not a real site")
+    url: str = Field(description="the site's public page")
+
+
+class SiteGroupOut(_Out):
+    code: str
+    name: str
+    names: dict[str, str]
+    example: bool
+    url: str
+    sites: list[SiteOut]
+
+
+class SiteListOut(_Out):
+    """The campaign's groups of sites (a local district, a region), each with its sites."""
+
+    items: list[SiteGroupOut]
+
+
 class ErrorBody(_Out):
     code: str
     message: str = Field(description="one sentence saying what went wrong and what to do")

@@ -87,6 +87,8 @@ class Sites:
             for site in found.sites:
                 counts["site"][await tx.save_site(site, now)] += 1
             summary = {kind: dict(c) for kind, c in counts.items()}
+            if any(c["added"] or c["changed"] for c in counts.values()):
+                tx.touch_public()  # the site pages and the API's list show them
             await tx.audit(now, actor.id, "sites.import", "sites", None, summary)
         return Imported(summary)
 
