@@ -188,3 +188,34 @@ async def test_a_person_who_leaves_leaves_no_trace_of_the_school_they_followed(
         sub = await tx.get_subscription(person.subscription_id)
         rows = (await tx.conn.execute(select(t.subscription_follows))).all()
     assert sub is not None and sub.follows == EVERYONE and rows == []
+
+
+async def test_a_sign_up_by_e_mail_follows_the_school_named_once_confirmed(
+    store: Store, sites: Sites, admin: Admin, clock: FixedClock
+) -> None:
+    import re
+
+    people = SignUps(store, CAMPAIGN, clock)
+    people.offer(Offer(Contact.EMAIL, "email"))
+    await people.request(
+        Contact.EMAIL, "rosa@example.org", client="c", via="web", site="Preparatoria Roosevelt"
+    )
+    async with store.read() as tx:
+        rows = await tx.list_deliveries(limit=None)
+    found = re.search(r"/subscribe/confirm/([\w-]+)", str(rows[-1].payload))
+    assert found is not None
+    await people.confirm(found.group(1))
+    person = await people.find("rosa@example.org", Contact.EMAIL)
+    assert person is not None and person.subscription_id is not None
+    async with store.read() as tx:
+        sub = await tx.get_subscription(person.subscription_id)
+    assert sub is not None and sub.follows == Audience.of(["roosevelt"])  # by its Spanish name
+    # A phone: the code the form gave carries the school to its JOIN.
+    people.offer(Offer(Contact.PHONE, "sms"))
+    code = await people.join_code(language="es", choice="all", client="c", site="east")
+    await people.join(Contact.PHONE, PHONE, language="en", via="text JOIN", code=code)
+    phone = await people.find(PHONE, Contact.PHONE)
+    assert phone is not None and phone.subscription_id is not None
+    async with store.read() as tx:
+        texted = await tx.get_subscription(phone.subscription_id)
+    assert texted is not None and texted.follows == Audience.of([], ["east"])
