@@ -219,3 +219,40 @@ async def test_a_sign_up_by_e_mail_follows_the_school_named_once_confirmed(
     async with store.read() as tx:
         texted = await tx.get_subscription(phone.subscription_id)
     assert texted is not None and texted.follows == Audience.of([], ["east"])
+
+
+async def test_the_sign_up_page_offers_the_schools_and_follows_the_one_chosen(
+    sqlite_store: Store, clock: FixedClock, tmp_path: Path
+) -> None:
+    from tests.axe import axe_source, chromium_page, violations
+    from tests.fakes.smtp import FakeSmtp
+    from tests.family_support import confirm_path, families
+    from tests.support import chromium_path
+
+    text = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+    await Sites(sqlite_store, ADMINS, clock).import_file(
+        ADMIN, read_sites_csv(text, ("en", "es"), "en")
+    )
+    async with FakeSmtp() as smtp, families(sqlite_store, clock, smtp=smtp) as f:
+        page = await (await f.client.get("/es/subscribe")).text()
+        assert '<label for="site">Tu escuela o centro (opcional)</label>' in page
+        assert '<option value="Preparatoria Roosevelt">' in page
+        data = {"email": "rosa@example.org", "site": "Preparatoria Roosevelt"}
+        answer = await f.sign_up(path="/es/subscribe", data=data)
+        assert answer.status == 200
+        await f.drain()
+        await f.confirm(confirm_path(smtp.messages[0]))
+        person = await f.signups.find("rosa@example.org", Contact.EMAIL)
+        assert person is not None and person.subscription_id is not None
+        async with sqlite_store.read() as tx:
+            sub = await tx.get_subscription(person.subscription_id)
+        assert sub is not None and sub.follows == Audience.of(["roosevelt"])
+        # axe-core finds nothing wrong with the form and its school field.
+        chromium_path()
+        axe_source()
+        async with chromium_page(tmp_path) as browser:
+            found = []
+            for width, height in ((1280, 900), (320, 640)):
+                url = str(f.client.make_url("/es/subscribe"))
+                found += [v["id"] for v in await violations(browser, url, width, height)]
+        assert found == []
