@@ -256,3 +256,11 @@ async def test_the_sign_up_page_offers_the_schools_and_follows_the_one_chosen(
                 url = str(f.client.make_url("/es/subscribe"))
                 found += [v["id"] for v in await violations(browser, url, width, height)]
         assert found == []
+        # And the Nu HTML Checker finds no error in it.
+        from tests.vnu import check, java_path, vnu_jar
+
+        java_path()
+        vnu_jar()
+        file = tmp_path / "subscribe.html"
+        file.write_text(page, encoding="utf-8")
+        assert check([file]) == []
