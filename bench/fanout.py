@@ -57,7 +57,7 @@ from typing import Any
 import aiohttp
 import discord
 from discord.http import HTTPClient, handle_message_parameters
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/fanout.py` works too
@@ -71,7 +71,17 @@ from bot.config import Settings  # noqa: E402
 from bot.delivery.dispatcher import Dispatcher  # noqa: E402
 from bot.editorial.admin import Admin, Draft  # noqa: E402
 from bot.messages.compose import update_message  # noqa: E402
-from bot.models import DeliveryState, Status, Subscription, UpdateText, Urgency  # noqa: E402
+from bot.models import (  # noqa: E402
+    EVERYONE,
+    Audience,
+    DeliveryState,
+    Site,
+    SiteGroup,
+    Status,
+    Subscription,
+    UpdateText,
+    Urgency,
+)
 from bot.plugins.admins import CLI_ACTOR  # noqa: E402
 from bot.ports import Pacing  # noqa: E402
 from bot.runtime.context import plugin_context  # noqa: E402
@@ -83,6 +93,7 @@ from tests.fakes.discord import GUILD_ID, bot_config  # noqa: E402
 
 TOKEN = "fake-bot-token"
 FIRST_CHANNEL = 710_000_000_000_000_000
+TARGET, OTHER = "bench-target", "bench-other"  # --targeted: the post's site, and another
 NAIVE_FIRST_CHANNEL = 720_000_000_000_000_000
 
 
@@ -160,15 +171,31 @@ def count_429s(stats: dict[str, Any]) -> tuple[int, int]:
     return len(limited), len(extra)
 
 
-async def subscribe_many(store: Store, channels: int) -> None:
+async def subscribe_many(store: Store, channels: int, *, targeted: bool = False) -> None:
+    """`channels` channels that get the post; with `targeted`, as many again that follow
+    another site (the post is for one site: `TARGET`), so choosing them is the query's."""
     now = datetime.now(UTC)
-    rows = []
-    for n in range(channels):
-        sub = Subscription(0, "discord", GUILD_ID, str(FIRST_CHANNEL + n), "en")
+    rows, followed = [], {}
+    for n in range(channels * (2 if targeted else 1)):
+        audience = Audience.of([TARGET if n < channels else OTHER]) if targeted else EVERYONE
+        sub = Subscription(0, "discord", GUILD_ID, str(FIRST_CHANNEL + n), "en", follows=audience)
         rows.append(subscription_to_values(sub) | {"active": True, "created_at": now})
+        followed.update(dict.fromkeys([sub.channel], audience.sites[0]) if targeted else {})
     async with store.write() as tx:
+        if targeted:
+            await tx.save_group(SiteGroup("bench", {"en": "Bench district"}), now)
+            for code in (TARGET, OTHER):
+                await tx.save_site(Site(code, {"en": code}, "bench"), now)
         for first in range(0, len(rows), 2000):
             await tx.conn.execute(insert(t.subscriptions), rows[first : first + 2000])
+        s = t.subscriptions.c
+        follows = [
+            {"subscription_id": sub_id, "kind": "site", "code": followed[channel]}
+            for sub_id, channel in await tx.conn.execute(select(s.id, s.channel))
+            if channel in followed
+        ]
+        for first in range(0, len(follows), 2000):
+            await tx.conn.execute(insert(t.subscription_follows), follows[first : first + 2000])
 
 
 async def dispatcher_run(args: argparse.Namespace, fake: Fake, db: str) -> Run:
@@ -363,7 +390,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
     config = bot_config()
     async with Store.open(db) as store:
         await apply_seed(store, config, utcnow)
-        await subscribe_many(store, args.channels)
+        await subscribe_many(store, args.channels, targeted=args.targeted)
     port, counts_path = _free_port(), tmp / "counts.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STRIKEBOT_", "DISCORD_"))}
     env |= {
@@ -409,7 +436,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         async with Store.open(db, migrate=False) as store:
             admin = Admin(store, config.to_campaign(), config.to_admins(), utcnow)
             wall = time.perf_counter()
-            await admin.post(CLI_ACTOR, _draft())
+            await admin.post(CLI_ACTOR, _draft(targeted=args.targeted))
         delivered, stalled_since, last, first_at = 0, time.perf_counter(), -1, None
         rss_idle = peak = _rss_mb(proc.pid)
         while delivered < args.channels:
@@ -462,7 +489,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
     return ProcessFigures(run, idle_cpu * 1000, per)
 
 
-def _draft() -> Draft:
+def _draft(*, targeted: bool = False) -> Draft:
     return Draft(
         Status.STRIKE_ON,
         {
@@ -473,6 +500,7 @@ def _draft() -> Draft:
             )
         },
         Urgency.URGENT,
+        audience=Audience.of([TARGET]) if targeted else EVERYONE,
     )
 
 
@@ -561,6 +589,7 @@ async def run(args: argparse.Namespace) -> None:
         f"extra_429s={paced.extra_429s} cpu_ms_per_delivery={paced.cpu_ms_per_1000 / 1000:.2f}"
         f"{extra} naive_ratio_to_allowed={naive.ratio:.3f} "
         f"gather_delivered={gathered.deliveries}/{args.naive_count}"
+        f" targeted={'yes' if args.targeted else 'no'}"
     )
 
 
@@ -577,6 +606,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=20.0, help="added per request")
     parser.add_argument("--in-flight", type=int, default=64, help="requests in flight at most")
     parser.add_argument("--naive-count", type=int, default=1000, help="sends in the naive loop")
+    parser.add_argument(
+        "--targeted",
+        action="store_true",
+        help="the post is for one site: --channels follow it, as many again follow another "
+        "(--mode run)",
+    )
     parser.add_argument(
         "--loop-stats",
         action="store_true",

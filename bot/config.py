@@ -370,6 +370,9 @@ class SubscriptionEntry(_Model):
     briefing_days: list[Annotated[int, Field(ge=0, le=6)]] = [0, 1, 2, 3, 4, 5, 6]  # 0 = Monday
     quiet_start: HHMM | None = None
     quiet_end: HHMM | None = None
+    # What it follows (codes of [[sites]] and [[site_groups]]); neither: everything.
+    sites: list[SiteCode] = []
+    groups: list[SiteCode] = []
 
     @model_validator(mode="after")
     def _quiet_pair(self) -> SubscriptionEntry:

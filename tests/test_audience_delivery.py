@@ -200,3 +200,29 @@ async def test_the_admin_refuses_an_unknown_site_whatever_the_surface(
             ADMIN,
             Draft(Status.STRIKE_ON, {"en": UpdateText("x")}, audience=Audience.of([], ["north"])),
         )
+
+
+async def test_the_recipients_query_finds_a_sites_followers_through_their_index(
+    store: Store,
+) -> None:
+    from bench.audiences import fill, plan
+
+    await fill(store, people=5_000, sites=500, groups=25)
+    for audience in (Audience.of(["s0007"]), Audience.of([], ["g003"])):
+        shown = "\n".join(await plan(store, audience))
+        assert "ix_subscription_follows_code" in shown, shown
+
+
+async def test_a_groups_code_given_as_a_sites_is_read_as_the_group(
+    desk: Desk, store: Store, followers: dict[str, int]
+) -> None:
+    proposal = desk.read(
+        Action.POST,
+        texts={"en": {"headline": "East rally"}},
+        status="strike_on",
+        sites="east, venice",
+    )
+    preview = await desk.preview(ADMIN, proposal, keep=False)
+    assert preview.ready and preview.update.audience == Audience(("venice",), ("east",))
+    update_id = (await desk.commit(ADMIN, proposal)).update.id
+    assert followers["east"] in await delivered(store, update_id, DeliveryAction.POST)

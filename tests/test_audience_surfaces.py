@@ -101,7 +101,130 @@ async def http_api(store: Store, url: str) -> tuple[int, int]:
     return 1, int(shown["channels"])
 
 
-@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api])
+async def slack(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.slack import FakeSlack, SlackBot, chosen, typed
+
+    async with FakeSlack() as fake:
+        fake.add_channel("C0GENERAL")
+        fake.add_user("U0ADMIN", "alex")
+        async with SlackBot(store, FixedClock(FRIDAY), fake) as bot:
+            assert (await bot.command("post", user="U0ADMIN")).status == 200
+            form = fake.views[list(fake.views)[-1]]
+            [picker] = [b for b in form["blocks"] if b["block_id"] == "audience"]
+            options = [o for g in picker["element"]["option_groups"] for o in g["options"]]
+            assert [o["value"] for o in options][:3] == [
+                "group:central",
+                "site:marshall",
+                "group:east",
+            ]
+            roosevelt = [o for o in options if o["value"] == "site:roosevelt"]
+            answer = await bot.submit(
+                form,
+                {
+                    "status": chosen(form, "status", "strike_on"),
+                    "headline": typed(HEADLINE),
+                    "audience": {"type": "multi_static_select", "selected_options": roosevelt},
+                },
+            )
+            preview = answer.json()["view"]
+            shown = json.dumps(preview["blocks"], ensure_ascii=False)
+            assert "For Roosevelt High School only" in shown
+            done = await bot.submit(preview, {})
+            assert done.json()["response_action"] == "update"
+            fix = f'edit 1 correction reason="time" headline="{HEADLINE}, 7"'
+            assert (await bot.command(fix, user="U0ADMIN")).status == 200
+            assert (await bot.command('retract 1 "wrong school"', user="U0ADMIN")).status == 200
+    return 1, int(shown.split("It will go to ")[1].split()[0])
+
+
+async def telegram(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.telegram import FakeTelegram
+    from tests.telegram_support import ADMIN_GROUP, ADMIN_ID, TelegramRig
+    from tests.test_six_surfaces import _ask, _button, _replies
+
+    async with FakeTelegram() as tg:
+        tg.add_chat(ADMIN_GROUP, "supergroup", "UTLA comms team")
+        tg.add_person(ADMIN_ID, "Arlene")
+        async with TelegramRig(store, FixedClock(FRIDAY), tg):
+            form = await _ask(tg, "/post")
+            tg.press(ADMIN_ID, ADMIN_ID, form["message_id"], _button(form, ":s:strike_on"))
+            await tg.until(lambda: "headline" in _replies(tg)[-1]["text"])
+            for answer in (HEADLINE, "/skip", "/skip"):
+                await _ask(tg, answer)
+            urgency = await _ask(tg, "/skip")  # no Spanish wording
+            tg.press(ADMIN_ID, ADMIN_ID, urgency["message_id"], _button(urgency, ":g:routine"))
+            await tg.until(lambda: "Who is it for?" in _replies(tg)[-1]["text"])
+            asked = _replies(tg)[-1]
+            assert _button(asked, ":a:east")  # each group is a button
+            await _ask(tg, "Roosevelt")  # a site is typed
+            await tg.until(lambda: "Nothing has been sent yet" in _replies(tg)[-1]["text"])
+            preview = _replies(tg)[-1]
+            shown = str(preview["text"])  # the message is edited in place once posted
+            assert "For Roosevelt High School only" in shown
+            tg.press(ADMIN_ID, ADMIN_ID, preview["message_id"], _button(preview, ":ok"))
+            await tg.until(lambda: any("Posted" in m["text"] for m in _replies(tg)))
+            await _ask(tg, f'/edit 1 correction reason="time" headline="{HEADLINE}, 7"')
+            await _ask(tg, '/retract 1 "wrong school"')
+    return 1, int(shown.split("It will go to ")[1].split()[0])
+
+
+async def discord(store: Store, url: str) -> tuple[int, int]:
+    from tests.fakes.discord import (
+        COMMS_ROLE_ID,
+        FakeDiscord,
+        as_member,
+        button_payload,
+        buttons,
+        discord_bot,
+        load_payload,
+        modal_submit_payload,
+    )
+
+    async with FakeDiscord() as fake, discord_bot(fake, url, FixedClock(FRIDAY)) as bot:
+        command = as_member(load_payload("interaction_command_post"), roles=(COMMS_ROLE_ID,))
+        iid = await bot.fake.send_interaction(command)
+        (modal,) = await bot.fake.wait_reply(iid)
+        values: dict[str, str | list[str]] = {
+            "headline": HEADLINE,
+            "urgency": ["routine"],
+            "audience": "Roosevelt",
+        }
+        submitted = await bot.fake.send_interaction(
+            modal_submit_payload(modal, values, like=command)
+        )
+        await bot.fake.wait_reply(submitted, count=2)
+        preview = bot.fake.original_message(str(submitted))
+        shown = json.dumps(preview, ensure_ascii=False)
+        assert "For Roosevelt High School only" in shown
+        post = await bot.fake.send_interaction(
+            button_payload(preview, buttons(preview)["Post"], like=command)
+        )
+        await bot.fake.wait_reply(post, count=2)
+    async with store.read() as tx:
+        uid = await tx.count_updates()  # after the campaign file's seeded ones, if any
+    # The follow-ups through the desk, as every surface's are.
+    await _correct_and_retract(store, uid)
+    return uid, int(shown.split("It will go to ")[1].split()[0])
+
+
+async def _correct_and_retract(store: Store, update_id: int) -> None:
+    from bot.editorial.desk import Action, Desk, Proposal, TextPatch
+    from bot.plugins import installed_plugins
+
+    clock = FixedClock(FRIDAY)
+    desk = Desk(
+        store, Admin(store, CAMPAIGN, ADMINS, clock), plugins=installed_plugins(), clock=clock
+    )
+    clock.advance(minutes=1)
+    fix = {"en": TextPatch(HEADLINE + ", 7")}
+    await desk.commit(
+        ADMIN, Proposal(Action.CORRECT, update_id=update_id, texts=fix, reason="time")
+    )
+    clock.advance(minutes=1)
+    await desk.commit(ADMIN, Proposal(Action.RETRACT, update_id=update_id, reason="wrong school"))
+
+
+@pytest.mark.parametrize("surface", [command_line, typed_chat, http_api, slack, telegram, discord])
 async def test_a_site_post_its_correction_and_retraction_reach_its_followers_only(
     store: Store, db_url: str, surface: Surface, clock: FixedClock
 ) -> None:

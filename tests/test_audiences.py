@@ -162,3 +162,27 @@ def test_the_command_line_imports_and_lists(
 
     listed = json.loads(capsys.readouterr().out)
     assert [s["code"] for s in listed["sites"]] == ["lincoln", "roosevelt"]
+
+
+async def test_a_campaign_files_subscription_follows_what_it_says(
+    store: Store, clock: FixedClock
+) -> None:
+    from bot.runtime.seed import apply_seed
+    from tests.support import shipped_config
+
+    config = shipped_config(
+        subscriptions=[
+            {
+                "platform": "console",
+                "workspace": "local",
+                "channel": "roosevelt",
+                "sites": ["roosevelt"],
+            }
+        ]
+    )
+    await apply_seed(store, config, clock)
+    async with store.read() as tx:
+        sub = await tx.find_subscription("console", "local", "roosevelt")
+        assert sub is not None and sub.follows == Audience.of(["roosevelt"])
+        venice = await tx.recipients(Audience.of(["venice"]), "routine")
+        assert "roosevelt" not in {s.channel for s in venice}

@@ -350,6 +350,7 @@ async def test_subscribe_defaults_and_spanish_confirmation(commands: Commands) -
         "Zona horaria": "America/Chicago",
         "Resumen matutino": "desactivado",
         "Horario de silencio": "ninguno",
+        "Sigue": "Todo: cada actualización",
     }
 
 

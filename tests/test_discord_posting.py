@@ -99,7 +99,10 @@ async def test_modal_asks_for_headline_body_next_step_and_urgency(bot: DiscordBo
     modal = await open_modal(bot, admin_post_command())
 
     inner = [row["component"] for row in modal.data["components"]]
-    assert [c["custom_id"] for c in inner] == ["headline", "body", "next_step", "urgency"]
+    # The shipped campaign has sites: the fifth input says whom it is for (empty: everyone).
+    ids = ["headline", "body", "next_step", "urgency", "audience"]
+    assert [c["custom_id"] for c in inner] == ids
+    assert not inner[4]["required"]
     assert inner[0]["required"] and inner[0]["max_length"] == 150
     assert [o["value"] for o in inner[3]["options"]] == ["routine", "important", "urgent"]
 

@@ -302,6 +302,7 @@ class Handlers:
         text_language = language if language in campaign.languages else None
         if text_language is None:
             text_language = ui if ui in campaign.languages else campaign.default_language
+        groups, _ = await self.commands.places()
         modal = PostModal(
             self,
             language=ui,
@@ -309,6 +310,7 @@ class Handlers:
             publish_at=publish_at,
             next_step_at=next_step_at,
             text_language=text_language,
+            audience=bool(groups),
         )
         await self.open_modal(interaction, modal)
 
@@ -321,6 +323,7 @@ class Handlers:
         urgency: str,
         publish_at: str | None,
         next_step_at: str | None,
+        sites: str | None = None,
     ) -> None:
         """The modal was submitted: show the update as members will see it, with Post,
         Cancel and "Add <language>" for the campaign's languages not written yet. Nothing
@@ -337,6 +340,7 @@ class Handlers:
                 urgency=urgency,
                 publish_at=publish_at,
                 next_step_at=next_step_at,
+                sites=sites,  # codes of sites or of groups: the desk tells which
             )
         except StrikebotError as exc:
             await self.send_reply(interaction, self.error_reply(interaction, exc))

@@ -28,6 +28,7 @@ MODAL_TTL = 15 * 60.0  # an interaction token's life: an open modal cannot outli
 MODAL_FORM = "discord-modal"
 TEXT_INPUT_MAX = 4000  # Discord's limit for one text input
 MODAL_TITLE_MAX = 45
+AUDIENCE_MAX = 400  # site and group codes, comma-separated
 
 WORDS = i18n.Words("discord")
 
@@ -142,6 +143,7 @@ class PostModal(_UpdateModal):
         text_language: str,
         draft_token: str | None = None,
         token: str | None = None,
+        audience: bool = False,
     ) -> None:
         name = i18n.language_name(text_language, language)
         same = i18n.pick(text_language) == i18n.pick(language)
@@ -160,6 +162,7 @@ class PostModal(_UpdateModal):
         self.status = status
         self.publish_at = publish_at
         self.next_step_at = next_step_at
+        self.has_audience = audience and draft_token is None
         if draft_token is not None:
             return
         urgency: discord.ui.Select[Any] = discord.ui.Select(
@@ -182,6 +185,16 @@ class PostModal(_UpdateModal):
             component=urgency,
         )
         self.add_item(self.urgency)
+        # The fifth and last input a modal takes: whom it is for, in a campaign with sites.
+        self.audience = _text(
+            word(language, "audience"),
+            "audience",
+            hint=word(language, "audience_hint"),
+            max_length=AUDIENCE_MAX,
+            required=False,
+        )
+        if self.has_audience:
+            self.add_item(self.audience)
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
         text = {
@@ -199,6 +212,7 @@ class PostModal(_UpdateModal):
             urgency=_value(self.urgency) or Urgency.ROUTINE.value,
             publish_at=self.publish_at,
             next_step_at=self.next_step_at,
+            sites=_value(self.audience) if self.has_audience else None,
         )
 
 
@@ -318,6 +332,7 @@ def modal_state(modal: discord.ui.Modal) -> dict[str, Any]:
             "status": modal.status,
             "publish_at": modal.publish_at,
             "next_step_at": modal.next_step_at,
+            "audience": modal.has_audience,
         }
     assert isinstance(modal, EditModal)
     return {"kind": "edit", "ui_language": modal.ui_language, "request": asdict(modal.request)}
@@ -338,6 +353,7 @@ def modal_from_state(
                 text_language=str(state.get("text_language") or state["language"]),
                 draft_token=state.get("draft_token"),
                 token=token,
+                audience=bool(state.get("audience")),
             )
         if state.get("kind") == "edit":
             return EditModal(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -26,6 +27,7 @@ from bot.ports import (
     Campaign,
     CommandContext,
     Commands,
+    Problems,
     Proposal,
     Reply,
     Status,
@@ -85,6 +87,16 @@ class Forms:
             urgency=Urgency(values.get("urgency") or Urgency.ROUTINE.value),
             publish_at=modals.picked_time(values.get("publish_at")),
         )
+        picked = modals.chosen_audience(values.get("audience"))
+        if picked is not None:
+            try:  # the desk reads codes typed as a typed command does
+                sites, groups = picked if isinstance(picked, tuple) else (picked, None)
+                read = self.desk.read(Action.POST, texts={}, sites=sites, groups=groups)
+            except Problems as exc:
+                lang = str(meta.get("l") or i18n.source_language())
+                await ack(response_action="errors", errors={"audience": exc.localized(lang)})
+                return
+            proposal = replace(proposal, audience=read.audience)
         await self._preview(ack, body, meta, proposal, "post")
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -251,4 +263,6 @@ def _block(field: str, main: str) -> str:
         _, language, *rest = field.split(".")
         name = rest[0] if rest else "headline"
         return name if language == main else f"{name}_{language}"
-    return field if field in ("publish_at", "reason", "status", "urgency") else "headline"
+    return (
+        field if field in ("publish_at", "reason", "status", "urgency", "audience") else "headline"
+    )

@@ -281,7 +281,10 @@ class Inbound:
         view: modals.View
         if form == "post":
             current = await self.commands.desk.current_status()
-            view = modals.post_form(lang, self.campaign, current, modals.encode_meta(**meta))
+            places = await self.commands.places()
+            view = modals.post_form(
+                lang, self.campaign, current, modals.encode_meta(**meta), places
+            )
         elif form == "edit" and chosen is not None:
             update, _ = await self.commands.desk.current(chosen)
             if update is None or update.retracted:

@@ -31,6 +31,8 @@ from bot.ports import (
     REASON_MAX,
     Campaign,
     OutboundMessage,
+    Site,
+    SiteGroup,
     Status,
     Update,
     UpdateState,
@@ -52,6 +54,7 @@ OPTION_MAX = 75
 
 View = dict[str, Any]
 Block = dict[str, Any]
+Places = tuple[Sequence[SiteGroup], Sequence[Site]]  # a campaign's groups and sites
 
 
 # ------------------------------------------------------------------------- metadata
@@ -90,7 +93,7 @@ def view_values(view: Mapping[str, Any]) -> dict[str, Any]:
             out[block_id] = chosen.get("value") if chosen else None
         elif kind == "datetimepicker":
             out[block_id] = value.get("selected_date_time")
-        elif kind == "checkboxes":
+        elif kind in ("checkboxes", "multi_static_select"):
             out[block_id] = [o.get("value") for o in value.get("selected_options") or []]
     return out
 
@@ -208,7 +211,47 @@ def _language_name(code: str, lang: str) -> str:
 # ------------------------------------------------------------------------- the forms
 
 
-def post_form(lang: str, campaign: Campaign, current: Status | None, meta: str) -> View:
+def audience_input(lang: str, places: Places) -> Block | None:
+    """Whom a post is for: a multi-select of each group and its sites (Slack's limits: 100
+    groups of 100 options), else codes typed; None for a campaign without sites."""
+    groups, sites = places
+    if not groups:
+        return None
+    hint = word(lang, "audience_hint")
+    per_group = {g.code: [s for s in sites if s.group == g.code] for g in groups}
+    if len(groups) > 100 or any(len(members) > 99 for members in per_group.values()):
+        return _text("audience", word(lang, "audience"), max_length=2000, optional=True, hint=hint)
+    option_groups = [
+        {
+            "label": plain(g.name(lang), 75),
+            "options": [
+                _option(f"group:{g.code}", word(lang, "audience_all_of", group=g.name(lang)))
+            ]
+            + [_option(f"site:{s.code}", s.name(lang)) for s in per_group[g.code]],
+        }
+        for g in groups
+    ]
+    element = {"type": "multi_static_select", "option_groups": option_groups}
+    return _input("audience", word(lang, "audience"), element, optional=True, hint=hint)
+
+
+def chosen_audience(value: object) -> tuple[list[str], list[str]] | str | None:
+    """What the audience input gave: (sites, groups) from the multi-select, the codes
+    typed, or None."""
+    if isinstance(value, list):
+        sites = [v.split(":", 1)[1] for v in value if str(v).startswith("site:")]
+        groups = [v.split(":", 1)[1] for v in value if str(v).startswith("group:")]
+        return sites, groups
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def post_form(
+    lang: str,
+    campaign: Campaign,
+    current: Status | None,
+    meta: str,
+    places: Places = ([], []),
+) -> View:
     blocks = [
         _select("status", word(lang, "status"), _status_options(lang), initial=_value(current)),
         _select(
@@ -240,6 +283,9 @@ def post_form(lang: str, campaign: Campaign, current: Status | None, meta: str) 
                     optional=True,
                 )
             )
+    audience = audience_input(lang, places)
+    if audience is not None:
+        blocks.append(audience)
     blocks.append(
         _input("publish_at", word(lang, "publish_at"), {"type": "datetimepicker"}, optional=True)
     )

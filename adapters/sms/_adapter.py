@@ -248,7 +248,12 @@ class SmsAdapter:
                 return self._say(language, "menu", page_url(campaign, language))
             key = person.key if person is not None and person.confirmed else None
             answer = await ask(
-                self.ctx.commands, kind, platform=NAME, person=key, language=language
+                self.ctx.commands,
+                kind,
+                platform=NAME,
+                person=key,
+                language=language,
+                argument=heard.argument,  # "STATUS ROOSEVELT"
             )
             return self.render(answer)
         url = page_url(campaign, language)
@@ -260,9 +265,15 @@ class SmsAdapter:
             return self._say(language, key, url)
         if kind is KeywordKind.JOIN:
             # "JOIN 482913": the code the web form gave carries its language and choice.
+            # "JOIN ROOSEVELT": a site's (or a group's) code, followed from now on.
             code = heard.argument if JOIN_CODE.fullmatch(heard.argument) else None
             outcome = await self.signups.join(
-                Contact.PHONE, number, language=language, via=f"text {word}", code=code
+                Contact.PHONE,
+                number,
+                language=language,
+                via=f"text {word}",
+                code=code,
+                follow=None if code else heard.argument or None,
             )
             if outcome is not Outcome.ALREADY:
                 person = await self.signups.find(number)

@@ -3,7 +3,8 @@
 `/post` alone asks for the status (buttons), the headline, the details and the next step (in
 the admin's own language when the campaign has it), then the same in each of the campaign's
 other languages (each optional: /skip leaves those members the first wording), and the
-urgency (buttons); then it shows the update exactly as members will see it in each language
+urgency (buttons), and, in a campaign with sites, whom it is for (everyone or a group as
+buttons, site codes typed); then it shows the update exactly as members will see it in each language
 written, with **Post** and **Cancel**; nothing is sent before Post. `/edit`, `/retract` and
 `/approve` alone offer the recent updates (or those awaiting approval) as buttons, ask what
 they need, and preview before anything changes. Typed with their arguments
@@ -29,9 +30,11 @@ from bot.ports import (
     REASON_MAX,
     Action,
     Actor,
+    Audience,
     CommandContext,
     OutboundMessage,
     PluginContext,
+    Problems,
     Proposal,
     Reply,
     Status,
@@ -51,6 +54,7 @@ LIVE_STATES = frozenset(
     {UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL}
 )
 BODY_MAX = 3500  # what one Telegram message can carry back in a preview
+GROUP_BUTTONS = 12  # groups offered as buttons at the audience step; sites are typed
 Buttons = Sequence[Sequence[tuple[str, str]]]  # rows of (label, callback data)
 
 
@@ -105,6 +109,10 @@ class Forms:
         }
         if action == "post":
             form["step"] = "status"
+            groups, _ = await self.commands.places()
+            # The audience step's buttons: everyone, then each group (a site is typed).
+            form["groups"] = [[g.code, g.name(lang)] for g in groups[:GROUP_BUTTONS]]
+            form["has_sites"] = bool(groups)
             await self._keep(chat_id, form)
             return Prompt(word(lang, "pick_status"), self._status_buttons(form))
         chosen = _update_id(args)
@@ -131,6 +139,13 @@ class Forms:
         lang = str(form.get("lang") or i18n.source_language())
         step, _ = _field(str(form.get("step")))
         value = " ".join(text.split()) if step != "body" and step != "new_body" else text.strip()
+        if step == "audience":  # site codes typed
+            try:
+                read = self.ctx.desk.read(Action.POST, texts={}, sites=value[:2000])
+            except Problems as exc:
+                return Prompt(exc.localized(lang))
+            form["audience"] = {"sites": list(read.audience.sites), "groups": []}
+            return await self._next(chat_id, form)
         limits = {
             "headline": HEADLINE_MAX,
             "new_headline": HEADLINE_MAX,
@@ -158,6 +173,9 @@ class Forms:
         if step in ("body", "next_step", "new_headline", "new_body") or language:
             _store(form, "")
             return await self._next(chat_id, form)
+        if step == "audience":  # for everyone
+            form["audience"] = None
+            return await self._next(chat_id, form)
         return Prompt(word(str(form.get("lang") or i18n.source_language()), "empty"))
 
     async def cancel(self, chat_id: int) -> bool:
@@ -182,6 +200,10 @@ class Forms:
             return await self._next(chat_id, form)
         if kind == "g" and form.get("step") == "urgency" and value in Urgency.__members__.values():
             form["urgency"] = value
+            return await self._next(chat_id, form)
+        if kind == "a" and form.get("step") == "audience":
+            known = {code for code, _ in form.get("groups", [])}
+            form["audience"] = {"sites": [], "groups": [value]} if value in known else None
             return await self._next(chat_id, form)
         if kind == "u" and form.get("step") == "pick" and value.isdigit():
             return await self._picked(chat_id, form, int(value))
@@ -242,6 +264,11 @@ class Forms:
                 [(i18n.urgency_label(u, lang), f"f:{form['serial']}:g:{u.value}") for u in Urgency]
             ]
             return Prompt(word(lang, "pick_urgency"), rows + cancel)
+        if step == "audience":
+            serial = form["serial"]
+            rows = [[(word(lang, "button_everyone"), f"f:{serial}:a:")]]
+            rows += [[(name, f"f:{serial}:a:{code}")] for code, name in form.get("groups", [])]
+            return Prompt(word(lang, "pick_audience"), rows + cancel)
         if step == "new_body":
             return Prompt(word(lang, "ask_new_body"), cancel)
         if step == "reason":
@@ -292,6 +319,7 @@ class Forms:
                 texts=texts,
                 status=Status(form["status"]),
                 urgency=Urgency(form["urgency"]),
+                audience=Audience.from_json(form.get("audience")),
             )
         assert update is not None
         if action == "edit":
@@ -367,7 +395,8 @@ class Forms:
             steps.append(f"headline:{code}")
             if code in written and written[code].get("headline"):
                 steps += [f"{name}:{code}" for name in ("body", "next_step") if form.get(name)]
-        return [*steps, "urgency", "confirm"]
+        audience = ["audience"] if form.get("has_sites") else []
+        return [*steps, "urgency", *audience, "confirm"]
 
     def _texts(self, form: Mapping[str, Any]) -> dict[str, UpdateText]:
         """The post's wordings by language, the admin's own first; a language whose

@@ -75,7 +75,18 @@ def add_routes(app: web.Application) -> None:
     r.add_post(f"{ADMIN_PREFIX}/translations/confirm", confirm_translation)
 
 
+QUERY_PARAMETERS = frozenset({"dry_run"})  # what any admin write reads from its query
+
+
 async def _body(request: web.Request, model: type[M], *, optional: bool = False) -> M:
+    unknown = sorted(set(request.query) - QUERY_PARAMETERS)
+    if unknown:
+        raise BadRequest(
+            400,
+            "bad_query",
+            f"Unknown query parameter {unknown[0][:40]!r}; the admin API takes only "
+            "dry_run=true (on POST /api/v1/admin/updates).",
+        )
     raw = await request.read()
     if not raw.strip():
         if optional:

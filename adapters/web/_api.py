@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -16,12 +17,12 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bot.ports import DeliveryState, PluginContext, kinds
+from bot.ports import DeliveryState, PluginContext, Site, kinds
 
 from ._app import JSON, cached, from_memory, json_error, json_response, state_of
 from ._cache import Rendered, Tick
 from ._data import load_snapshot
-from ._present import ARCHIVE_PAGE, day_number, first_page_size
+from ._present import ARCHIVE_PAGE, day_number, first_page_size, page_prefix
 from ._schemas import (
     DatabaseHealth,
     DemandDetailOut,
@@ -30,6 +31,9 @@ from ._schemas import (
     ErrorBody,
     ErrorOut,
     HealthOut,
+    SiteGroupOut,
+    SiteListOut,
+    SiteOut,
     StatusOut,
     UpdateDetailOut,
     UpdateListOut,
@@ -49,6 +53,9 @@ MAX_LIMIT = 100
 API_MAX_AGE = 15
 
 
+SITE_CODE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+
+
 class BadQuery(Exception):
     """A query parameter is wrong; the message says which and what to send."""
 
@@ -62,6 +69,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get("/api/v1/status", status)
     r.add_get("/api/v1/updates", updates)
     r.add_get("/api/v1/updates/{id}", update)
+    r.add_get("/api/v1/sites", sites)
     r.add_get("/api/v1/demands", demands)
     r.add_get("/api/v1/demands/{key}", demand)
 
@@ -84,6 +92,16 @@ def _int(request: web.Request, name: str, default: int | None, low: int, high: i
     if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise BadQuery(f"{name}={raw!r} is not valid; give a whole number from {low} to {high}.")
     return int(raw)
+
+
+def _site(request: web.Request) -> str:
+    """`site=CODE`, lower-cased ("" without one)."""
+    raw = request.query.get("site", "").strip().lower()
+    if raw and not SITE_CODE.fullmatch(raw):
+        raise BadQuery(
+            f"site={raw[:40]!r} is not a site's code; codes are letters, digits, '-' or '_'."
+        )
+    return raw
 
 
 def _bad(exc: BadQuery) -> web.Response:
@@ -153,17 +171,27 @@ async def updates(request: web.Request) -> web.StreamResponse:
         lang = _language(request)
         limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT) or DEFAULT_LIMIT
         after = _int(request, "after", None, 1, MAX_ID)
+        site = _site(request)
     except BadQuery as exc:
         return _bad(exc)
 
     # The static copy pages as the archive does, so its older pages never change.
-    aligned = state_of(request).static and after is None and "limit" not in request.query
+    aligned = (
+        state_of(request).static and after is None and "limit" not in request.query and not site
+    )
 
     async def render(now: datetime) -> Rendered:
         ctx = state_of(request).ctx
         async with ctx.reads() as tx:
+            place = await tx.place_codes(site) if site else None
+            if site and place is None:
+                return _rendered_error(
+                    404,
+                    "not_found",
+                    f"No site or group {site!r}. Updates for everyone are at /api/v1/updates.",
+                )
             size = first_page_size(await tx.visible_count(now)) if aligned else limit
-            page = await tx.visible_updates(now, limit=size + 1, after=after)
+            page = await tx.visible_updates(now, limit=size + 1, after=after, place=place)
             more = len(page) > size
             page = page[:size]
             notes = await tx.revision_notes([u.id for u in page if u.revision > 1])
@@ -172,10 +200,13 @@ async def updates(request: web.Request) -> web.StreamResponse:
         if more:
             step = ARCHIVE_PAGE if aligned else limit
             next_url = f"/api/v1/updates?lang={lang}&limit={step}&after={page[-1].id}"
+            next_url += f"&site={site}" if site else ""
         items = [UpdateOut(**update_out(u, campaign, lang, notes.get(u.id))) for u in page]
         return _ok(UpdateListOut(items=items, next=next_url))
 
-    return await cached(request, ("api-updates", lang, limit, after), render, max_age=API_MAX_AGE)
+    return await cached(
+        request, ("api-updates", lang, limit, after, site), render, max_age=API_MAX_AGE
+    )
 
 
 async def update(request: web.Request) -> web.StreamResponse:
@@ -212,6 +243,39 @@ async def update(request: web.Request) -> web.StreamResponse:
 
 
 # -- demands -----------------------------------------------------------------------------------
+
+
+async def sites(request: web.Request) -> web.StreamResponse:
+    try:
+        lang = _language(request)
+    except BadQuery as exc:
+        return _bad(exc)
+
+    async def render(now: datetime) -> Rendered:
+        ctx = state_of(request).ctx
+        groups, found = await ctx.sites.all()
+        base = f"{ctx.campaign.public_url}{page_prefix(lang, ctx.campaign)}/sites"
+
+        def site_out(site: Site) -> SiteOut:
+            return SiteOut(
+                code=site.code, name=site.name(lang), names=dict(site.names),
+                address=site.address, example=site.example, url=f"{base}/{site.code}",
+            )  # fmt: skip
+
+        items = [
+            SiteGroupOut(
+                code=g.code,
+                name=g.name(lang),
+                names=dict(g.names),
+                example=g.example,
+                url=f"{base}/{g.code}",
+                sites=[site_out(s) for s in found if s.group == g.code],
+            )
+            for g in groups
+        ]
+        return _ok(SiteListOut(items=items))
+
+    return await cached(request, ("api-sites", lang), render, max_age=API_MAX_AGE)
 
 
 async def demands(request: web.Request) -> web.StreamResponse:

@@ -108,6 +108,8 @@ def values_of_update(update: Update | None, campaign: Campaign) -> dict[str, Any
         "reason": "",
         "correction": False,
         "clear_next_step": False,
+        # Whom a post is for, as codes (None: an edit, which goes where its post went).
+        "audience": None if update else "",
     }
 
 
@@ -131,6 +133,8 @@ def values_of_proposal(
     values["reason"] = proposal.reason
     values["correction"] = proposal.action is Action.CORRECT
     values["clear_next_step"] = proposal.clear_next_step
+    if proposal.action is Action.POST:
+        values["audience"] = ", ".join([*proposal.audience.sites, *proposal.audience.groups])
     return values
 
 
@@ -148,6 +152,7 @@ def values_of_form(form: Form, campaign: Campaign) -> dict[str, Any]:
         "reason": form.get("reason", ""),
         "correction": bool(form.get("correction")),
         "clear_next_step": bool(form.get("clear_next_step")),
+        "audience": form.get("audience", "") if "audience" in form else None,
     }
 
 
@@ -194,6 +199,7 @@ def read_form(ctx: PluginContext, form: Form, before: Update | None) -> Proposal
         next_step_at=next_at,
         publish_at=(form.get("publish_at") or None) if before is None else None,
         reason=form.get("reason") if before is not None else None,
+        sites=form.get("audience") or None if before is None else None,  # sites or groups
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -53,13 +53,19 @@ def _stamp(moment: datetime) -> str:
 
 def atom_feed(
     updates: Sequence[Update],
-    notes: dict[int, RevisionNote],
+    notes: Mapping[int, RevisionNote],
     campaign: Campaign,
     language: str,
     now: datetime,
+    *,
+    path: str = "",
+    title: str | None = None,
 ) -> bytes:
+    """The feed at `path` (a site's, "/sites/roosevelt"; the campaign's: "") titled
+    `title` (default: the campaign's feed)."""
     words = _WORDS[i18n.pick(language)]
     base = f"{campaign.public_url}{page_prefix(language, campaign)}"
+    own = f"{base}{path}"
     ET.register_namespace("", ATOM_NS)
 
     def sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
@@ -71,16 +77,16 @@ def atom_feed(
     feed = ET.Element(
         f"{{{ATOM_NS}}}feed", {"{http://www.w3.org/XML/1998/namespace}lang": language}
     )
-    sub(feed, "id", f"{base}/feed.atom")
-    sub(feed, "title", words["feed"].format(union=campaign.union))
+    sub(feed, "id", f"{own}/feed.atom")
+    sub(feed, "title", title or words["feed"].format(union=campaign.union))
     sub(feed, "subtitle", say(language, "with", employer=campaign.employer))
     updated = max((last_change(u) for u in updates), default=now)
     sub(feed, "updated", _stamp(updated))
-    sub(feed, "link", rel="self", type="application/atom+xml", href=f"{base}/feed.atom")
-    sub(feed, "link", rel="alternate", type="text/html", href=f"{base}/")
+    sub(feed, "link", rel="self", type="application/atom+xml", href=f"{own}/feed.atom")
+    sub(feed, "link", rel="alternate", type="text/html", href=f"{own}/" if not path else own)
     others = [lang for lang in campaign.languages if lang != language]
     for other in others:  # the same feed in the campaign's other languages
-        href = f"{campaign.public_url}{page_prefix(other, campaign)}/feed.atom"
+        href = f"{campaign.public_url}{page_prefix(other, campaign)}{path}/feed.atom"
         sub(feed, "link", rel="alternate", type="application/atom+xml", hreflang=other, href=href)
     author = sub(feed, "author")
     sub(author, "name", campaign.union)

@@ -17,6 +17,7 @@ from . import (
     _notify,
     _openapi,
     _pages,
+    _sites,
     _subscribe,
     _webhooks,
 )
@@ -35,6 +36,7 @@ def mount_web(
     app[STATE] = state
     app.middlewares.extend(MIDDLEWARES)
     _pages.add_routes(app, ctx.campaign)
+    _sites.add_routes(app, ctx.campaign)
     _feeds.add_routes(app, ctx.campaign)
     _api.add_routes(app)
     _admin.add_routes(app)

@@ -44,6 +44,7 @@ from ._schemas import (
     PreviewOut,
     ReadyOut,
     RetractIn,
+    SiteListOut,
     StatusOut,
     UpdateDetailOut,
     UpdateListOut,
@@ -84,13 +85,20 @@ OPERATIONS: Mapping[tuple[str, str], Operation] = {
     ("GET", UPDATES): Operation(
         "listUpdates",
         "Published updates, newest first (retracted ones included, marked)",
-        {200: (UpdateListOut, "a page")},
-        query=("lang", "limit", "after"),
+        {200: (UpdateListOut, "a page"), 404: (ErrorOut, "no site or group with this code")},
+        query=("lang", "limit", "after", "site"),
     ),
     ("GET", f"{UPDATES}/{{id}}"): Operation(
         "getUpdate",
         "One published update with its revision history",
         {200: (UpdateDetailOut, "the update"), 404: (ErrorOut, "no published update with this id")},
+        query=("lang",),
+    ),
+    ("GET", "/api/v1/sites"): Operation(
+        "listSites",
+        "The campaign's groups of sites and their sites, each with the code updates are "
+        "filtered by (`/api/v1/updates?site=`)",
+        {200: (SiteListOut, "the groups and their sites")},
         query=("lang",),
     ),
     ("GET", DEMANDS): Operation(
@@ -267,6 +275,14 @@ def _query(campaign: Campaign) -> dict[str, dict[str, Any]]:
             "description": "true: check and preview only (the message per language, the reach); "
             "nothing is posted",
             "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
+        },
+        "site": {
+            "name": "site",
+            "in": "query",
+            "required": False,
+            "description": "only what a site's (or a group's) readers get: updates for everyone, "
+            "for it, for its group (or for one of the group's sites)",
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},
         },
         "after": {
             "name": "after",

@@ -155,6 +155,14 @@ class UpdateOut(_Out):
     retracted_at: datetime | None
     retraction_reason: str | None
     texts: dict[str, UpdateTextOut]
+    audience: AudienceOut = Field(
+        description="whom it addresses: some sites and groups (codes), both empty for everyone"
+    )
+
+
+class AudienceOut(_Out):
+    sites: list[str]
+    groups: list[str]
 
 
 class RevisionOut(_Out):
@@ -290,6 +298,30 @@ class DemandChangedOut(DemandDetailOut):
 
 class DemandListOut(_Out):
     items: list[DemandOut]
+
+
+class SiteOut(_Out):
+    code: str = Field(description="what `?site=`, `/strike status` and `JOIN` take")
+    name: str = Field(description="in the language asked for (else the first given)")
+    names: dict[str, str] = Field(description="the name per language")
+    address: str
+    example: bool = Field(description="a demo's made-up row, not a real site")
+    url: str = Field(description="the site's public page")
+
+
+class SiteGroupOut(_Out):
+    code: str
+    name: str
+    names: dict[str, str]
+    example: bool
+    url: str
+    sites: list[SiteOut]
+
+
+class SiteListOut(_Out):
+    """The campaign's groups of sites (a local district, a region), each with its sites."""
+
+    items: list[SiteGroupOut]
 
 
 class ErrorBody(_Out):
@@ -752,6 +784,9 @@ def update_out(
             lang: UpdateTextOut(headline=x.headline, body=x.body, next_step=x.next_step)
             for lang, x in update.texts.items()
         },
+        "audience": AudienceOut(
+            sites=list(update.audience.sites), groups=list(update.audience.groups)
+        ),
     }
 
 

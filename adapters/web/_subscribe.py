@@ -92,7 +92,8 @@ def _submit_handler(lang: str) -> Any:
         if not await _form_ok(request, form):
             return await _refused(request, lang)
         values = {
-            k: str(form.get(k, ""))[:FIELD_MAX] for k in ("email", "texts", "receive", "language")
+            k: str(form.get(k, ""))[:FIELD_MAX]
+            for k in ("email", "texts", "receive", "language", "site")
         }
         if not values["receive"]:
             values["receive"] = str(form.get("choice", ""))[:FIELD_MAX]
@@ -117,12 +118,16 @@ def _submit_handler(lang: str) -> Any:
                         choice=values["receive"],
                         client=client,
                         via=via,
+                        site=values["site"] or None,  # the school to follow, if named
                     )
                 except InvalidInput as exc:
                     return await _form(request, lang, values, exc.localized(lang), "email", 422)
             if Contact.PHONE in asked:
                 code = await ctx.people.join_code(
-                    language=language, choice=values["receive"], client=client
+                    language=language,
+                    choice=values["receive"],
+                    client=client,
+                    site=values["site"] or None,
                 )
         except InvalidInput as exc:
             return await _form(request, lang, values, exc.localized(lang), "", status=422)
@@ -273,7 +278,10 @@ async def _form(
             "texts": values.get("texts", ""),
             "receive": values.get("receive") or str(Choice.URGENT),
             "language": values.get("language") or lang,
+            "site": values.get("site", ""),
         },
+        # The sites' names for the school field's list (typed to search, no script needed).
+        sites=[s.name(lang) for s in (await ctx.sites.all())[1]],
         choices=[
             {"value": str(c), "label": _capital(choice_text(c, lang, state.ctx.campaign))}
             for c in Choice

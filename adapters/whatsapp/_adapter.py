@@ -314,7 +314,12 @@ class WhatsAppAdapter:
         if heard.question:
             who = person.key if person is not None and person.confirmed else None
             answer = await ask(
-                self.ctx.commands, kind, platform=NAME, person=who, language=language
+                self.ctx.commands,
+                kind,
+                platform=NAME,
+                person=who,
+                language=language,
+                argument=heard.argument,  # "ESTADO ROOSEVELT"
             )
             return free_form(answer, sender=self.who)
         return self._say(language, "help", url)

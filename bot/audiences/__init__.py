@@ -4,8 +4,17 @@ docs/audiences.md states the rules; the store's `bot.store.sites` holds the one 
 says who an audience reaches.
 """
 
-from bot.audiences.codes import check_code, parse_audience
+from bot.audiences.codes import check_code, parse_audience, parse_follows
 from bot.audiences.files import SiteFile, read_sites_csv
-from bot.audiences.sites import Imported, Sites
+from bot.audiences.sites import Imported, SiteNews, Sites
 
-__all__ = ["Imported", "SiteFile", "Sites", "check_code", "parse_audience", "read_sites_csv"]
+__all__ = [
+    "Imported",
+    "SiteFile",
+    "SiteNews",
+    "Sites",
+    "check_code",
+    "parse_audience",
+    "parse_follows",
+    "read_sites_csv",
+]

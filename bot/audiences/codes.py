@@ -29,3 +29,15 @@ def parse_audience(sites: object = None, groups: object = None) -> Audience:
         return [check_code(v) for v in items if str(v).strip()]
 
     return Audience.of(codes(sites), codes(groups))
+
+
+EVERYTHING_WORDS = frozenset({"all", "everything", "everyone", "todo", "todos", "todas"})
+
+
+def parse_follows(sites: object = None, groups: object = None) -> Audience:
+    """What a subscription follows, as typed: codes, or "all" ("everything", "todo") in
+    either for everything again."""
+    for value in (sites, groups):
+        if isinstance(value, str) and value.strip().lower() in EVERYTHING_WORDS:
+            return Audience()
+    return parse_audience(sites, groups)

@@ -4,15 +4,37 @@ an update or a subscription names."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from bot.audiences.files import SiteFile
 from bot.clock import Clock, utcnow
 from bot.errors import InvalidInput, NotFound
 from bot.i18n.sentences import localized_error
-from bot.models import Actor, Audience, Site, SiteGroup
+from bot.models import Actor, Audience, Site, SiteGroup, Update
 from bot.plugins.admins import AdminList
 from bot.store import Store
+from bot.store.public import RevisionNote
+
+
+@dataclass(frozen=True, slots=True)
+class SiteNews:
+    """What a site's (or a group's) page shows: the place, a site's group or a group's
+    sites, the campaign's latest update (where the strike stands), and the updates its
+    readers got, newest first (for everyone, for it, for its group or its sites)."""
+
+    place: Site | SiteGroup
+    group: SiteGroup | None
+    sites: tuple[Site, ...]
+    current: Update | None
+    updates: tuple[Update, ...]
+    # Which revisions of each edited update were published as corrections (feeds say so).
+    notes: Mapping[int, RevisionNote] = field(default_factory=dict)
+
+    @property
+    def latest(self) -> Update | None:
+        return self.updates[0] if self.updates else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +87,8 @@ class Sites:
             for site in found.sites:
                 counts["site"][await tx.save_site(site, now)] += 1
             summary = {kind: dict(c) for kind, c in counts.items()}
+            if any(c["added"] or c["changed"] for c in counts.values()):
+                tx.touch_public()  # the site pages and the API's list show them
             await tx.audit(now, actor.id, "sites.import", "sites", None, summary)
         return Imported(summary)
 
@@ -78,6 +102,40 @@ class Sites:
         code = code.strip().lower()
         async with self.store.read() as tx:
             return await tx.get_site(code) or await tx.get_group(code)
+
+    async def news(
+        self, code: str, now: datetime, *, limit: int = 10, history: bool = False
+    ) -> SiteNews | None:
+        """A site's or a group's news at `now` (`SiteNews`); None for an unknown code.
+        `history`: each update with its revisions and correction notes (a feed's)."""
+        code = code.strip().lower()
+        async with self.store.read() as tx:
+            place: Site | SiteGroup | None = await tx.get_site(code)
+            group = sites = None
+            if isinstance(place, Site):
+                group = await tx.get_group(place.group)
+            else:
+                place = await tx.get_group(code)
+                sites = await tx.list_sites(group=code) if place is not None else None
+            codes = await tx.place_codes(code)
+            if place is None or codes is None:
+                return None
+            updates = await tx.visible_updates(now, limit=limit, place=codes)
+            current = await tx.latest_update(now)
+            notes = {}
+            if history:
+                updates = await tx.with_revisions(updates)
+                notes = await tx.revision_notes([u.id for u in updates if u.revision > 1])
+        return SiteNews(place, group, tuple(sites or ()), current, tuple(updates), notes)
+
+    async def events(self, code: str, now: datetime) -> list[Update] | None:
+        """The updates naming a next step that a site's or a group's readers got, with
+        their revisions (its calendar); None for an unknown code."""
+        async with self.store.read() as tx:
+            codes = await tx.place_codes(code.strip().lower())
+            if codes is None:
+                return None
+            return await tx.with_revisions(await tx.scheduled_events(now, place=codes))
 
     async def check(self, audience: Audience) -> Audience:
         """`audience` if every code it names is a stored site or group; else `NotFound`

@@ -95,11 +95,15 @@ class BriefingInputs:
 
 
 async def gather_briefing_inputs(tx: Tx, campaign: Campaign, now: datetime) -> BriefingInputs:
-    """The latest update, what changed in the last `LOOKBACK`, and the demands: one read."""
+    """The latest update, what changed in the last `LOOKBACK`, and the demands: one read.
+    A briefing is composed once per language for every channel alike, so it tells only
+    updates for everyone: one for some sites or groups reached their followers already."""
     since = now - LOOKBACK
     return BriefingInputs(
-        latest=await tx.latest_update(now),
-        recent_updates=tuple(await updates_changed_since(tx, since, now)),
+        latest=await tx.latest_update(now, place=()),
+        recent_updates=tuple(
+            u for u in await updates_changed_since(tx, since, now) if u.audience.everyone
+        ),
         demands=tuple(await tx.list_demands(with_history=False)),
         demand_events=tuple(
             (key, event) for key, event in await tx.demand_events_since(since) if event.at <= now

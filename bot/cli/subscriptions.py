@@ -7,6 +7,7 @@ gives an example: `console:local/main`; see `bot.plugins.addresses`).
     strikebot subscriptions add console:local/main \\
         --language es --urgency important,urgent --briefing-time 07:00 --days mon-fri \\
         --quiet 22:00-07:00 --label "#huelga on the members server"
+    strikebot subscriptions add console:local/roosevelt --sites roosevelt --groups east
     strikebot subscriptions remove 3
 """
 
@@ -19,6 +20,7 @@ from typing import Literal
 
 from rich.markup import escape
 
+from bot.audiences import parse_follows
 from bot.cli import CliContext, add_json_flag, open_context, out, print_json
 from bot.cli._shared import (
     MAX_ID,
@@ -84,6 +86,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "don't); 'none' removes them",
     )
     add.add_argument("--label", help="a name people recognise, e.g. '#strike-news'")
+    add.add_argument(
+        "--sites",
+        metavar="CODES",
+        help="follow only these sites (comma-separated codes, `strikebot sites list`): it "
+        "gets their news and every update for everyone; 'all' follows everything again",
+    )
+    add.add_argument(
+        "--groups",
+        metavar="CODES",
+        help="follow only these groups of sites, including sites added to them later",
+    )
     add_actor_flag(add)
     add_json_flag(add)
     add.set_defaults(handler=add_handler)
@@ -129,12 +142,15 @@ async def list_handler(args: argparse.Namespace) -> int:
                     escape(sub.label),
                     sub.language,
                     ", ".join(u.value for u in Urgency if u in sub.urgencies),
+                    escape(_follows(sub)),
                     _briefing(sub),
                     f"{quiet.start:%H:%M}-{quiet.end:%H:%M}" if quiet else "",
                     state,
                 )
             )
-        columns = ("#", "channel", "label", "lang", "receives", "briefing", "quiet", "state")
+        columns = (
+            "#", "channel", "label", "lang", "receives", "follows", "briefing", "quiet", "state",
+        )  # fmt: skip
         table = fitted_table(columns, rows, key=1)
         out.print(table)
         return 0
@@ -155,6 +171,9 @@ async def add_handler(args: argparse.Namespace) -> int:
         quiet = None if args.quiet.strip().lower() == "none" else parse_quiet(args.quiet)
     if args.label is not None and len(args.label) > 200:
         raise InvalidInput("Keep --label to 200 characters.")
+    follows = None
+    if args.sites is not None or args.groups is not None:
+        follows = parse_follows(args.sites, args.groups)
     async with open_context(args) as ctx:
         campaign = ctx.admin.campaign
         async with ctx.store.read() as tx:
@@ -179,6 +198,7 @@ async def add_handler(args: argparse.Namespace) -> int:
                 briefing_days=days if days is not None else base.briefing_days,
                 quiet_hours=base.quiet_hours if quiet == "keep" else quiet,
                 label=base.label if args.label is None else args.label.strip(),
+                follows=base.follows if follows is None else follows,
             ),
         )
         if args.json:
@@ -193,7 +213,7 @@ async def add_handler(args: argparse.Namespace) -> int:
                 if sub.quiet_hours
                 else ""
             )
-            + "."
+            + f"; follows {_follows(sub)}."
         )
         out.print("[dim]New updates reach it from now on; earlier ones are not re-sent.[/]")
         return 0
@@ -261,6 +281,10 @@ def parse_quiet(value: str) -> QuietHours:
     if start == end:
         raise InvalidInput("--quiet starts and ends at the same time; give two different times.")
     return QuietHours(start, end)
+
+
+def _follows(sub: Subscription) -> str:
+    return "everything" if sub.follows.everyone else sub.follows.describe()
 
 
 def _briefing(sub: Subscription) -> str:

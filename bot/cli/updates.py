@@ -620,6 +620,8 @@ def _print_update(update: Update, campaign: Campaign, outbox: dict[str, dict[str
     )
     if update.next_step_at:
         out.print(f"Next step at {local(update.next_step_at, zone)}")
+    if not update.audience.everyone:
+        out.print(f"For {escape(update.audience.describe())} (and whoever follows everything)")
     for language, text in update.texts.items():
         out.print(f"\n[bold]\\[{language}] {escape(text.headline)}[/]")
         if text.body:

@@ -10,6 +10,7 @@ from datetime import datetime, time
 from typing import Any
 
 from bot import i18n
+from bot.audiences import parse_follows
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.editorial.desk import Action, Done, Problems, Proposal
 from bot.editorial.parsing import (
@@ -27,7 +28,10 @@ from bot.editorial.rules import check_reason
 from bot.i18n.sentences import invalid, not_found, say
 from bot.messages.compose import update_message
 from bot.models import (
+    Audience,
     QuietHours,
+    Site,
+    SiteGroup,
     Status,
     Subscription,
     Update,
@@ -59,10 +63,13 @@ class AdminOrders(CommandsBase):
         timezone: str | None = None,
         quiet_hours: str | QuietHours | None = None,
         briefing_days: str | Sequence[int] | None = None,
+        sites: str | Sequence[str] | None = None,
+        groups: str | Sequence[str] | None = None,
     ) -> Reply:
         """Subscribe this channel, or change what it receives: only the settings given
         change. `briefing_time` "07:00" turns the morning briefing on, "off" turns it off;
-        `quiet_hours` "22:00-06:00" or "off"; `briefing_days` "mon-fri", "daily"..."""
+        `quiet_hours` "22:00-06:00" or "off"; `briefing_days` "mon-fri", "daily"...;
+        `sites` and `groups` (codes) are what it follows ("all": everything again)."""
         return await self._run(
             ctx,
             "subscribe",
@@ -74,6 +81,8 @@ class AdminOrders(CommandsBase):
                 timezone=timezone,
                 quiet_hours=quiet_hours,
                 briefing_days=briefing_days,
+                sites=sites,
+                groups=groups,
             ),
         )
 
@@ -168,6 +177,8 @@ class AdminOrders(CommandsBase):
         timezone: object = None,
         quiet_hours: object = None,
         briefing_days: object = None,
+        sites: object = None,
+        groups: object = None,
     ) -> Reply:
         ctx = a.ctx
         self.admin.admins.require(ctx.actor, "subscribe channels")
@@ -194,10 +205,24 @@ class AdminOrders(CommandsBase):
             changes["quiet_hours"] = parse_quiet_hours(quiet_hours)
         if briefing_days is not None:
             changes["briefing_days"] = parse_days(briefing_days)
+        if sites is not None or groups is not None:
+            changes["follows"] = parse_follows(sites, groups)
         saved = await self.admin.subscribe(ctx.actor, replace(base, **changes))
-        return Reply(self._subscription_card(saved, a.language))
+        return Reply(self._subscription_card(saved, a.language, await self._names(saved.follows)))
 
-    def _subscription_card(self, sub: Subscription, lang: str) -> OutboundMessage:
+    async def _names(self, follows: Audience) -> tuple[Site | SiteGroup, ...]:
+        """The sites and groups a subscription follows, for its card."""
+        found: list[Site | SiteGroup] = []
+        async with self.store.read() as tx:
+            for code in follows.sites:
+                found.extend([s] if (s := await tx.get_site(code)) else [])
+            for code in follows.groups:
+                found.extend([g] if (g := await tx.get_group(code)) else [])
+        return tuple(found)
+
+    def _subscription_card(
+        self, sub: Subscription, lang: str, followed: Sequence[Site | SiteGroup] = ()
+    ) -> OutboundMessage:
         urgencies = ", ".join(
             i18n.urgency_label(u, lang) for u in Urgency if u in sub.urgencies
         )  # Urgency iterates in order: routine, important, urgent
@@ -229,6 +254,12 @@ class AdminOrders(CommandsBase):
                 Field(say(lang, "setting_timezone"), sub.timezone, True),
                 Field(say(lang, "setting_briefing"), briefing),
                 Field(say(lang, "setting_quiet"), quiet),
+                Field(
+                    say(lang, "setting_follows"),
+                    i18n.format_list([f.name(lang) for f in followed], lang)
+                    if followed
+                    else say(lang, "follows_everything"),
+                ),
             ),
         )
 
@@ -353,6 +384,11 @@ class AdminOrders(CommandsBase):
         self.admin.admins.require(a.ctx.actor, "approve updates")
         proposal = self.desk.read(Action.APPROVE, update_id=parse_update_id(update_id))
         return await self._commit(a, proposal)
+
+    async def places(self) -> tuple[list[SiteGroup], list[Site]]:
+        """Every group of sites and every site, for a form's audience picker."""
+        async with self.store.read() as tx:
+            return await tx.list_groups(), await tx.list_sites()
 
     async def read(self, ctx: CommandContext, action: Action, **given: Any) -> Proposal:
         """What a form collected, as the desk's proposal: `Desk.read` with times read in

@@ -20,7 +20,16 @@ from bot.messages.compose import fit, page_url, update_message, update_url
 from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
 from bot.messages.kinds import status_term, statuses
-from bot.models import Demand, DemandChange, DemandText, Status, Update, UpdateState
+from bot.models import (
+    Demand,
+    DemandChange,
+    DemandText,
+    Site,
+    SiteGroup,
+    Status,
+    Update,
+    UpdateState,
+)
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 from bot.store import schema as t
@@ -32,8 +41,10 @@ _STATUS_EXCERPT = 700
 class Questions(CommandsBase):
     """The questions anyone may ask."""
 
-    async def status(self, ctx: CommandContext) -> Reply:
-        return await self._run(ctx, "status", self._status)
+    async def status(self, ctx: CommandContext, site: str | None = None) -> Reply:
+        """Where the strike stands; with `site` (a site's or a group's code), the latest
+        word its readers got (for everyone, for it or for its group)."""
+        return await self._run(ctx, "status", lambda a: self._status(a, site))
 
     async def demands(self, ctx: CommandContext) -> Reply:
         return await self._run(ctx, "demands", self._demands)
@@ -77,11 +88,20 @@ class Questions(CommandsBase):
         async with self.store.read() as tx:
             return await tx.recent_updates(self.clock(), limit=max(1, min(n, 25)), states=states)
 
-    async def _status(self, a: Asker) -> Reply:
+    async def _status(self, a: Asker, site: str | None = None) -> Reply:
         lang, now = a.language, self.clock()
+        place: Site | SiteGroup | None = None
         async with self.store.read() as tx:
-            latest = await tx.latest_update(now)
-        if latest is None:
+            latest = current = await tx.latest_update(now)
+            if site is not None and site.strip():
+                code = site.strip().lower()[:40]
+                codes = await tx.place_codes(code)
+                if codes is None:
+                    raise not_found("audiences.no_such_place", code=short(site))
+                place = await tx.get_site(code) or await tx.get_group(code)
+                found = await tx.visible_updates(now, limit=1, place=codes)
+                latest = found[0] if found else None
+        if latest is None or current is None:
             return Reply(
                 OutboundMessage(
                     title=say(lang, "status_none_title"),
@@ -92,7 +112,7 @@ class Questions(CommandsBase):
             )
         card = update_message(latest, lang, self.campaign, timezone=a.zone.key)
         lines = []
-        day = self._day_line(latest.status, now, a.zone, lang)
+        day = self._day_line(current.status, now, a.zone, lang)
         if day:
             lines.append(day)
         excerpt = card.title
@@ -106,7 +126,7 @@ class Questions(CommandsBase):
                 card,
                 kind=MessageKind.REPLY,
                 urgency=None,
-                title=say(lang, "status_title", label=status_term(self.campaign, latest.status)),
+                title=self._status_title(lang, current.status, place),
                 body="\n\n".join(lines),
                 fields=card.fields + tuple(Field(q, a) for q, a in families),
                 links=(
@@ -118,6 +138,12 @@ class Questions(CommandsBase):
                 ),
             )
         )
+
+    def _status_title(self, lang: str, status: Status, place: Site | SiteGroup | None) -> str:
+        label = status_term(self.campaign, status)
+        if place is None:
+            return say(lang, "status_title", label=label)
+        return i18n.text(lang, "audiences.status_title").format(place=place.name(lang), label=label)
 
     def _day_line(self, status: Status, now: datetime, zone: ZoneInfo, lang: str) -> str | None:
         start = self.campaign.strike_start

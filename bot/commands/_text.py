@@ -63,7 +63,7 @@ def command_named(word: str) -> str | None:
 # /strike subscribe's options: the parameter's own name, and its names in every language the
 # bot speaks (catalogue messages "subscribe_options.<parameter>": "lang" / "idioma").
 _SUBSCRIBE_PARAMETERS = ("language", "urgencies", "briefing_time", "briefing_days", "timezone",
-                         "quiet_hours")  # fmt: skip
+                         "quiet_hours", "sites", "groups")  # fmt: skip
 _SUBSCRIBE_NAMES = i18n.Words("subscribe_options")
 
 
@@ -171,6 +171,9 @@ class TypedForm(DemandOrders, AdminOrders):
     async def _typed(self, a: Asker, name: str, args: list[str]) -> Reply:
         if name in _ADMIN_ONLY:  # a member hears "admins only" before any usage hint
             self.admin.admins.require(a.ctx.actor, _ADMIN_ONLY[name])
+        if name == "status" and args:
+            _no_more(name, args[1:], "/strike status roosevelt")
+            return await self._status(a, args[0])
         if name in ("status", "demands", "next", "help", "unsubscribe"):
             _no_more(name, args, f"/strike {name}")
             simple: dict[str, Callable[[Asker], Awaitable[Reply]]] = {

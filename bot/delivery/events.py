@@ -78,6 +78,15 @@ class UpdateData(_Out):
     retraction_reasons: dict[str, str] = Field(
         default_factory=dict, description="the retraction's reason per language"
     )
+    audience: AudienceData = Field(
+        default_factory=lambda: AudienceData(),
+        description="whom it addresses: some sites and groups (codes); both empty: everyone",
+    )
+
+
+class AudienceData(_Out):
+    sites: list[str] = []
+    groups: list[str] = []
 
 
 class UpdateEventData(_Out):
@@ -234,6 +243,9 @@ def update_data(update: Update, campaign: Campaign) -> UpdateData:
         retracted_at=_utc(update.retracted_at),
         retraction_reason=update.retraction_reason,
         retraction_reasons=dict(update.retraction_reason_texts()),
+        audience=AudienceData(
+            sites=list(update.audience.sites), groups=list(update.audience.groups)
+        ),
     )
 
 

@@ -735,6 +735,7 @@ class Admin:
         if not sub.urgencies:
             raise InvalidInput("Choose at least one urgency: routine, important, urgent.")
         async with self.store.write() as tx:
+            await _check_audience(tx, sub.follows)
             before = await tx.find_subscription(sub.platform, sub.workspace, sub.channel)
             sub_id = await tx.save_subscription(replace(sub, broken_reason=None), now)
             after = await tx.get_subscription(sub_id)
@@ -921,4 +922,5 @@ def _sub_snapshot(sub: Subscription) -> dict[str, Any]:
         "timezone": sub.timezone,
         "briefing_days": sorted(sub.briefing_days),
         "quiet_hours": [sub.quiet_hours.start, sub.quiet_hours.end] if sub.quiet_hours else None,
+        "follows": sub.follows.to_json(),
     }

@@ -353,6 +353,7 @@ class Desk:
         self.admin.admins.require(actor, _doing(proposal.action))
         now = self.clock()
         problems: dict[str, StrikebotError] = {}
+        proposal = await self._sorted_codes(proposal)
         before = await self._before(proposal, now)
         latest = None
         if proposal.action is Action.POST:
@@ -465,6 +466,25 @@ class Desk:
                 if (group := await tx.get_group(code)) is not None:
                     found.append(group)
         return tuple(found)
+
+    async def _sorted_codes(self, proposal: Proposal) -> Proposal:
+        """A group's code given as a site's (a form has one input for both: "east") is the
+        group's, and a site's given as a group's the site's."""
+        audience = proposal.audience
+        if audience.everyone:
+            return proposal
+        async with self.store.read() as tx:
+            sites, groups = await tx.unknown_codes(audience)
+            swapped = await tx.unknown_codes(Audience(tuple(groups), tuple(sites)))
+        as_groups = [c for c in sites if c not in swapped[1]]  # unknown sites that are groups
+        as_sites = [c for c in groups if c not in swapped[0]]
+        if not as_groups and not as_sites:
+            return proposal
+        moved = Audience.of(
+            [c for c in audience.sites if c not in as_groups] + as_sites,
+            [c for c in audience.groups if c not in as_sites] + as_groups,
+        )
+        return replace(proposal, audience=moved)
 
     async def _check_audience(
         self, proposal: Proposal, problems: dict[str, StrikebotError]

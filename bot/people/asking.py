@@ -42,10 +42,18 @@ SHAPES: Mapping[Kind, Shape] = {
 
 
 async def ask(
-    commands: Commands, kind: Kind, *, platform: str, person: str | None, language: str
+    commands: Commands,
+    kind: Kind,
+    *,
+    platform: str,
+    person: str | None,
+    language: str,
+    argument: str = "",
 ) -> OutboundMessage:
     """The answer to question `kind` from `person` (their opaque key, or None for a number
-    the bot does not know), in `language`, made for a phone."""
+    the bot does not know), in `language`, made for a phone. `argument`: the word after
+    STATUS ("STATUS ROOSEVELT"), a site's or a group's code; the campaign's status when it
+    names neither ("status please")."""
     command = QUESTIONS[kind]
     context = CommandContext(
         platform=platform,
@@ -59,7 +67,11 @@ async def ask(
         "demands": commands.demands,
         "next": commands.next_step,
     }
-    reply = await answers[command](context)
+    reply = None
+    if command == "status" and argument:
+        reply = await commands.status(context, site=argument)
+    if reply is None or not reply.ok:
+        reply = await answers[command](context)
     page = page_url(commands.campaign, reply.message.language)
     return for_phone(reply.message, page, SHAPES[kind] if reply.ok else Shape(1, 0))
 

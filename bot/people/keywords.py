@@ -12,8 +12,8 @@ when the whole of it, trimmed of spaces and punctuation, with case and accents i
 one of the words. That is how Twilio itself reads STOP, START and HELP (it opts a number
 out only when the whole message is the keyword), so the bot and the carrier never disagree
 about who is subscribed; a message that merely begins with "end" or "cancel" is a message,
-answered with a short menu and changing nothing. JOIN alone takes one short token after it
-(the sign-up form's code, a site's code).
+answered with a short menu and changing nothing. JOIN and STATUS alone take one short
+token after them (the sign-up form's code or a site's code; a site's code).
 
 The words are data: the catalogue table `keywords` ("keywords.stop": "stop stopall
 unsubscribe cancel end quit optout revoke"), one line of words per kind and language, so a
@@ -39,7 +39,8 @@ from bot import i18n
 
 KEYWORD_MAX = 40  # characters: a longer message is never one keyword
 _ENDS = re.compile(r"^[\W_]+|[\W_]+$")
-_ARGUMENT = re.compile(r"[0-9a-z][0-9a-z-]{1,19}")  # one token, as normalised
+# One token, as normalised: a sign-up code, or a site's code (`bot.audiences.codes`).
+_ARGUMENT = re.compile(r"[0-9a-z][0-9a-z_-]{1,31}")
 
 
 class Kind(StrEnum):
@@ -53,6 +54,10 @@ class Kind(StrEnum):
     DEMANDS = "demands"  # what the union asks and the employer offers (as /strike demands)
     NEXT = "next"  # the next step (as /strike next)
 
+
+# The kinds that take one token after them: a sign-up code or a site's code (JOIN), a
+# site's code (STATUS).
+TAKING = frozenset({Kind.JOIN, Kind.STATUS})
 
 # The kinds that ask a question the commands answer, and the command that answers each.
 QUESTIONS: Mapping[Kind, str] = {Kind.STATUS: "status", Kind.DEMANDS: "demands", Kind.NEXT: "next"}
@@ -103,13 +108,13 @@ class Keywords:
 
     def _join_with(self, word: str) -> Heard | None:
         """JOIN and one short token after it ("JOIN 482913", "UNIRSE LINCOLN-HS"): a sign-up
-        with what the page told the person to send. Only JOIN takes one: every other
-        keyword is the whole message."""
+        with what the page told the person to send; STATUS and a site's code ("ESTADO
+        ROOSEVELT"). Only those take one: every other keyword is the whole message."""
         head, _, rest = word.partition(" ")
         found = self.table.get(head)
-        if found is None or found[0] is not Kind.JOIN or not _ARGUMENT.fullmatch(rest):
+        if found is None or found[0] not in TAKING or not _ARGUMENT.fullmatch(rest):
             return None
-        return Heard(Kind.JOIN, found[1], head, argument=rest)
+        return Heard(found[0], found[1], head, argument=rest)
 
     def first_word(self, kind: Kind, language: str) -> str:
         """The word a reply tells people to send, in `language` ("JOIN", "UNIRSE")."""

@@ -51,6 +51,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot import i18n
+from bot.audiences.codes import CODE
 from bot.clock import Clock, utcnow
 from bot.config import StrikeConfig
 from bot.errors import (
@@ -65,10 +66,14 @@ from bot.messages.compose import page_url
 from bot.messages.kinds import briefing_days_choice
 from bot.models import (
     ALL_URGENCIES,
+    EVERYONE,
+    Audience,
     Campaign,
     Contact,
     DeliveryAction,
     QuietHours,
+    Site,
+    SiteGroup,
     Subscriber,
     Subscription,
     Urgency,
@@ -89,6 +94,7 @@ DIRECT = "direct"
 WORKSPACE = "people"  # the workspace of every person's subscription: `email:people/<key>`
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
+FOLLOW_MAX = 200  # a site's code or name, as typed on the sign-up form
 CODE_KIND = "signup_code"  # a JOIN code from the web form, kept as a draft
 CODE_DIGITS = 6
 
@@ -186,6 +192,7 @@ class _Asked:
     language: str
     choice: Choice
     via: str
+    follow: str = ""  # a site's or a group's code or name, followed once confirmed
 
 
 class TooManySignups(StrikebotError):
@@ -331,12 +338,14 @@ class SignUps:
         choice: object = None,
         client: str,
         via: str,
+        site: object = None,
     ) -> None:
         """Ask `address` to confirm. Returns nothing either way: the caller answers the same
         "check your inbox / phone" whether the address was new, known or rate-limited.
         Raises `InvalidInput` (a malformed address or choice) or `TooManySignups`.
-        E-mail only: a phone signs up by texting (`join_code`, `join`)."""
-        asked = self._read_ask(contact, address, language, choice, via)
+        E-mail only: a phone signs up by texting (`join_code`, `join`). `site`: a site's
+        (or group's) code or name, followed once the address is confirmed."""
+        asked = self._read_ask(contact, address, language, choice, via, site)
         self._charge(client, self.clock())
         await self._write(asked)
 
@@ -349,12 +358,13 @@ class SignUps:
         choice: object = None,
         client: str,
         via: str,
+        site: object = None,
     ) -> None:
         """`request` for the web form: the address, the choice and the limits are checked
         now (raising as `request` does); the store and the confirmation are done after the
         answer, in the order asked (`settled` waits for them). So the answer is the same,
         and as quick, whatever the address's state."""
-        asked = self._read_ask(contact, address, language, choice, via)
+        asked = self._read_ask(contact, address, language, choice, via, site)
         now = self.clock()
         self._charge(client, now)
         try:
@@ -385,13 +395,22 @@ class SignUps:
                 self._asked.task_done()
 
     def _read_ask(
-        self, contact: Contact | str, address: object, language: object, choice: object, via: str
+        self,
+        contact: Contact | str,
+        address: object,
+        language: object,
+        choice: object,
+        via: str,
+        site: object = None,
     ) -> _Asked:
         offer = self._offer(contact)
         if offer.contact is Contact.PHONE:
             raise in_every_language(InvalidInput, lambda lang: words(lang, "text_first"))
         normalized = read_contact(offer.contact, address, offer.countries)
-        return _Asked(offer, normalized, self._language(language), parse_choice(choice), via)
+        follow = " ".join(str(site or "").split())[:FOLLOW_MAX]
+        return _Asked(
+            offer, normalized, self._language(language), parse_choice(choice), via, follow
+        )
 
     async def _write(self, asked: _Asked) -> None:
         now = self.clock()
@@ -406,7 +425,9 @@ class SignUps:
             elif not self._may_confirm(person, now):
                 person = None  # the same answer: nothing is sent, nothing is said
             if person is not None:
-                await self._send_confirmation(tx, offer, person, lang, wanted, via, now)
+                await self._send_confirmation(
+                    tx, offer, person, lang, wanted, via, now, follow=asked.follow
+                )
         if purged:  # off the answer's path already (`ask`), or a caller that waits
             self.scrub_soon()
             await self.scrubbed()
@@ -436,7 +457,9 @@ class SignUps:
         self._networks.add(network, now)
         self._everyone.add("*", now)
 
-    async def join_code(self, *, language: object, choice: object, client: str) -> str:
+    async def join_code(
+        self, *, language: object, choice: object, client: str, site: object = None
+    ) -> str:
         """A short code for the web form's "get texts": texted with JOIN from the phone, it
         signs that phone up with the language and choice made here (`join`). Counts as a
         sign-up for the limits; nothing is sent to anyone."""
@@ -446,6 +469,9 @@ class SignUps:
         self._charge(client, now)
         until = (now + self.limits.code_within).isoformat()
         payload = {"language": lang, "choice": str(wanted), "until": until}
+        follow = " ".join(str(site or "").split())[:FOLLOW_MAX]
+        if follow:
+            payload["follow"] = follow  # followed once the phone texts the code
         async with self.store.write() as tx:
             for _ in range(10):
                 code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
@@ -523,8 +549,11 @@ class SignUps:
         choice: Choice,
         via: str,
         now: datetime,
+        *,
+        follow: str = "",
     ) -> None:
-        """A fresh token, the choices it confirms, and the confirmation in the outbox."""
+        """A fresh token, the choices it confirms (and the site to follow), and the
+        confirmation in the outbox."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
         fresh_day = (
             person.confirmations_since is None
@@ -533,7 +562,8 @@ class SignUps:
         values: dict[str, Any] = {
             "confirm_digest": digest(token),
             "confirm_expires": now + self.limits.confirm_within,
-            "requested": {"language": language, "choice": str(choice), "via": via[:VIA_MAX]},
+            "requested": {"language": language, "choice": str(choice), "via": via[:VIA_MAX]}
+            | ({"follow": follow} if follow else {}),
             "last_confirmation_at": now,
             "confirmations_today": 1 if fresh_day else person.confirmations_today + 1,
             "confirmations_since": now if fresh_day else person.confirmations_since,
@@ -682,6 +712,7 @@ class SignUps:
         choice = Choice(wanted.get("choice", person.choice))
         offer = self.offers.get(Contact(person.kind))
         await self._activate(tx, person, offer, language, choice, now)
+        await self._follow(tx, person.key, wanted.get("follow"), now)
         await tx.set_subscriber(
             person.id,
             {
@@ -732,6 +763,7 @@ class SignUps:
             briefing_days=self.campaign.briefing_days,
             timezone=self.campaign.timezone,
             quiet_hours=offer.quiet_hours if offer else None,
+            follows=existing.follows if existing else EVERYONE,  # kept through a new choice
         )
         sub_id = await tx.save_subscription(sub, now)
         if sub_id != person.subscription_id:
@@ -762,6 +794,7 @@ class SignUps:
         keys: Mapping[str, str] | None = None,
         client: str | None = None,
         code: str | None = None,
+        follow: str | None = None,
     ) -> Outcome:
         """A keyword (JOIN, UNIRSE, START) texted from the phone itself, or a browser's push
         subscription made by its own "Notify me" button: the sender has shown the address
@@ -769,7 +802,9 @@ class SignUps:
         are encrypted to (kept with the endpoint). `client`: who asked over the web (counted
         against the per-client cap, as the form is). With the `code` the web form gave
         (`join_code`), the language and choice made there apply; an unknown or expired
-        code is ignored (the keyword's language, urgent news)."""
+        code is ignored (the keyword's language, urgent news). `follow`, a site's or a
+        group's code ("JOIN ROOSEVELT"), is added to what the person follows (who followed
+        everything then follows it alone); an unknown code is ignored."""
         offer = self._offer(contact)
         normalized = read_contact(offer.contact, address, offer.countries)
         lang = self._language(language)
@@ -781,6 +816,7 @@ class SignUps:
             if made is not None and str(made.get("until", "")) > now.isoformat():
                 lang = self._language(made.get("language"))
                 choice = Choice(str(made.get("choice", choice)))
+                follow = follow or made.get("follow")
                 via = f"{via} (web code)"
             person = await tx.find_subscriber(offer.contact, normalized)
             if person is not None and keys is not None and person.keys != keys:
@@ -790,6 +826,7 @@ class SignUps:
                     await self._set_choice(tx, person, offer, choice, now, via)
                 elif person.language != lang or (made is not None and person.choice != choice):
                     await self._confirm_choice(tx, person, offer, lang, now, via, choice)
+                await self._follow(tx, person.key, follow, now)
                 return Outcome.ALREADY
             if person is None:
                 person = await self._create(tx, offer, normalized, lang, choice, via, now)
@@ -802,7 +839,31 @@ class SignUps:
                 person = await tx.subscriber_by_key(person.key)
                 assert person is not None
             await self._confirm(tx, person, via, now)
+            await self._follow(tx, person.key, follow, now)
             return Outcome.JOINED
+
+    async def _follow(self, tx: Tx, key: str, code: str | None, now: datetime) -> None:
+        """Add the site or group `code` names to what the person `key` follows."""
+        if not code:
+            return
+        site, group = await _place_named(tx, code)
+        code = site.code if site else group.code if group else code
+        person = await tx.subscriber_by_key(key)
+        if (site is None and group is None) or person is None or person.subscription_id is None:
+            return
+        sub = await tx.get_subscription(person.subscription_id)
+        if sub is None:
+            return
+        had = sub.follows
+        follows = Audience.of(
+            [*had.sites, *([code] if site else [])], [*had.groups, *([code] if group else [])]
+        )
+        if follows != had:
+            await tx.save_subscription(replace(sub, follows=follows), now)
+            await tx.audit(
+                now, ACTOR, "subscriber.follow", f"subscriber:{key}", had.to_json(),
+                follows.to_json(),
+            )  # fmt: skip
 
     async def _set_choice(
         self, tx: Tx, person: Subscriber, offer: Offer, choice: Choice, now: datetime, via: str
@@ -1173,6 +1234,24 @@ def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:
             confirm_within=timedelta(hours=section.confirm_hours),
         ),
     )
+
+
+async def _place_named(tx: Tx, text: str) -> tuple[Site | None, SiteGroup | None]:
+    """The site, else the group, that `text` names: by its code, else by a name in any
+    language (what the sign-up form's list offers), case and spaces ignored."""
+    code = text.strip().lower()
+    site = await tx.get_site(code) if CODE.fullmatch(code) else None
+    group = None if site or not CODE.fullmatch(code) else await tx.get_group(code)
+    if site or group:
+        return site, group
+    wanted = " ".join(code.split())
+    for found in await tx.list_sites():
+        if wanted in {" ".join(n.lower().split()) for n in found.names.values()}:
+            return found, None
+    for named in await tx.list_groups():
+        if wanted in {" ".join(n.lower().split()) for n in named.names.values()}:
+            return None, named
+    return None, None
 
 
 def short_union(union: str) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import time
 from typing import Any, TypeVar
 
+from bot.audiences import Sites
 from bot.channels.webhooks import AddressPolicy, Webhooks, parse_networks
 from bot.clock import Clock
 from bot.commands import Commands
@@ -92,6 +93,11 @@ class PluginContext:
         once. The ids are forgotten after a day (`bot.runtime.housekeeping`)."""
         async with self.store.write() as tx:
             return await tx.first_time_seen(self.plugin.name, key[:128], self.clock())
+
+    @property
+    def sites(self) -> Sites:
+        """The campaign's sites and their news (`bot.audiences`)."""
+        return Sites(self.store, self.admin.admins, self.clock)
 
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments

@@ -158,6 +158,7 @@ async def _seed_tables(store: Store, config: StrikeConfig, clock: Clock) -> None
                     timezone=sub.timezone or campaign.timezone,
                     briefing_days=frozenset(sub.briefing_days),
                     quiet_hours=quiet,
+                    follows=Audience.of(sub.sites, sub.groups),
                 ),
                 now,
             )
@@ -179,6 +180,7 @@ async def _seed_sites(tx: Tx, config: StrikeConfig, now: datetime) -> None:
                 Site(site.code, dict(site.name), site.group, site.address, site.example), now
             )
     if unknown_sites or unknown_groups:
+        tx.touch_public()
         added = {"groups": len(unknown_groups), "sites": len(unknown_sites)}
         await tx.audit(now, "config", "sites.seed", "sites", None, added)
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.models import Revision, Update, UpdateState
 from bot.store import schema as t
 from bot.store.codecs import revision_from_row, update_from_row
+from bot.store.sites import for_place
 from bot.store.visibility import visible
 
 CALENDAR_LIMIT = 1000  # events in one calendar feed
@@ -51,11 +52,19 @@ class PublicReads:
         return found
 
     async def visible_updates(
-        self, now: datetime, *, limit: int, after: int | None = None
+        self,
+        now: datetime,
+        *,
+        limit: int,
+        after: int | None = None,
+        place: Sequence[str] | None = None,
     ) -> list[Update]:
-        """Newest first (by publication, then id). `after`: continue past that update."""
+        """Newest first (by publication, then id). `after`: continue past that update.
+        `place`: only those a site's or a group's readers see (`SiteStore.place_codes`)."""
         u = t.updates.c
         query = select(t.updates).where(visible(now))
+        if place is not None:
+            query = query.where(for_place(place))
         if after is not None:
             anchor = (
                 await self.conn.execute(
@@ -179,9 +188,16 @@ class PublicReads:
             for i in set(corrections) | set(reasons)
         }
 
-    async def scheduled_events(self, now: datetime, *, limit: int = CALENDAR_LIMIT) -> list[Update]:
+    async def scheduled_events(
+        self,
+        now: datetime,
+        *,
+        limit: int = CALENDAR_LIMIT,
+        place: Sequence[str] | None = None,
+    ) -> list[Update]:
         """Visible updates naming a time for their next step (the calendar): the `limit`
-        latest by that time (read backwards along `ix_updates_next_step_at`), oldest first."""
+        latest by that time (read backwards along `ix_updates_next_step_at`), oldest first.
+        `place`: only those a site's or a group's readers get (`for_place`)."""
         u = t.updates.c
         query = (
             select(t.updates)
@@ -190,6 +206,8 @@ class PublicReads:
             .order_by(u.next_step_at.desc(), u.id.desc())
             .limit(limit)
         )
+        if place is not None:
+            query = query.where(for_place(place))
         rows = (await self.conn.execute(query)).all()
         return [update_from_row(r, now) for r in reversed(rows)]
 

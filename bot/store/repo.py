@@ -60,7 +60,7 @@ from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
 from bot.store.public import PublicReads
 from bot.store.sessions import SessionStore
-from bot.store.sites import SiteStore
+from bot.store.sites import SiteStore, for_place
 from bot.store.subscribers import OUTBOX_CHANNEL, SubscriberStore
 from bot.store.translations import TranslationStore
 from bot.store.webhooks import WebhookStore
@@ -277,14 +277,17 @@ class Tx(
         rows = (await self.conn.execute(query)).all()
         return [update_from_row(r, now) for r in rows]
 
-    async def latest_update(self, now: datetime) -> Update | None:
-        """The newest visible, unretracted update: it defines the current status."""
+    async def latest_update(
+        self, now: datetime, *, place: Sequence[str] | None = None
+    ) -> Update | None:
+        """The newest visible, unretracted update: it defines the current status. `place`:
+        the newest a site's readers got (`for_place`; `()`: the newest for everyone)."""
+        query = select(t.updates).where(visibility.current(now))
+        if place is not None:
+            query = query.where(for_place(place))
         row = (
             await self.conn.execute(
-                select(t.updates)
-                .where(visibility.current(now))
-                .order_by(t.updates.c.published_at.desc(), t.updates.c.id.desc())
-                .limit(1)
+                query.order_by(t.updates.c.published_at.desc(), t.updates.c.id.desc()).limit(1)
             )
         ).first()
         return None if row is None else update_from_row(row, now)

@@ -93,10 +93,19 @@ class SubscriberStore:
     async def delete_subscriber(self, subscriber_id: int) -> None:
         """Delete the person's row. On SQLite every page it frees is zeroed too (secure
         delete on for this statement), so no copy stays on the free list; the WAL still
-        holds copies until `Store.scrub` runs after the commit."""
+        holds copies until `Store.scrub` runs after the commit. What their subscription
+        followed (which school: it says something about them too) is forgotten with it."""
         sqlite = self.conn.dialect.name == "sqlite"
         if sqlite:
             await self.conn.exec_driver_sql("PRAGMA secure_delete=ON")
+        s = t.subscribers.c
+        sub_id = await self.conn.scalar(select(s.subscription_id).where(s.id == subscriber_id))
+        if sub_id is not None:
+            follows = t.subscription_follows
+            await self.conn.execute(delete(follows).where(follows.c.subscription_id == sub_id))
+            await self.conn.execute(
+                update(t.subscriptions).where(t.subscriptions.c.id == sub_id).values(follows=None)
+            )
         await self.conn.execute(delete(t.subscribers).where(t.subscribers.c.id == subscriber_id))
         if sqlite:
             await self.conn.exec_driver_sql("PRAGMA secure_delete=FAST")

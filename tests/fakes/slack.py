@@ -786,6 +786,25 @@ def _input_errors(block: dict[str, Any], where: str) -> list[str]:
         for chosen in initial or []:
             if chosen not in options:
                 problems.append(f"initial option is not one of the options {where}/element]")
+    elif kind == "multi_static_select":
+        # Options or option groups (each a label of at most 75 characters and 1 to 100
+        # options), at most 100 groups: Slack's block kit reference for select menus.
+        groups = element.get("option_groups")
+        if groups is not None and "options" in element:
+            problems.append(f"give options or option_groups, not both {where}/element]")
+        if groups is not None and not 0 < len(groups) <= MAX_OPTIONS:
+            problems.append(f"must provide 1 to {MAX_OPTIONS} option_groups {where}/element]")
+        for g, group in enumerate(groups if groups is not None else [element]):
+            if groups is not None and not 0 < _text_len(group.get("label")) <= MAX_OPTION_TEXT:
+                problems.append(f"bad label {where}/element/option_groups/{g}/label]")
+            options = group.get("options") or []
+            if not 0 < len(options) <= MAX_OPTIONS:
+                problems.append(f"must provide 1 to {MAX_OPTIONS} options {where}/element]")
+            for option in options:
+                if not 0 < _text_len(option.get("text")) <= MAX_OPTION_TEXT:
+                    problems.append(f"bad option text {where}/element]")
+                if not 0 < len(option.get("value", "")) <= MAX_OPTION_VALUE:
+                    problems.append(f"bad option value {where}/element]")
     elif kind not in ("datetimepicker", "datepicker", "timepicker", "conversations_select"):
         problems.append(f"unsupported element {where}/element/type]")
     return problems
