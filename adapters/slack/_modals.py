@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from adapters.slack._blocks import (
     MAX_MODAL_BLOCKS,
@@ -32,7 +32,6 @@ from bot.ports import (
     Campaign,
     OutboundMessage,
     Site,
-    SiteGroup,
     Status,
     Update,
     UpdateState,
@@ -54,7 +53,18 @@ OPTION_MAX = 75
 
 View = dict[str, Any]
 Block = dict[str, Any]
-Places = tuple[Sequence[SiteGroup], Sequence[Site]]  # a campaign's groups and sites
+
+
+class _Group(Protocol):
+    """A group of sites as the picker reads it (`bot.models.SiteGroup`)."""
+
+    @property
+    def code(self) -> str: ...
+
+    def name(self, language: str) -> str: ...
+
+
+Places = tuple[Sequence[_Group], Sequence[Site]]  # a campaign's groups and sites
 
 
 # ------------------------------------------------------------------------- metadata
