@@ -58,7 +58,6 @@ from bot.models import (
     DemandChange,
     DemandEvent,
     DemandStatus,
-    Platform,
     QuietHours,
     Site,
     SiteGroup,
@@ -86,7 +85,6 @@ from bot.plugins import (
     Verdict,
     lazy_exports,
 )
-from bot.plugins.addresses import Address
 from bot.plugins.admins import AdminList
 from bot.plugins.outbound import (
     Adapter,
@@ -215,7 +213,6 @@ __all__ = [
     "Action",
     "Actor",
     "Adapter",
-    "Address",
     "AddressPolicy",
     "AdminList",
     "AdminRule",
@@ -262,7 +259,6 @@ __all__ = [
     "Outcome",
     "Pacing",
     "PermanentDeliveryError",
-    "Platform",
     "Plugin",
     "PluginContext",
     "PluginSettings",
