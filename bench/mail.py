@@ -92,15 +92,15 @@ class Sink:
             await self.proc.wait()
 
 
-async def add_people(store: Store, count: int) -> None:
-    """`count` confirmed e-mail sign-ups for urgent updates, half in Spanish."""
+async def add_people(store: Store, count: int, platform: str = "email") -> None:
+    """`count` confirmed sign-ups of `platform` for urgent updates, half in Spanish."""
     now = utcnow()
     for first in range(0, count, 5000):
         batch = range(first, min(first + 5000, count))
         async with store.write() as tx:
             subs = [
                 {
-                    "platform": "email",
+                    "platform": platform,
                     "workspace": "people",
                     "channel": f"p{n:016x}",
                     "label": "",
@@ -128,8 +128,10 @@ async def add_people(store: Store, count: int) -> None:
                 [
                     {
                         "key": s["channel"],
-                        "kind": "email",
-                        "address": f"parent{n}@families.example.org",
+                        "kind": "email" if platform == "email" else "phone",
+                        "address": f"parent{n}@families.example.org"
+                        if platform == "email"
+                        else f"+1213{n:07d}",
                         "language": s["language"],
                         "choice": "urgent",
                         "state": "confirmed",

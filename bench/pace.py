@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import secrets
 import signal
 import sys
 import tempfile
@@ -33,20 +32,18 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from sqlalchemy import insert, select
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.mail import SENDER, cpu_seconds, draft, free_port  # noqa: E402
+from bench.mail import SENDER, add_people, cpu_seconds, draft, free_port  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from bot.editorial.admin import Admin  # noqa: E402
 from bot.plugins.admins import CLI_ACTOR  # noqa: E402
 from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store import schema as t  # noqa: E402
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM  # noqa: E402
 
 
@@ -86,62 +83,6 @@ class Fake:
             await self.proc.wait()
 
 
-async def add_people(store: Store, platform: str, count: int) -> None:
-    """`count` confirmed sign-ups of `platform` for urgent updates, half in Spanish."""
-    now = utcnow()
-    for first in range(0, count, 5000):
-        batch = range(first, min(first + 5000, count))
-        async with store.write() as tx:
-            subs = [
-                {
-                    "platform": platform,
-                    "workspace": "people",
-                    "channel": f"p{n:016x}",
-                    "label": "",
-                    "language": "es" if n % 2 else "en",
-                    "urgencies": "urgent",
-                    "timezone": "America/Los_Angeles",
-                    "briefing_days": "",
-                    "active": True,
-                    "created_at": now,
-                }
-                for n in batch
-            ]
-            await tx.conn.execute(insert(t.subscriptions), subs)
-            ids = dict(
-                (
-                    await tx.conn.execute(
-                        select(t.subscriptions.c.channel, t.subscriptions.c.id).where(
-                            t.subscriptions.c.channel.in_([s["channel"] for s in subs])
-                        )
-                    )
-                ).all()
-            )
-            await tx.conn.execute(
-                insert(t.subscribers),
-                [
-                    {
-                        "key": s["channel"],
-                        "kind": "email" if platform == "email" else "phone",
-                        "address": f"parent{n}@families.example.org"
-                        if platform == "email"
-                        else f"+1213{n:07d}",
-                        "language": s["language"],
-                        "choice": "urgent",
-                        "state": "confirmed",
-                        "subscription_id": ids[s["channel"]],
-                        "manage_token": secrets.token_urlsafe(24),
-                        "signed_up_at": now,
-                        "signed_up_via": "bench",
-                        "confirmed_at": now,
-                        "confirmed_via": "bench",
-                        "confirmations_today": 0,
-                    }
-                    for n, s in zip(batch, subs, strict=True)
-                ],
-            )
-
-
 def campaign_file(tmp: Path, platform: str, rate: float, in_flight: int | None) -> Path:
     """The shipped campaign file with the platform's pace asked for."""
     key = f"{platform}_per_second"
@@ -166,7 +107,7 @@ async def one(
     config = load_config(config_path)
     async with Store.open(db) as store:
         await apply_seed(store, config, utcnow)
-        await add_people(store, platform, queued)
+        await add_people(store, queued, platform)
     module = "bench._smtp_sink" if platform == "email" else "bench._twilio_sink"
     async with Fake(module) as fake:
         port = free_port()
