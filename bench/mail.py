@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import aiohttp
 import aiosmtplib
@@ -57,22 +57,23 @@ from bot.store import schema as t  # noqa: E402
 SENDER = "UTLA Strike Desk <news@utla.example.org>"
 
 
-class Sink:
-    """The SMTP sink in its own process."""
+class Fake:
+    """A fake provider in its own process (`bench._smtp_sink`, `bench._twilio_sink`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str) -> None:
+        self.module = module
         self.proc: asyncio.subprocess.Process | None = None
-        self.port = 0
+        self.where = ""
 
-    async def __aenter__(self) -> Sink:
+    async def __aenter__(self) -> Self:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench._smtp_sink", cwd=ROOT,
+            sys.executable, "-m", self.module, cwd=ROOT,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         line = await self._line()
         if not line.startswith("READY "):
-            raise SystemExit(f"the SMTP sink did not start: {line!r}")
-        self.port = int(line.split()[1])
+            raise SystemExit(f"{self.module} did not start: {line!r}")
+        self.where = line.split()[1]
         return self
 
     async def _line(self) -> str:
@@ -90,6 +91,17 @@ class Sink:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.terminate()
             await self.proc.wait()
+
+
+class Sink(Fake):
+    """The SMTP sink in its own process, at 127.0.0.1:`port`."""
+
+    def __init__(self) -> None:
+        super().__init__("bench._smtp_sink")
+
+    @property
+    def port(self) -> int:
+        return int(self.where)
 
 
 async def add_people(store: Store, count: int, platform: str = "email") -> None:

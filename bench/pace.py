@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.mail import SENDER, add_people, cpu_seconds, draft, free_port  # noqa: E402
+from bench.mail import SENDER, Fake, add_people, cpu_seconds, draft, free_port  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from bot.editorial.admin import Admin  # noqa: E402
@@ -45,42 +45,6 @@ from bot.plugins.admins import CLI_ACTOR  # noqa: E402
 from bot.runtime.seed import apply_seed  # noqa: E402
 from bot.store import Store  # noqa: E402
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM  # noqa: E402
-
-
-class Fake:
-    """A fake provider in its own process (`bench._smtp_sink`, `bench._twilio_sink`)."""
-
-    def __init__(self, module: str) -> None:
-        self.module = module
-        self.proc: asyncio.subprocess.Process | None = None
-        self.where = ""
-
-    async def __aenter__(self) -> Fake:
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", self.module, cwd=ROOT,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        line = await self._line()
-        if not line.startswith("READY "):
-            raise SystemExit(f"{self.module} did not start: {line!r}")
-        self.where = line.split()[1]
-        return self
-
-    async def _line(self) -> str:
-        assert self.proc is not None and self.proc.stdout is not None
-        return (await asyncio.wait_for(self.proc.stdout.readline(), 30)).decode().strip()
-
-    async def ask(self, command: str) -> dict[str, Any]:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(command.encode() + b"\n")
-        await self.proc.stdin.drain()
-        answer: dict[str, Any] = json.loads(await self._line())
-        return answer
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.terminate()
-            await self.proc.wait()
 
 
 def campaign_file(tmp: Path, platform: str, rate: float, in_flight: int | None) -> Path:
