@@ -5,98 +5,7 @@
     ...
     await dispatcher.stop()   # stops claiming, finishes in-flight sends, releases the rest
 
-Waking. `run()` sleeps on `store.outbox_written` (set by any commit that queued rows; cleared
-before each look at the store, so a commit during the look is never missed) and on a timer
-for the next row that falls due (an embargo, quiet hours, a retry). Commits in other
-processes (`strikebot post` from a shell) set the same event through
-`bot.store.wakeups.watch_other_writers`; `idle_recheck` bounds the sleep in any case. A
-wake-up looks only at the platforms whose queue may have changed since their last look
-(rows queued anywhere, one of their rows settled or recorded as sent, room made, the time
-asked for come): the last sends of a fan-out, or another platform's traffic, do not each
-cost a look at an empty queue.
-
-Claiming. Due rows are leased in batches (`claimed_by`, `claimed_until`); see
-`bot.store.outbox_queries` for how several dispatchers share one PostgreSQL database
-(`FOR UPDATE SKIP LOCKED`) and why follow-ups wait for their POST. A lease is renewed while
-its row waits for a send slot; a dispatcher that dies holding leases loses them when they
-lapse (another dispatcher, or its restart under a new `default_worker_id()`, then takes
-them over, counting one attempt of unknown outcome), or at once when it restarts under the
-same fixed `worker_id`.
-
-One dispatcher per platform. With `leadership` (as `strikebot run` does), a dispatcher sends for a
-platform only while it holds that platform's lock (`bot.delivery.leadership.dispatcher_lock_key`):
-among several instances on one database, one sends for Discord, one (perhaps another) for Slack, and
-the rest stand by, trying for the lock every `election_seconds`. So one pace per token holds for all
-of them together. The lock is a PostgreSQL session advisory lock: when its holder dies, its
-connection closes and the lock is free; a standby takes it within a round, and then takes over at
-once the rows the dead holder had claimed for that platform (each counts an attempt of unknown
-outcome, see "Exactly once"), rather than waiting for their leases to lapse. See docs/scaling.md.
-
-Pacing. Each platform gets a `bot.delivery.pacing.Pacer` built from its adapter's `Pacing`: a global
-bucket (Discord: 48/s under the 50/s limit), per-workspace and per-channel buckets, and a cap
-on requests in flight. Many channels are sent to concurrently within those limits. A 429's
-Retry-After pauses the channel's bucket, or every bucket of the platform for a global 429.
-
-Failures. `TransientDeliveryError` (429, 5xx, timeouts, resets; also any unexpected
-exception or no answer within `send_timeout`, or within the adapter's own `call_timeout`
-when it bounds its calls, see `bot.plugins.outbound.call_timeout`) is retried with exponential
-backoff and full jitter; short waits happen in memory, longer ones put the row back in the
-queue with a later `not_before`. After `settings.max_attempts` the row is DEAD ("gave up
-after N attempts"). `PermanentDeliveryError` (403 missing access, 404 unknown channel) parks
-the row as DEAD with its reason at once; when it was a send, the subscription is marked
-broken, its other pending rows are cancelled (nothing more goes there), and a NOTICE is
-queued to every admin channel (`[delivery] admin_channels`). `strikebot deliveries retry`
-brings dead rows back.
-
-Exactly once. The delivery id is the idempotency key: `adapter.send(..., idempotency_key=
-delivery.id)`. As soon as a send returns, its platform message id is recorded and the row
-marked SENT in one transaction (sends finishing within `mark_window`, 500 ms, share one
-commit). A crash between the send and that commit, a send that timed out, a lease that lapsed
-or was taken over: each leaves the row in doubt (`in_doubt_since`), and it is sent again with
-the same key.
-Before that, an adapter that can (`FindsSent`) looks for the copy in the channel by a
-marker carrying the delivery id; found, it is recorded as SENT and not posted again
-(`DrainStats.found`). This is what holds past the platform's idempotency window:
-- Discord: the key is the message nonce with `enforce_nonce`, so within a few minutes
-  Discord returns the message it already created. Past that window the copy is found among
-  the channel's recent messages by the delivery id in its link (`adapters.discord._outbound`).
-  Without Read Message History in a channel, a retry past the window may post twice.
-- Slack: chat.postMessage takes no idempotency key; the delivery id rides in the message
-  metadata and the copy is found in `conversations.history`. Without the history scopes,
-  what remains is a window: a crash after Slack accepted a post but before the commit
-  recording its `ts`, or a post that timed out after Slack had accepted it.
-- Edits (EDIT, RETRACT) are idempotent by nature: doing one twice leaves the same message.
-
-Retracting a POST in doubt. A POST whose outcome is unknown (attempted and never recorded as
-sent or failed: its worker was killed mid-send, a send timed out, a lease lapsed and was
-taken over, which counts an attempt) may already be up. A retraction does not cancel it
-(`outbox_queries.withdraw_posts` leaves it pending) and its RETRACT waits for it. The
-dispatcher then sends it once more with the same idempotency key, rendered as the
-retraction, records the message id, and the RETRACT edits that message. The copy that did
-go out is found first (by its nonce within Discord's window, else by its marker) and the
-RETRACT edits it into the retraction; if nothing had been created, the channel gets the
-retraction notice itself. One message either way. Where the copy cannot be looked for
-(no history access, past Discord's nonce window), a first copy that did go out stays as it
-was, followed by the retraction notice. A channel never sees the retracted text without its
-retraction.
-
-What is sent. Each row is rendered at send time by `bot.messages.compose`: POST → `update_message`
-(a snapshot taken at claim time; an edit meanwhile queues an EDIT that follows it), EDIT →
-the update's current text edited into the posted message, RETRACT → the message edited in
-place into `retraction_message`, CORRECTION → a new short `correction_message` note. On a
-platform whose messages cannot change (`edits_in_place = False`: e-mail, SMS) a RETRACT is a
-new message and an EDIT sends nothing, and both reach only channels still subscribed.
-BRIEFING, NOTICE and CONFIRM (a sign-up's confirmation, which reaches a person not yet
-subscribed) rows carry their rendered message in `payload["message"]` (a schedule's
-briefings name one shared payload per run and language instead, attached to them by the
-claim's read: `bot.store.shared_payloads`). Rows for channels
-that take events (webhook endpoints) carry a document in `payload["event"]`, sent with the
-adapter's `send_event` instead of a message (EVENT rows, and POST / follow-ups planned for
-such channels, which wait for their POST like any follow-up). A follow-up waits until
-its channel's POST is SENT (then uses its message id); if the POST was cancelled or died,
-the follow-up is cancelled with nothing to do. A POST whose update was retracted meanwhile
-is not sent (the update's state is re-read at most once a second). Embargoes, urgency and
-quiet hours are already in each row's `not_before` (see `bot.delivery.planning`).
+How it wakes, claims, paces, marks and recovers: docs/delivery.md, "Inside the dispatcher".
 """
 
 from __future__ import annotations
@@ -111,7 +20,7 @@ import secrets
 import socket
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -119,6 +28,7 @@ from typing import Any
 from bot.clock import Clock
 from bot.config import DeliverySection
 from bot.delivery.leadership import Leadership
+from bot.delivery.marks import KeyedLocks, Marker
 from bot.delivery.pacing import Monotonic, Pacer, Paused, Sleep, backoff_delay
 from bot.delivery.planning import release_time
 from bot.delivery.refusals import delivery_refused
@@ -302,10 +212,10 @@ class Dispatcher:
         self._due_at: dict[Platform, datetime] = {}  # what each platform's last look found
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending: set[asyncio.Task[None]] = set()
-        self._locks = _KeyedLocks()
+        self._locks = KeyedLocks()
         self._update_states: dict[int, tuple[float, asyncio.Future[str | None]]] = {}
         self._rendered: dict[tuple[int, int, bool, str, str | None], OutboundMessage] = {}
-        self._marker: _Marker | None = None
+        self._marker: Marker | None = None
         self._counters: dict[tuple[Platform, str], Any] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._tasks_aside: set[asyncio.Task[None]] = set()
@@ -479,7 +389,7 @@ class Dispatcher:
 
     def _begin(self) -> None:
         if self._marker is None:
-            self._marker = _Marker(
+            self._marker = Marker(
                 self.store, self.worker_id, self.mark_window, committed=self._marks_committed
             )
         if self._heartbeat is None:
@@ -1349,116 +1259,3 @@ async def _updates(tx: Tx, claimed: list[Delivery], now: datetime) -> dict[int, 
         if update is not None:
             found[update_id] = update
     return found
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-class _Marker:
-    """Group commit of SENT marks: a send that returns waits for its row to be committed.
-    The first mark of a batch opens a window of `window` seconds, closed early by
-    `batch_max` marks; everything returning meanwhile shares one commit. At 48 sends a second
-    that is one commit for about 24 sends (each commit is several trips to the database's
-    thread, each a wake-up of the event loop); at 500 a second the batch fills in 65 ms. A
-    crash in the window costs what a crash before any commit costs (the row is sent again
-    with the same key). The wait holds no send slot."""
-
-    def __init__(
-        self,
-        store: Store,
-        worker: str,
-        window: float = 0.5,
-        batch_max: int = 32,
-        *,
-        committed: Callable[[list[str]], None] | None = None,
-    ):
-        self._store = store
-        self._committed = committed
-        self._worker = worker
-        self._window = window
-        self._batch_max = batch_max
-        self._queue: list[tuple[q.SentMark, asyncio.Future[None]]] = []
-        self._ready = asyncio.Event()
-        self._full = asyncio.Event()
-        self._closing = False
-        self._task = asyncio.create_task(self._loop(), name="sent-marker")
-
-    def mark(self, mark: q.SentMark) -> asyncio.Future[None]:
-        """Queue a mark; the future is done when it is committed."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((mark, done))
-        self._ready.set()
-        if len(self._queue) >= self._batch_max:
-            self._full.set()
-        return done
-
-    async def close(self) -> None:
-        """Commit what is queued, then stop."""
-        self._closing = True
-        self._ready.set()
-        self._full.set()
-        await self._task
-
-    async def _loop(self) -> None:
-        while True:
-            await self._ready.wait()
-            self._ready.clear()
-            if self._window > 0 and not self._closing:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._full.wait(), self._window)
-            self._full.clear()
-            await self._commit_pending()
-            if self._queue:
-                self._ready.set()
-            elif self._closing:
-                return
-
-    async def _commit_pending(self) -> None:
-        batch, self._queue = self._queue, []
-        if not batch:
-            return
-        marks = [m for m, _ in batch]
-        try:
-            marked = await self._store.transact(
-                lambda tx: q.mark_sent(tx, worker=self._worker, marks=marks)
-            )
-        except Exception as exc:
-            for _, done in batch:
-                if not done.done():
-                    done.set_exception(exc)
-            return
-        if 0 <= marked < len(batch):
-            log.warning(
-                "%d of %d sent deliveries were no longer leased to this dispatcher",
-                len(batch) - marked,
-                len(batch),
-            )
-        for _, done in batch:
-            if not done.done():
-                done.set_result(None)
-        if self._committed is not None:
-            self._committed([m.delivery_id for m in marks])
-
-
-class _KeyedLocks:
-    """One lock per key (an update's copy in one channel), dropped when nobody holds it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[Hashable, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, key: Hashable | None) -> AsyncIterator[None]:
-        if key is None:
-            yield
-            return
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users <= 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
