@@ -589,16 +589,17 @@ class Dispatcher:
         return max(pacing.max_in_flight * 2, paced, 2)
 
     def say_caps(self) -> list[str]:
-        """Log, for each platform, when its places in flight keep it below its configured
-        rate unless every send is answered quickly (the round trip they allow); returns the
-        lines. Said at start; a measured cap is said once sends have been timed."""
+        """Log, for each platform with an in-flight setting, when its places in flight keep
+        it below its configured rate unless every send is answered quickly (the round trip
+        they allow); returns the lines. Said at start; a measured cap is said once sends
+        have been timed."""
         lines = []
         for platform in sorted(self.adapters):
             pacing = self.pacer(platform).pacing
             allowed = pacing.max_in_flight / pacing.global_per_second
-            if allowed >= 0.25:
-                continue
-            setting = f" ({pacing.in_flight_setting})" if pacing.in_flight_setting else ""
+            if allowed >= 0.25 or not pacing.in_flight_setting:
+                continue  # quick enough, or nothing an operator could raise (the console)
+            setting = f" ({pacing.in_flight_setting})"
             lines.append(
                 f"{platform}: {pacing.max_in_flight} sends in flight{setting} reach "
                 f"{pacing.global_per_second:g} a second only while each is answered within "
