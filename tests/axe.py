@@ -74,6 +74,9 @@ def axe_source() -> str:
     return source
 
 
+EVENT_WAIT = 90.0  # seconds a page's event may take on a loaded machine
+
+
 class DevTools:
     """One page of a headless Chromium, over the DevTools protocol (flattened sessions)."""
 
@@ -101,16 +104,28 @@ class DevTools:
                 await self._events.put(raw)
 
     async def wait_for(self, method: str) -> dict[str, Any]:
-        while True:
-            while not self._events.empty():
-                found = self._events.get_nowait()
-                if found["method"] == method:
-                    return found
-            raw: dict[str, Any] = await self.socket.receive_json()
-            if raw.get("method") == method:
-                return raw
-            if "method" in raw:
-                await self._events.put(raw)
+        """The next event `method`; other events stay queued for later waits (dropping them
+        lost a service worker's registration that came during a page load)."""
+        passed: list[dict[str, Any]] = []
+        try:
+            async with asyncio.timeout(EVENT_WAIT):
+                while not self._events.empty():
+                    found = self._events.get_nowait()
+                    if found["method"] == method:
+                        return found
+                    passed.append(found)
+                while True:
+                    raw: dict[str, Any] = await self.socket.receive_json()
+                    if raw.get("method") == method:
+                        return raw
+                    if "method" in raw:
+                        passed.append(raw)
+        except TimeoutError:
+            raise AssertionError(f"Chromium sent no {method} within {EVENT_WAIT:g} s") from None
+        finally:
+            rest = [self._events.get_nowait() for _ in range(self._events.qsize())]
+            for event in (*passed, *rest):
+                self._events.put_nowait(event)
 
     async def open(self, url: str, width: int, height: int) -> None:
         await self.send(

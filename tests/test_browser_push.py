@@ -113,13 +113,14 @@ async def test_notify_me_subscribes_and_shows_an_update_in_spanish(
             ))  # fmt: skip
             await bot.dispatcher.drain()
             [message] = push.received(subscription)  # decrypted with the browser's keys
-            registration = await page.wait_for("ServiceWorker.workerRegistrationUpdated")
-            ids = [
-                r["registrationId"]
-                for r in registration["params"]["registrations"]
-                if r["scopeURL"].startswith(origin)
-            ]
-            assert ids
+            ids: list[str] = []
+            while not ids:  # the first updates may come before the page's worker registers
+                registration = await page.wait_for("ServiceWorker.workerRegistrationUpdated")
+                ids = [
+                    r["registrationId"]
+                    for r in registration["params"]["registrations"]
+                    if r["scopeURL"].startswith(origin)
+                ]
             shown: Any = []
             async with asyncio.timeout(90):  # a loaded machine may take its time
                 while not shown:  # the same tag: a second delivery replaces the first
