@@ -204,6 +204,25 @@ def draft() -> Draft:
     )
 
 
+async def start_run(env: dict[str, str], tmp: Path, port: int) -> asyncio.subprocess.Process:
+    """`strikebot run` in `tmp` with `env`, its log in `tmp/run.log`, once /healthz answers."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run",
+        cwd=tmp, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=(tmp / "run.log").open("wb"),
+    )  # fmt: skip
+    async with aiohttp.ClientSession() as session:
+        for _ in range(1200):
+            if proc.returncode is not None:
+                raise SystemExit(f"strikebot run exited with {proc.returncode}")
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                    if response.status == 200:
+                        return proc
+            await asyncio.sleep(0.05)
+    proc.terminate()
+    raise SystemExit("strikebot run did not answer /healthz")
+
+
 async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[str, Any]:
     db = f"sqlite+aiosqlite:///{tmp / 'run.db'}"
     config_path = campaign_file(tmp, args.rate, args.connections)
@@ -228,22 +247,8 @@ async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[s
             "STRIKEBOT_BENCH_PROFILE": args.profile,
             "PYTHONPATH": os.pathsep.join([str(ROOT / "bench" / "_probe"), str(ROOT)]),
         }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run",
-        cwd=tmp, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=(tmp / "run.log").open("wb"),
-    )  # fmt: skip
+    proc = await start_run(env, tmp, port)
     try:
-        async with aiohttp.ClientSession() as session:
-            for _ in range(1200):
-                if proc.returncode is not None:
-                    raise SystemExit(f"strikebot run exited with {proc.returncode}")
-                with contextlib.suppress(aiohttp.ClientError, OSError):
-                    async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                        if response.status == 200:
-                            break
-                await asyncio.sleep(0.05)
-            else:
-                raise SystemExit("strikebot run did not answer /healthz")
         await asyncio.sleep(args.settle)  # start-up done (gc.freeze, scheduler, first polls)
         await sink.ask("reset")
         if args.profile:

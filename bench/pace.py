@@ -31,13 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.mail import SENDER, Fake, add_people, cpu_seconds, draft, free_port  # noqa: E402
+from bench.mail import SENDER, Fake, add_people, cpu_seconds, draft, free_port, start_run  # noqa: E402
 from bot.clock import utcnow  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from bot.editorial.admin import Admin  # noqa: E402
@@ -96,22 +94,8 @@ async def one(
                 "TWILIO_API_BASE": fake.where,
             }
         log_path = tmp / "run.log"
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "run",
-            cwd=tmp, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=log_path.open("wb"),
-        )  # fmt: skip
+        proc = await start_run(env, tmp, port)
         try:
-            async with aiohttp.ClientSession() as session:
-                for _ in range(1200):
-                    if proc.returncode is not None:
-                        raise SystemExit(f"strikebot run exited with {proc.returncode}")
-                    with contextlib.suppress(aiohttp.ClientError, OSError):
-                        async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                            if response.status == 200:
-                                break
-                    await asyncio.sleep(0.05)
-                else:
-                    raise SystemExit("strikebot run did not answer /healthz")
             await asyncio.sleep(args.settle)
             await fake.ask("reset")
             async with Store.open(db, migrate=False) as store:
