@@ -20,9 +20,9 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.email import EmailAdapter
-from adapters.sms import SmsAdapter
+from adapters.twilio.sms import SmsAdapter
 from adapters.web import WebSurface
-from adapters.whatsapp import WhatsAppAdapter
+from adapters.twilio.whatsapp import WhatsAppAdapter
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig
 from bot.delivery.dispatcher import Dispatcher, DrainStats

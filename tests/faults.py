@@ -303,7 +303,7 @@ def render() -> str:
         "arrived. A send whose answer is lost after it went out is *in doubt*: before it is",
         "sent again, a plugin that can look for its copy does (`bot.ports.FindsSent`):",
         "Discord by its nonce and the marker in its link, Slack by its metadata, texts at",
-        "Twilio by their words among the messages to that number (`adapters/sms/_twilio.py`).",
+        "Twilio by their words among the messages to that number (`adapters/twilio/sms/_twilio.py`).",
         "A webhook's retry carries the same `webhook-id`, which receivers keep once.",
         "",
         "On the platforms that change a copy in place (Discord, Slack, Telegram) the edit that",

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 from adapters.discord import DiscordAdapter
 from adapters.email import EmailAdapter
 from adapters.slack import SlackAdapter
-from adapters.sms import SmsAdapter
+from adapters.twilio.sms import SmsAdapter
 from adapters.telegram import TelegramAdapter
 from bot.clock import FixedClock
 from bot.config import Settings

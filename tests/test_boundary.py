@@ -194,7 +194,9 @@ def test_finding_the_plugins_loads_no_platform_library() -> None:
 
 def test_the_architecture_map_names_every_room_of_the_house() -> None:
     """docs/architecture.md is a newcomer's map: each package and module of the core, and
-    each shipped plugin, is on it (a room added to the tree is added to the map)."""
+    each shipped plugin, is on it (a room added to the tree is added to the map). A plugin
+    is a package with a `_plugin.py`, in `adapters/` or in a provider's package there
+    (`adapters/twilio/sms/`), and the provider's package is on the map too."""
     text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
     rooms = [
         f"bot/{p.name}/" if p.is_dir() else f"bot/{p.name}"
@@ -202,8 +204,9 @@ def test_the_architecture_map_names_every_room_of_the_house() -> None:
         if (p.is_dir() and (p / "__init__.py").exists())
         or (p.suffix == ".py" and p.stem != "__init__")
     ]
-    rooms += [
-        f"adapters/{p.name}/" for p in (ROOT / "adapters").iterdir() if (p / "_plugin.py").exists()
-    ]
+    plugins = [p.parent for p in (ROOT / "adapters").glob("**/_plugin.py")]
+    rooms += [f"{p.relative_to(ROOT).as_posix()}/" for p in plugins]
+    rooms += [f"adapters/{p.parent.name}/" for p in plugins if p.parent.name != "adapters"]
+    assert {"adapters/twilio/sms/", "adapters/twilio/whatsapp/", "adapters/twilio/"} <= set(rooms)
     missing = [room for room in sorted(rooms) if f"`{room}" not in text and f" {room}" not in text]
     assert missing == []

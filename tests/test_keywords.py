@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.sms import count
+from adapters.twilio.sms import count
 from bot.clock import FixedClock
 from bot.people.keywords import Keywords, Kind, guess_language, normalize
 from bot.store import Store

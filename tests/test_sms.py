@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.sms import count, render_text
-from adapters.sms._settings import SmsSection
+from adapters.twilio.sms import count, render_text
+from adapters.twilio.sms._settings import SmsSection
 from bot.clock import FixedClock
 from bot.editorial.admin import Draft
 from bot.editorial.reach import Spend, reach

@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from adapters.sms import count, render_text
+from adapters.twilio.sms import count, render_text
 from bot import i18n
 from bot.briefings.compose import compose_briefing
 from bot.clock import FixedClock

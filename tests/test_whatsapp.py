@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapters.whatsapp import plugin
+from adapters.twilio.whatsapp import plugin
 from bot.clock import FixedClock
 from bot.editorial.admin import Draft
 from bot.models import Contact, DeliveryState, Status, UpdateText, Urgency

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from ._render import free_form, variables
 
 _LAZY = {
-    "WhatsAppAdapter": "adapters.whatsapp._adapter",
-    "free_form": "adapters.whatsapp._render",
-    "variables": "adapters.whatsapp._render",
+    "WhatsAppAdapter": "adapters.twilio.whatsapp._adapter",
+    "free_form": "adapters.twilio.whatsapp._render",
+    "variables": "adapters.twilio.whatsapp._render",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from adapters.sms._settings import NAME, SmsSection, SmsSettings
+from adapters.twilio.sms._settings import NAME, SmsSection, SmsSettings
 from bot.ports import Check, DoctorRequest, Verdict
 
 TIMEOUT = aiohttp.ClientTimeout(total=10)

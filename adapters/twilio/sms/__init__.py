@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adapters.sms._plugin import plugin
-from adapters.sms._segments import Segments, count
-from adapters.sms._settings import NAME, SmsSettings
+from adapters.twilio.sms._plugin import plugin
+from adapters.twilio.sms._segments import Segments, count
+from adapters.twilio.sms._settings import NAME, SmsSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
-    from adapters.sms._adapter import SmsAdapter
-    from adapters.sms._render import render_text, short_name
+    from adapters.twilio.sms._adapter import SmsAdapter
+    from adapters.twilio.sms._render import render_text, short_name
 
 # The platform's libraries load only when something here needs them (the plugin's
 # declaration does not), so `strikebot --help` and the other commands start quickly.
 _LAZY = {
-    "SmsAdapter": "adapters.sms._adapter",
-    "render_text": "adapters.sms._render",
-    "short_name": "adapters.sms._render",
+    "SmsAdapter": "adapters.twilio.sms._adapter",
+    "render_text": "adapters.twilio.sms._render",
+    "short_name": "adapters.twilio.sms._render",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)

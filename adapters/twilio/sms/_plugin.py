@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from adapters.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings, pacing
+from adapters.twilio.sms._settings import NAME, SmsDelivery, SmsSection, SmsSettings, pacing
 from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
 
 if TYPE_CHECKING:
@@ -14,21 +14,21 @@ if TYPE_CHECKING:
 
 def create(ctx: PluginContext) -> object:
     """The adapter, importing its libraries only when the platform is on."""
-    from adapters.sms._adapter import SmsAdapter
+    from adapters.twilio.sms._adapter import SmsAdapter
 
     return SmsAdapter(ctx)
 
 
 def segments_of(message: OutboundMessage, campaign: Campaign, section: Section | None) -> int:
     """`Cost.measure`: the segments `message` takes, rendering it only when a preview asks."""
-    from adapters.sms._render import segments_of as count
+    from adapters.twilio.sms._render import segments_of as count
 
     return count(message, campaign, section)
 
 
 async def doctor(request: DoctorRequest) -> Sequence[Check]:
     """Whether Twilio takes the account, and the sender's US registration."""
-    from adapters.sms._doctor import doctor as check
+    from adapters.twilio.sms._doctor import doctor as check
 
     return await check(request)
 
@@ -37,7 +37,7 @@ def preview(
     message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
 ) -> SurfacePreview:
     """The web desk's card: the update as it will arrive, read only when a desk asks."""
-    from adapters.sms._preview import preview as card
+    from adapters.twilio.sms._preview import preview as card
 
     return card(message, campaign, section, language)
 
