@@ -21,8 +21,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.email import EmailAdapter
 from adapters.twilio.sms import SmsAdapter
-from adapters.web import WebSurface
 from adapters.twilio.whatsapp import WhatsAppAdapter
+from adapters.web import WebSurface
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig
 from bot.delivery.dispatcher import Dispatcher, DrainStats

@@ -18,8 +18,8 @@ from aiohttp.test_utils import TestClient
 from adapters.discord import DiscordAdapter
 from adapters.email import EmailAdapter
 from adapters.slack import SlackAdapter
-from adapters.twilio.sms import SmsAdapter
 from adapters.telegram import TelegramAdapter
+from adapters.twilio.sms import SmsAdapter
 from bot.clock import FixedClock
 from bot.config import Settings
 from bot.editorial.admin import Admin

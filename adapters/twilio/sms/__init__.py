@@ -18,14 +18,13 @@ from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.twilio.sms._adapter import SmsAdapter
-    from adapters.twilio.sms._render import render_text, short_name
+    from adapters.twilio.sms._render import render_text
 
 # The platform's libraries load only when something here needs them (the plugin's
 # declaration does not), so `strikebot --help` and the other commands start quickly.
 _LAZY = {
     "SmsAdapter": "adapters.twilio.sms._adapter",
     "render_text": "adapters.twilio.sms._render",
-    "short_name": "adapters.twilio.sms._render",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)
@@ -38,5 +37,4 @@ __all__ = [
     "count",
     "plugin",
     "render_text",
-    "short_name",
 ]

@@ -9,13 +9,10 @@ receipt; a number that cannot receive (30003, 30005, 30006) is marked broken. A 
 whose answer was lost after it went out is in doubt: before it is sent again, `find_sent`
 looks for the text at Twilio (`bot.ports.FindsSent`), so it goes once.
 
-Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook). Every request
-must carry a valid `X-Twilio-Signature` (HMAC-SHA1 of the public URL and the sorted
-parameters with the auth token, checked by `twilio.request_validator`): anything unsigned
-or forged gets 403 and changes nothing. A message handled once (`MessageSid`) is not
-handled again when Twilio retries it or someone replays it. A message is a keyword only
-when the whole of it is one (`bot.ports.Keywords`: trimmed, case and accents ignored, as
-Twilio reads STOP), in English or the campaign's languages:
+Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook, signed and
+handled once: `adapters/twilio/_webhooks.py`). A message is a keyword only when the whole of
+it is one (`bot.ports.Keywords`: trimmed, case and accents ignored, as Twilio reads STOP),
+in English or the campaign's languages:
 
     JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself);
                                  with the web form's code (JOIN 482913), its choices
@@ -29,20 +26,15 @@ Twilio reads STOP), in English or the campaign's languages:
 
 Anything else ("End of the strike, when?") gets a short menu in the sender's language and
 changes nothing.
-
-The answer is TwiML (`MessagingResponse`): Twilio sends it back as the reply.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from datetime import datetime
 
 from aiohttp import web
-from twilio.request_validator import RequestValidator
-from twilio.twiml.messaging_response import MessagingResponse
 
 from bot.ports import (
     ChannelRef,
@@ -65,20 +57,19 @@ from bot.ports import (
     show_phone,
 )
 
-from ._render import fit_own, render_text, short_name
+from .._client import OPTED_OUT, NumberRefused, Sender
+from .._settings import sender_name
+from .._webhooks import Webhooks
+from ._render import fit_own, render_text
+from ._segments import smart
 from ._settings import NAME, SmsDelivery, SmsSection, SmsSettings
-from ._twilio import NumberRefused, Sender, TwilioClient
 
-log = logging.getLogger("strikebot.sms")
-
-INBOUND_PATH = "/sms/inbound"
 JOIN_CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")  # the web form's code after JOIN
-STATUS_PATH = "/sms/status/{delivery}"
+# Twilio's answers to a send that refuse this number: it opted out (21610), or is not a
+# valid, mobile or reachable number.
+REFUSED = dict.fromkeys((OPTED_OUT, 21211, 21265, 21408, 21612, 21614), NumberRefused)
 # Twilio's delivery errors that mean the number cannot receive texts at all.
 UNREACHABLE = frozenset({"30003", "30005", "30006", "21610", "21614"})
-STATUSES = frozenset(
-    {"accepted", "queued", "sending", "sent", "delivered", "undelivered", "failed", "read"}
-)
 
 REPLIES = i18n.Words("sms")
 
@@ -95,13 +86,12 @@ class SmsAdapter:
         self.section = ctx.section_as(SmsSection) if ctx.section else SmsSection()
         self.delivery = ctx.delivery_as(SmsDelivery) if ctx.delivery else SmsDelivery()
         self.signups: SignUps = ctx.people
-        assert self.settings.account_sid is not None
-        self.client = TwilioClient(
-            self.settings.api_base, self.settings.account_sid, self.settings.token, timeout=timeout
-        )
+        self.client = self.settings.client(NAME, timeout=timeout, noun="text", refusals=REFUSED)
         self.sender = Sender(self.settings.sender, self.settings.messaging_service)
-        self.validator = RequestValidator(self.settings.token)
-        self.who = short_name(ctx.campaign, self.section)
+        self.hooks = Webhooks(
+            ctx, self.settings.token, platform=NAME, answer=self._answer, failed=self._failed
+        )
+        self.who = sender_name(ctx.campaign, self.section)
         self.words = Keywords(ctx.campaign.languages, ctx.campaign.default_language)
         self.signups.offer(
             Offer(
@@ -115,7 +105,6 @@ class SmsAdapter:
         )
         self._sent = 0
         self._refused = 0
-        self._forged = 0
 
     @property
     def pacing(self) -> Pacing:
@@ -132,7 +121,7 @@ class SmsAdapter:
             "connected": True,
             "sent": self._sent,
             "refused": self._refused,
-            "refused_unsigned_webhooks": self._forged,
+            "refused_unsigned_webhooks": self.hooks.forged,
         }
 
     # -- sending -----------------------------------------------------------------------
@@ -144,10 +133,10 @@ class SmsAdapter:
         self, channel: ChannelRef, message: OutboundMessage, *, idempotency_key: str
     ) -> str:
         person = await self.signups.recipient(channel.channel, message)
-        callback = self.public(STATUS_PATH.format(delivery=idempotency_key))
+        callback = self.hooks.callback(idempotency_key)
         try:
             sid = await self.client.send(
-                person.address, self.render(message), self.sender, callback
+                person.address, self.sender, callback, {"Body": self.render(message)}
             )
         except NumberRefused as exc:
             self._refused += 1
@@ -171,13 +160,16 @@ class SmsAdapter:
     ) -> str | None:
         """The SID of the text a send in doubt created, if Twilio did create it: looked for
         among the messages to the person's number since the delivery was queued, by its
-        words (`TwilioClient.find`; Twilio keeps no key of ours on a message). None when
-        there is none, or when the person has gone meanwhile (the send then refuses)."""
+        words (`TwilioClient.find`; Twilio keeps no key of ours on a message), with the
+        characters a messaging service's Smart Encoding may swap for GSM-7 ones folded and
+        the spacing ignored. None when there is none, or when the person has gone meanwhile
+        (the send then refuses)."""
         person = await self.signups.contactable(channel.channel)
         if person is None:
             return None
+        wanted = _words(self.render(message))
         return await self.client.find(
-            person.address, self.render(message), self.sender, since=since
+            person.address, self.sender, lambda body: _words(body) == wanted, since=since
         )
 
     async def edit(self, channel: ChannelRef, message_id: str, message: OutboundMessage) -> None:
@@ -186,43 +178,10 @@ class SmsAdapter:
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         raise PermanentDeliveryError("a text cannot be taken back once sent")
 
-    def public(self, path: str) -> str:
-        return f"{self.ctx.campaign.public_url}{path}"
-
     # -- webhooks ----------------------------------------------------------------------------
 
     def mount(self, app: web.Application) -> None:
-        app.router.add_post(INBOUND_PATH, self._inbound)
-        app.router.add_post(STATUS_PATH, self._status)
-
-    async def _signed_form(self, request: web.Request) -> Mapping[str, str] | None:
-        """The POST parameters if Twilio signed them for our public URL, else None."""
-        signature = request.headers.get("X-Twilio-Signature", "")
-        if request.content_type != "application/x-www-form-urlencoded" or not signature:
-            return None
-        form = await request.post()
-        params = {k: v for k, v in form.items() if isinstance(v, str)}
-        if len(params) != len(form):
-            return None
-        url = self.public(request.rel_url.path_qs)
-        if not self.validator.validate(url, params, signature):
-            return None
-        return params
-
-    async def _inbound(self, request: web.Request) -> web.Response:
-        params = await self._signed_form(request)
-        if params is None:
-            return self._refuse(request)
-        sid, sender, body = (
-            params.get("MessageSid", ""),
-            params.get("From", ""),
-            params.get("Body", ""),
-        )
-        if not sid or not sender:
-            return web.Response(status=400, text="MessageSid and From are required")
-        if not await self.ctx.first_time(sid):
-            return _twiml(None)  # a retry or a replay: answered the first time
-        return _twiml(await self._answer(sender, body))
+        self.hooks.mount(app)
 
     async def _answer(self, sender: str, body: str) -> str | None:
         heard = self.words.read(body)
@@ -307,33 +266,14 @@ class SmsAdapter:
         }
         return fit_own(REPLIES.say(language, key, **values), self.section.max_segments)
 
-    async def _status(self, request: web.Request) -> web.Response:
-        params = await self._signed_form(request)
-        if params is None:
-            return self._refuse(request)
-        delivery = request.match_info["delivery"][:25]
-        status = params.get("MessageStatus", params.get("SmsStatus", "")).lower()
-        if status not in STATUSES:
-            return web.Response(status=400, text="MessageStatus is missing or unknown")
-        error = params.get("ErrorCode") or None
-        known = await self.signups.record_receipt(delivery, NAME, status, error and error[:16])
-        if known and status in ("undelivered", "failed") and error in UNREACHABLE:
+    async def _failed(self, delivery: str, error: str | None, request: web.Request) -> None:
+        if error in UNREACHABLE:
             await self.signups.mark_broken_by_delivery(
                 delivery, f"the number cannot receive texts (Twilio {error})"
             )
-        return web.Response(status=204)
-
-    def _refuse(self, request: web.Request) -> web.Response:
-        self._forged += 1
-        log.warning("refused an unsigned or forged Twilio webhook to %s", request.path)
-        return web.Response(
-            status=403,
-            text="This address only accepts requests signed by Twilio (X-Twilio-Signature).",
-        )
 
 
-def _twiml(text: str | None) -> web.Response:
-    reply = MessagingResponse()
-    if text:
-        reply.message(text)
-    return web.Response(text=str(reply), content_type="text/xml")
+def _words(body: str) -> str:
+    """A text as compared with what Twilio lists: typographic punctuation folded as Smart
+    Encoding folds it, the spacing ignored."""
+    return " ".join(smart(body).split())

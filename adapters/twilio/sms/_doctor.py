@@ -4,8 +4,6 @@ texts US numbers, is the sender registered with the carriers? Nothing is sent.""
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
 
 import aiohttp
@@ -13,7 +11,7 @@ import aiohttp
 from adapters.twilio.sms._settings import NAME, SmsSection, SmsSettings
 from bot.ports import Check, DoctorRequest, Verdict
 
-TIMEOUT = aiohttp.ClientTimeout(total=10)
+TIMEOUT = 10.0
 TOLL_FREE = ("+1800", "+1833", "+1844", "+1855", "+1866", "+1877", "+1888")
 REGISTER = (
     "Register in the Twilio console (Messaging → Regulatory compliance): {what}. It takes days "
@@ -26,31 +24,24 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
     assert isinstance(settings, SmsSettings)
     if not settings.enabled or settings.account_sid is None:
         return []
-    url = f"{settings.api_base}/2010-04-01/Accounts/{settings.account_sid}.json"
-    login = base64.b64encode(f"{settings.account_sid}:{settings.token}".encode()).decode()
+    client = settings.client(NAME, timeout=TIMEOUT)
     try:
-        async with (
-            aiohttp.ClientSession(timeout=TIMEOUT) as session,
-            session.get(url, headers={"Authorization": f"Basic {login}"}) as answer,
-        ):
-            status, text = answer.status, await answer.text(errors="replace")
+        status, account = await client.account_info()
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         return [
             Check(NAME, "reachable", Verdict.FAIL,
                   f"could not reach Twilio's API ({type(exc).__name__})",
                   "Check this machine's internet access (or TWILIO_API_BASE).")
         ]  # fmt: skip
+    finally:
+        await client.close()
     if status in (401, 403, 404):
         return [
             Check(NAME, "account", Verdict.FAIL,
                   f"Twilio refused TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN ({status})",
                   "Copy both from the Twilio console's Account Info into the environment.")
         ]  # fmt: skip
-    try:
-        account = json.loads(text) if status == 200 else None
-    except ValueError:
-        account = None
-    if not isinstance(account, dict):
+    if status != 200 or account is None:
         return [
             Check(NAME, "account", Verdict.FAIL, f"Twilio answered {status} to the account check",
                   "Run doctor again in a minute; see status.twilio.com if it persists.")

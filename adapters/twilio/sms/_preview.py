@@ -8,7 +8,8 @@ from babel.numbers import format_currency
 
 from bot.ports import Campaign, OutboundMessage, Section, SurfacePreview, i18n
 
-from ._render import DEFAULT_MAX_SEGMENTS, render_text, short_name
+from .._settings import sender_name
+from ._render import DEFAULT_MAX_SEGMENTS, render_text
 from ._segments import count
 
 
@@ -16,7 +17,7 @@ def preview(
     message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
 ) -> SurfacePreview:
     most = getattr(section, "max_segments", DEFAULT_MAX_SEGMENTS)
-    text = render_text(message, sender=short_name(campaign, section), max_segments=most)
+    text = render_text(message, sender=sender_name(campaign, section), max_segments=most)
     segments = count(text)
     notes = [
         i18n.plural(language, "sms.preview_segments", segments.count).format(

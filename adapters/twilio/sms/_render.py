@@ -23,18 +23,12 @@ from __future__ import annotations
 
 import re
 
-from bot.ports import Campaign, MessageKind, OutboundMessage, Section, Urgency, i18n, short_union
+from bot.ports import Campaign, MessageKind, OutboundMessage, Section, Urgency, i18n
 
+from .._settings import sender_name
 from ._segments import count, fold_to_gsm, is_gsm, smart
 
 DEFAULT_MAX_SEGMENTS = 2
-
-
-def short_name(campaign: Campaign, section: Section | None = None) -> str:
-    """Who a text says it is from: `[sms] sender_name`, else "UTLA" for "United Teachers
-    Los Angeles (UTLA)"."""
-    name = getattr(section, "sender_name", None)
-    return str(name) if name else short_union(campaign.union)
 
 
 def fit_own(text: str, max_segments: int) -> str:
@@ -148,5 +142,5 @@ def _tidy(text: str) -> str:
 def segments_of(message: OutboundMessage, campaign: Campaign, section: Section | None) -> int:
     """`Cost.measure` for the preview: the segments this message will take once sent."""
     max_segments = getattr(section, "max_segments", DEFAULT_MAX_SEGMENTS)
-    text = render_text(message, sender=short_name(campaign, section), max_segments=max_segments)
+    text = render_text(message, sender=sender_name(campaign, section), max_segments=max_segments)
     return count(text).count

@@ -22,9 +22,8 @@ the window), its status callback queues the copy again, which then goes as the t
 nothing lost, nothing twice.
 
 Replies to a person's message are the TwiML answer to their webhook (inside the window by
-definition). Edits and retractions are new messages, as on texts. Every webhook must carry a
-valid `X-Twilio-Signature` (the account's auth token, as for texts); a message handled once
-(`MessageSid`) is not handled again.
+definition). Edits and retractions are new messages, as on texts. The webhooks are signed
+and handled once, as texts' are (`adapters/twilio/_webhooks.py`).
 """
 
 from __future__ import annotations
@@ -32,12 +31,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
-from twilio.request_validator import RequestValidator
-from twilio.twiml.messaging_response import MessagingResponse
 
 from bot.ports import (
     ChannelRef,
@@ -61,19 +57,17 @@ from bot.ports import (
     page_url,
 )
 
-from ._render import free_form, sender_name, variables
+from .._client import NumberRefused, Sender
+from .._settings import sender_name
+from .._webhooks import Webhooks
+from ._content import REFUSED, Approvals, TemplateRefused, template_fields
+from ._render import free_form, variables
 from ._settings import NAME, Template, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings
-from ._twilio import NumberRefused, TemplateRefused, WhatsAppClient, template_fields
 
 log = logging.getLogger("strikebot.whatsapp")
 
-INBOUND_PATH = "/whatsapp/inbound"
-STATUS_PATH = "/whatsapp/status/{delivery}"
 OUTSIDE_WINDOW = "63016"
 UNREACHABLE = frozenset({"63003", "63024"})
-STATUSES = frozenset(
-    {"accepted", "queued", "sending", "sent", "delivered", "undelivered", "failed", "read"}
-)
 WORDS = i18n.Words("whatsapp")
 
 
@@ -89,16 +83,20 @@ class WhatsAppAdapter:
         self.section = ctx.section_as(WhatsAppSection) if ctx.section else WhatsAppSection()
         self.delivery = ctx.delivery_as(WhatsAppDelivery) if ctx.delivery else WhatsAppDelivery()
         self.signups: SignUps = ctx.people
-        assert self.settings.account_sid is not None and self.settings.number is not None
-        self.client = WhatsAppClient(
-            self.settings.api_base,
-            self.settings.content_base,
-            self.settings.account_sid,
+        assert self.settings.number is not None
+        self.client = self.settings.client(NAME, timeout=timeout, refusals=REFUSED)
+        self.approvals = Approvals(self.client, self.settings.content_base)
+        channel = "whatsapp:"
+        self.sender = Sender(self.settings.number, self.settings.messaging_service, channel)
+        self.hooks = Webhooks(
+            ctx,
             self.settings.token,
-            timeout=timeout,
+            platform=NAME,
+            answer=self._answer,
+            failed=self._failed,
+            channel=channel,
         )
-        self.validator = RequestValidator(self.settings.token)
-        self.who = sender_name(ctx.campaign.union, self.section.sender_name)
+        self.who = sender_name(ctx.campaign, self.section)
         self.words = Keywords(ctx.campaign.languages, ctx.campaign.default_language)
         self.window = timedelta(hours=self.section.window_hours)
         self.signups.offer(
@@ -114,7 +112,6 @@ class WhatsAppAdapter:
         )
         self._sent = {"free_form": 0, "template": 0}
         self._refused = 0
-        self._forged = 0
         self._resent = 0
 
     def invite(self, language: str) -> Link:
@@ -142,7 +139,7 @@ class WhatsAppAdapter:
             "sent_as_template": self._sent["template"],
             "refused": self._refused,
             "sent_again_outside_window": self._resent,
-            "refused_unsigned_webhooks": self._forged,
+            "refused_unsigned_webhooks": self.hooks.forged,
         }
 
     # -- sending -----------------------------------------------------------------------
@@ -156,21 +153,13 @@ class WhatsAppAdapter:
     ) -> str:
         person = await self.signups.recipient(channel.channel, message)
         free = self.in_window(person)
-        fields = {
-            "To": f"whatsapp:{person.address}",
-            "StatusCallback": self.public(STATUS_PATH.format(delivery=idempotency_key))
-            + ("?as=free" if free else "?as=template"),
-        }
-        if self.settings.messaging_service:
-            fields["MessagingServiceSid"] = self.settings.messaging_service
-        else:
-            fields["From"] = f"whatsapp:{self.settings.number}"
+        callback = self.hooks.callback(idempotency_key) + ("?as=free" if free else "?as=template")
         if free:
-            fields["Body"] = free_form(message, sender=self.who)
+            content = {"Body": free_form(message, sender=self.who)}
         else:
-            fields |= await self._template(message)
+            content = await self._template(message)
         try:
-            sid = await self.client.send(fields)
+            sid = await self.client.send(person.address, self.sender, callback, content)
         except NumberRefused as exc:
             self._refused += 1
             await self.signups.mark_broken(person.key, exc.reason)
@@ -201,17 +190,12 @@ class WhatsAppAdapter:
         free = " ".join(free_form(message, sender=self.who).split())
         template = self.section.templates.for_kind(str(message.kind))
         values = variables(message, list(template.variables), sender=self.who) if template else []
-        number, service = f"whatsapp:{self.settings.number}", self.settings.messaging_service
 
-        def ours(sent: Mapping[str, Any]) -> bool:
-            if (sent.get("messaging_service_sid") if service else sent.get("from")) != (
-                service or number
-            ):
-                return False
-            body = " ".join(str(sent.get("body") or "").split())
+        def ours(body: str) -> bool:
+            body = " ".join(body.split())
             return body == free or (bool(values) and all(v in body for v in values))
 
-        return await self.client.find(f"whatsapp:{person.address}", ours, since=since)
+        return await self.client.find(person.address, self.sender, ours, since=since)
 
     async def _template(self, message: OutboundMessage) -> dict[str, str]:
         """ContentSid and ContentVariables for `message`, or `PermanentDeliveryError` saying
@@ -226,7 +210,7 @@ class WhatsAppAdapter:
                 f'[whatsapp.templates.{kind}] content.{message.language} = "HX..." (or to '
                 "[whatsapp.templates.update]); see docs/whatsapp.md"
             )
-        approval = await self.client.approval(sid)
+        approval = await self.approvals.approval(sid)
         if approval is not None and not approval.approved:
             why = f" ({approval.reason})" if approval.reason else ""
             raise PermanentDeliveryError(
@@ -243,39 +227,10 @@ class WhatsAppAdapter:
     async def delete(self, channel: ChannelRef, message_id: str) -> None:
         raise PermanentDeliveryError("a WhatsApp message is not taken back once sent")
 
-    def public(self, path: str) -> str:
-        return f"{self.ctx.campaign.public_url}{path}"
-
     # -- webhooks ----------------------------------------------------------------------
 
     def mount(self, app: web.Application) -> None:
-        app.router.add_post(INBOUND_PATH, self._inbound)
-        app.router.add_post(STATUS_PATH, self._status)
-
-    async def _signed_form(self, request: web.Request) -> Mapping[str, str] | None:
-        """The POST parameters if Twilio signed them for our public URL, else None."""
-        signature = request.headers.get("X-Twilio-Signature", "")
-        if request.content_type != "application/x-www-form-urlencoded" or not signature:
-            return None
-        form = await request.post()
-        params = {k: v for k, v in form.items() if isinstance(v, str)}
-        if len(params) != len(form):
-            return None
-        if not self.validator.validate(self.public(request.rel_url.path_qs), params, signature):
-            return None
-        return params
-
-    async def _inbound(self, request: web.Request) -> web.Response:
-        params = await self._signed_form(request)
-        if params is None:
-            return self._refuse(request)
-        sid, sender = params.get("MessageSid", ""), params.get("From", "")
-        if not sid or not sender.startswith("whatsapp:"):
-            return web.Response(status=400, text="MessageSid and a whatsapp: From are required")
-        if not await self.ctx.first_time(sid):
-            return _twiml(None)  # a retry or a replay: answered the first time
-        reply = await self._answer(sender.removeprefix("whatsapp:"), params.get("Body", ""))
-        return _twiml(reply)
+        self.hooks.mount(app)
 
     async def _answer(self, sender: str, body: str) -> str | None:
         heard = self.words.read(body)
@@ -328,18 +283,7 @@ class WhatsAppAdapter:
         values = {"who": self.who, "url": url, "countries": ", ".join(self.section.countries)}
         return WORDS[language][key].format(**(values | extra))
 
-    async def _status(self, request: web.Request) -> web.Response:
-        params = await self._signed_form(request)
-        if params is None:
-            return self._refuse(request)
-        delivery = request.match_info["delivery"][:25]
-        status = params.get("MessageStatus", params.get("SmsStatus", "")).lower()
-        if status not in STATUSES:
-            return web.Response(status=400, text="MessageStatus is missing or unknown")
-        error = (params.get("ErrorCode") or "")[:16] or None
-        known = await self.signups.record_receipt(delivery, NAME, status, error)
-        if not known or status not in ("undelivered", "failed"):
-            return web.Response(status=204)
+    async def _failed(self, delivery: str, error: str | None, request: web.Request) -> None:
         if error == OUTSIDE_WINDOW and request.query.get("as") == "free":
             # The window closed while the message waited: the template goes instead.
             if await self.signups.send_again(
@@ -356,19 +300,3 @@ class WhatsAppAdapter:
             await self.signups.mark_broken_by_delivery(
                 delivery, f"the number is not on WhatsApp (Twilio {error})"
             )
-        return web.Response(status=204)
-
-    def _refuse(self, request: web.Request) -> web.Response:
-        self._forged += 1
-        log.warning("refused an unsigned or forged Twilio webhook to %s", request.path)
-        return web.Response(
-            status=403,
-            text="This address only accepts requests signed by Twilio (X-Twilio-Signature).",
-        )
-
-
-def _twiml(text: str | None) -> web.Response:
-    reply = MessagingResponse()
-    if text:
-        reply.message(text)
-    return web.Response(text=str(reply), content_type="text/xml")

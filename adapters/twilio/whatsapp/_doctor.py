@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import aiohttp
+
 from bot.ports import Check, DoctorRequest, Verdict
 
+from ._content import Approvals
 from ._settings import KINDS, NAME, WhatsAppSection, WhatsAppSettings
-from ._twilio import WhatsAppClient
 
 TIMEOUT = 8.0
 
@@ -21,16 +23,11 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
         return []
     section = request.section if isinstance(request.section, WhatsAppSection) else None
     section = section or WhatsAppSection()
-    client = WhatsAppClient(
-        settings.api_base,
-        settings.content_base,
-        settings.account_sid,
-        settings.token,
-        timeout=TIMEOUT,
-    )
+    client = settings.client(NAME, timeout=TIMEOUT)
     try:
-        login = await client.account_status()
-        if login is None:
+        try:
+            login, _ = await client.account_info()
+        except (aiohttp.ClientError, TimeoutError, OSError):
             fix = "Check this machine's internet access (or TWILIO_API_BASE)."
             return [Check(NAME, "reachable", Verdict.FAIL, "could not reach Twilio", fix)]
         if login != 200:
@@ -46,14 +43,15 @@ async def doctor(request: DoctorRequest) -> Sequence[Check]:
                                 "Set TWILIO_WHATSAPP_FROM to the number registered as your "
                                 "WhatsApp sender (Twilio console, Messaging, Senders).")
                           )  # fmt: skip
-        checks += await _templates(client, section, request.campaign.languages)
+        approvals = Approvals(client, settings.content_base)
+        checks += await _templates(approvals, section, request.campaign.languages)
         return checks
     finally:
         await client.close()
 
 
 async def _templates(
-    client: WhatsAppClient, section: WhatsAppSection, languages: Sequence[str]
+    approvals: Approvals, section: WhatsAppSection, languages: Sequence[str]
 ) -> list[Check]:
     checks = []
     for kind in KINDS:
@@ -70,7 +68,7 @@ async def _templates(
                     "[whatsapp.templates.update]) to the campaign file: docs/whatsapp.md.",
                 ))  # fmt: skip
                 continue
-            approval = await client.fetch_approval(sid)
+            approval = await approvals.fetch(sid)
             if approval is None:
                 checks.append(Check(NAME, subject, Verdict.SKIP,
                                     f"could not ask Twilio about {sid}"))  # fmt: skip

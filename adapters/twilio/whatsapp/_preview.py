@@ -9,10 +9,10 @@ from bot.ports import Campaign, OutboundMessage, Section, SurfacePreview, i18n
 def preview(
     message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
 ) -> SurfacePreview:
-    from ._render import BODY_MAX, free_form, sender_name
+    from .._settings import sender_name
+    from ._render import BODY_MAX, free_form
 
-    sender = sender_name(campaign.union, getattr(section, "sender_name", None))
-    text = free_form(message, sender=sender)
+    text = free_form(message, sender=sender_name(campaign, section))
     lines = text.replace("*", "").split("\n")
     notes = (
         i18n.text(language, "whatsapp.preview_size").format(

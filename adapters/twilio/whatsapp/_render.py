@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from bot.ports import MessageKind, OutboundMessage, Urgency, fit, i18n, short_union
+from bot.ports import MessageKind, OutboundMessage, Urgency, fit, i18n
 
 BODY_MAX = 1600  # Twilio's limit for one WhatsApp message
 VALUE_MAX = {"sender": 30, "title": 200, "body": 600, "next_step": 200, "url": 500}
@@ -67,7 +67,3 @@ def variables(message: OutboundMessage, names: list[str], *, sender: str) -> lis
 def _one_line(text: str, limit: int, language: str) -> str:
     line = " ".join(text.split()) or "-"
     return fit(line, limit, None, language) if len(line) > limit else line
-
-
-def sender_name(union: str, configured: str | None) -> str:
-    return configured or short_union(union)
