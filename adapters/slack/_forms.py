@@ -71,6 +71,25 @@ class Forms:
         app.view(modals.PICK)(self.on_pick)
         app.view(modals.EDIT)(self.on_edit_form)
         app.view(modals.CONFIRM)(self.on_confirm)
+        app.options(modals.PLACES)(self.on_places)
+
+    async def on_places(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """The audience picker's options request (`block_suggestion`): the sites and groups
+        matching what was typed, in the form's language, within Slack's 3 seconds."""
+        meta = modals.decode_meta(body.get("view") or {})
+        lang = str(meta.get("l") or i18n.pick(self.campaign.default_language))
+        query = str(body.get("value") or "")
+        try:
+            found = await asyncio.wait_for(
+                self.commands.find_places(query, lang, limit=modals.OPTIONS_MAX), self.budget
+            )
+        except TimeoutError:
+            log.warning("the Slack site picker found nothing within %gs", self.budget)
+            found = []
+        except Exception:  # an empty list beats no answer (Slack says "no results")
+            log.exception("the Slack site picker failed")
+            found = []
+        await ack(**modals.place_options(lang, found))
 
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
@@ -89,8 +108,8 @@ class Forms:
         )
         picked = modals.chosen_audience(values.get("audience"))
         if picked is not None:
-            try:  # the desk reads codes typed as a typed command does
-                sites, groups = picked if isinstance(picked, tuple) else (picked, None)
+            try:  # the desk checks the codes as a typed command's (one gone since?)
+                sites, groups = picked
                 read = self.desk.read(Action.POST, texts={}, sites=sites, groups=groups)
             except Problems as exc:
                 lang = str(meta.get("l") or i18n.source_language())

@@ -281,9 +281,9 @@ class Inbound:
         view: modals.View
         if form == "post":
             current = await self.commands.desk.current_status()
-            places = await self.commands.places()
+            places = bool(await self.commands.find_places("", lang, limit=1))
             view = modals.post_form(
-                lang, self.campaign, current, modals.encode_meta(**meta), places
+                lang, self.campaign, current, modals.encode_meta(**meta), places=places
             )
         elif form == "edit" and chosen is not None:
             update, _ = await self.commands.desk.current(chosen)

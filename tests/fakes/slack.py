@@ -805,8 +805,52 @@ def _input_errors(block: dict[str, Any], where: str) -> list[str]:
                     problems.append(f"bad option text {where}/element]")
                 if not 0 < len(option.get("value", "")) <= MAX_OPTION_VALUE:
                     problems.append(f"bad option value {where}/element]")
+    elif kind == "multi_external_select":
+        # Options come from the app's options requests; only the chosen ones are given.
+        if "options" in element or "option_groups" in element:
+            problems.append(f"an external select has no options of its own {where}/element]")
+        if not 0 <= element.get("min_query_length", 3) <= 255:
+            problems.append(f"bad min_query_length {where}/element]")
+        initial = element.get("initial_options") or []
+        if len(initial) > MAX_OPTIONS:
+            problems.append(f"at most {MAX_OPTIONS} initial_options {where}/element]")
+        problems += [f"{p} {where}/element/initial_options]" for p in _option_errors(initial)]
     elif kind not in ("datetimepicker", "datepicker", "timepicker", "conversations_select"):
         problems.append(f"unsupported element {where}/element/type]")
+    return problems
+
+
+def _option_errors(options: list[Any]) -> list[str]:
+    problems: list[str] = []
+    for option in options:
+        text = option.get("text") or {}
+        if text.get("type") != "plain_text" or not 0 < _text_len(text) <= MAX_OPTION_TEXT:
+            problems.append("an option's text must be plain_text of 1 to 75 characters")
+        if not 0 < len(str(option.get("value", ""))) <= MAX_OPTION_VALUE:
+            problems.append("an option's value must be 1 to 150 characters")
+    return problems
+
+
+def options_errors(answer: Mapping[str, Any]) -> list[str]:
+    """What Slack would refuse in the answer to an options request (block_suggestion):
+    `options` or `option_groups` (each a label and options), at most 100 in all."""
+    if ("options" in answer) == ("option_groups" in answer):
+        return ["answer with options or option_groups (one of them)"]
+    if "options" in answer:
+        options = answer["options"]
+        problems = [] if len(options) <= MAX_OPTIONS else ["more than 100 options"]
+        return problems + _option_errors(options)
+    groups = answer["option_groups"]
+    problems = [] if 0 < len(groups) <= MAX_OPTIONS else ["1 to 100 option_groups"]
+    if sum(len(g.get("options") or []) for g in groups) > MAX_OPTIONS:
+        problems.append("more than 100 options in all")
+    for group in groups:
+        label = group.get("label") or {}
+        if label.get("type") != "plain_text" or not 0 < _text_len(label) <= MAX_OPTION_TEXT:
+            problems.append("an option group's label must be plain_text of 1 to 75 characters")
+        if not group.get("options"):
+            problems.append("an option group needs options")
+        problems += _option_errors(group.get("options") or [])
     return problems
 
 
@@ -987,6 +1031,23 @@ def view_submission(
         "state": {"values": {block: {"value": dict(state)} for block, state in values.items()}},
     }
     return body
+
+
+def block_suggestion(
+    view: Mapping[str, Any], block_id: str, value: str, *, user: str = "U0ADMIN"
+) -> dict[str, Any]:
+    """Someone typing `value` into the external select in `block_id` of `view`."""
+    [block] = [b for b in view.get("blocks", []) if b.get("block_id") == block_id]
+    body = payload("block_suggestion")
+    body["user"].update(id=user, username=user.lower(), name=user.lower())
+    body.update(action_id=block["element"]["action_id"], block_id=block_id, value=value)
+    body["view"] = {**body["view"], **{k: v for k, v in view.items() if k != "state"}}
+    return body
+
+
+def picked(*options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options chosen in a multi_external_select (as Slack echoes them)."""
+    return {"type": "multi_external_select", "selected_options": [dict(o) for o in options]}
 
 
 def typed(text: str | None) -> dict[str, Any]:
@@ -1171,6 +1232,10 @@ class SlackBot:
     async def command(self, text: str, **kwargs: Any) -> Response:
         """`/strike <text>` through HTTP mode; kwargs as `slash_command`."""
         return await self.post_signed(form_body(slash_command(self.slack, text, **kwargs)))
+
+    async def suggest(self, view: Mapping[str, Any], block_id: str, value: str) -> Response:
+        """Type `value` into the external select in `block_id` through HTTP mode."""
+        return await self.post_signed(interaction_body(block_suggestion(view, block_id, value)))
 
     async def submit(
         self,
