@@ -260,3 +260,155 @@ async def test_slack_post_form_without_sites_has_no_picker(
     async with SlackBot(sqlite_store, clock, slack) as bot:
         form = await post_form(bot, slack)
         assert "audience" not in [b.get("block_id") for b in form["blocks"]]
+
+
+# ---------------------------------------------------------------------------- Discord
+
+
+@pytest.fixture
+async def discord(tmp_path: Path) -> AsyncIterator[Any]:
+    from tests.fakes.discord import FakeDiscord, discord_bot
+
+    async with FakeDiscord() as fake:
+        env = {"DISCORD_PUBLIC_KEY": fake.public_key}
+        url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+        async with discord_bot(fake, url, FixedClock(FRIDAY), env=env) as bot:
+            await import_places(bot.store, GROUPS, SITES)
+            yield bot
+
+
+async def choices(bot: Any, name: str, focused: str, value: str, **given: Any) -> list[Any]:
+    from tests.fakes.discord import AUTOCOMPLETE_RESULT, autocomplete_payload
+
+    iid = await bot.fake.send_interaction(autocomplete_payload(name, focused, value, **given))
+    (reply,) = await bot.fake.wait_reply(iid)
+    assert reply.type == AUTOCOMPLETE_RESULT and reply.after < 3.0  # Discord's deadline
+    found: list[Any] = reply.data["choices"]
+    assert len(found) <= 25
+    assert all(len(c["name"]) <= 100 and len(c["value"]) <= 100 for c in found)
+    return found
+
+
+async def test_discord_subscribe_completes_site_and_group_codes(discord: Any) -> None:
+    [roosevelt] = await choices(discord, "subscribe", "sites", "roos")
+    assert roosevelt == {
+        "name": "Roosevelt High School (roosevelt) · Local District East",
+        "value": "roosevelt",
+    }
+    # Several codes, comma-separated: the last is completed, the ones before kept.
+    [both] = await choices(discord, "subscribe", "sites", "roosevelt, venice h")
+    assert both["value"] == "roosevelt,venice"
+    assert both["name"] == "roosevelt, Venice High School (venice) · Local District West"
+    assert await choices(discord, "subscribe", "sites", "roosevelt,roosevelt") == []
+    # Sites only for `sites`, groups only for `groups`; a thousand schools, 25 choices.
+    assert len(await choices(discord, "subscribe", "sites", "")) == 25
+    groups = await choices(discord, "subscribe", "groups", "")
+    assert [c["value"] for c in groups] == [
+        "central", "east", "northeast", "northwest", "south", "west"
+    ]  # fmt: skip
+    assert groups[1]["name"] == "Local District East (east), all its sites"
+    spanish = await choices(discord, "subscribe", "groups", "nor", locale="es-ES")
+    assert [c["name"] for c in spanish] == [
+        "Distrito Local Noreste (northeast), todos sus centros",
+        "Distrito Local Noroeste (northwest), todos sus centros",
+    ]
+    for nothing in ("zzzz", "%%%", "🏫", "<script>", "roosevelt,'; --"):
+        assert await choices(discord, "subscribe", "sites", nothing) == [], nothing
+
+
+async def test_discord_subscribe_with_the_picked_codes_follows_them(discord: Any) -> None:
+    from tests.fakes.discord import COMMS_ROLE_ID, interaction_payload
+
+    payload = interaction_payload(
+        "subscribe", options={"sites": "roosevelt,venice", "groups": "east"},
+        roles=(COMMS_ROLE_ID,),
+    )  # fmt: skip
+    iid = await discord.fake.send_interaction(payload)
+    await discord.fake.wait_reply(iid, count=2)
+    async with discord.store.read() as tx:
+        [sub] = await tx.list_subscriptions(platform="discord")
+    assert sub.follows == Audience.of(["roosevelt", "venice"], ["east"])
+    wrong = interaction_payload(
+        "subscribe", options={"sites": "lincoln"}, roles=(COMMS_ROLE_ID,), locale="es-ES"
+    )
+    iid = await discord.fake.send_interaction(wrong)
+    *_, answer = await discord.fake.wait_reply(iid, count=3)  # only the admin sees it
+    assert "lincoln" in answer.text and answer.ephemeral
+
+
+async def test_discord_status_completes_a_site_and_answers_for_it(discord: Any) -> None:
+    from tests.fakes.discord import CHANNEL_MESSAGE, interaction_payload
+
+    found = await choices(discord, "status", "site", "prepa roos", locale="es-419")
+    assert found[0] == {
+        "name": "Preparatoria Roosevelt (roosevelt) · Distrito Local Este",
+        "value": "roosevelt",
+    }
+    # One place only: a comma is no separator here.
+    assert await choices(discord, "status", "site", "venice,roos") == []
+    east = await choices(discord, "status", "site", "east")  # Eastman's schools after it
+    assert east[0]["value"] == "east" and "Eastman" in east[1]["name"]
+    iid = await discord.fake.send_interaction(
+        interaction_payload("status", options={"site": "roosevelt"})
+    )
+    (reply,) = await discord.fake.wait_reply(iid)
+    assert reply.type == CHANNEL_MESSAGE and "Roosevelt High School" in reply.text
+
+
+async def test_discord_post_fills_the_forms_audience_with_the_codes_picked(
+    discord: Any,
+) -> None:
+    from tests.fakes.discord import (
+        COMMS_ROLE_ID,
+        MODAL,
+        as_member,
+        load_payload,
+        modal_submit_payload,
+    )
+
+    [east] = await choices(discord, "post", "only_for", "roosevelt,local east",
+                           options={"status": "strike_on"})  # fmt: skip
+    assert east["value"] == "roosevelt,east"
+    command = as_member(load_payload("interaction_command_post"), roles=(COMMS_ROLE_ID,))
+    command["data"]["options"][0]["options"].append(
+        {"name": "only_for", "type": 3, "value": east["value"]}
+    )
+    iid = await discord.fake.send_interaction(command)
+    (modal,) = await discord.fake.wait_reply(iid)
+    assert modal.type == MODAL
+    [audience] = [
+        row["component"] for row in modal.data["components"]
+        if row.get("component", {}).get("custom_id") == "audience"
+    ]  # fmt: skip
+    assert audience["value"] == "roosevelt,east"
+    values = {
+        "headline": "East district rally",
+        "urgency": ["routine"],
+        "audience": "roosevelt,east",
+    }
+    submitted = await discord.fake.send_interaction(
+        modal_submit_payload(modal, values, like=command)
+    )
+    await discord.fake.wait_reply(submitted, count=2)
+    shown = json.dumps(discord.fake.original_message(str(submitted)), ensure_ascii=False)
+    assert "Local District East" in shown and "Roosevelt High School" in shown
+
+
+async def test_discord_autocomplete_over_the_interactions_endpoint(discord: Any) -> None:
+    from tests.fakes.discord import AUTOCOMPLETE_RESULT, autocomplete_payload
+    from tests.test_discord_scaleout import endpoint
+
+    async with endpoint(discord) as url:
+        asked = autocomplete_payload("subscribe", "sites", "grant", locale="es-ES")
+        iid = await discord.fake.post_interaction(asked, url)
+        (reply,) = await discord.fake.wait_reply(iid)
+        assert reply.type == AUTOCOMPLETE_RESULT
+        assert reply.data["choices"][0] == {
+            "name": "Preparatoria Grant (grant) · Distrito Local Noreste",
+            "value": "grant",
+        }
+        odd = await discord.fake.post_interaction(
+            autocomplete_payload("status", "site", "\u202e🏫"), url
+        )
+        (none,) = await discord.fake.wait_reply(odd)
+        assert none.type == AUTOCOMPLETE_RESULT and none.data["choices"] == []
