@@ -381,7 +381,7 @@ async def test_discord_post_fills_the_forms_audience_with_the_codes_picked(
         if row.get("component", {}).get("custom_id") == "audience"
     ]  # fmt: skip
     assert audience["value"] == "roosevelt,east"
-    values = {
+    values: dict[str, str | list[str]] = {
         "headline": "East district rally",
         "urgency": ["routine"],
         "audience": "roosevelt,east",
