@@ -29,6 +29,8 @@ _WORD = re.compile(r"[^\W_]+")  # letters and digits; '-', '_' and the rest sepa
 
 def fold(text: str) -> str:
     """`text` without accents, case-folded: "José" → "jose", "ÉCOLE" → "ecole"."""
+    if text.isascii():
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
@@ -80,12 +82,14 @@ class PlaceIndex:
             for part in words(place.code):
                 every.append((part, i))
             for language, name in place.names.items():
-                place.folded[language] = " ".join(words(name))
-                for word in words(name):
+                named = words(name)
+                place.folded[language] = " ".join(named)
+                for word in named:
                     every.append((word, i))
                     by_language.setdefault(language, []).append((word, i))
         self._every = sorted(set(every))
         self._by_language = {lang: sorted(set(ws)) for lang, ws in by_language.items()}
+        self._ranks: dict[str, list[int]] = {}  # language → each place's place in order
 
     def __len__(self) -> int:
         return len(self._places)
@@ -101,9 +105,10 @@ class PlaceIndex:
         """The places matching `query`, best first, at most `limit`, named in `language`."""
         typed = query.strip()
         wanted = words(typed)
+        rank = self._rank(language)
         if not typed:
             chosen = [i for i, p in enumerate(self._places) if p.kind in kinds]
-            chosen.sort(key=lambda i: self._order(i, 0, language))
+            chosen.sort(key=rank.__getitem__)
             return [self._match(i, language) for i in chosen[:limit]]
         if not wanted:
             return []
@@ -133,9 +138,9 @@ class PlaceIndex:
                 tier = 3
             else:
                 tier = 4
-            ranked.append((self._order(i, tier, language), i))
+            ranked.append((tier, rank[i], i))
         ranked.sort()
-        return [self._match(i, language) for _, i in ranked[:limit]]
+        return [self._match(i, language) for _, _, i in ranked[:limit]]
 
     def named(self, codes: Iterable[str], language: str) -> list[PlaceMatch]:
         """The places with these codes (unknown ones left out), in the given order."""
@@ -145,9 +150,21 @@ class PlaceIndex:
     def _folded(self, place: _Place, language: str) -> str:
         return place.folded.get(language) or next(iter(place.folded.values()), "")
 
-    def _order(self, i: int, tier: int, language: str) -> tuple[int, int, str, str]:
-        place = self._places[i]
-        return (tier, place.kind == "site", self._folded(place, language), place.code)
+    def _rank(self, language: str) -> list[int]:
+        """Each place's position among all in `language`: groups first, then by name."""
+        rank = self._ranks.get(language)
+        if rank is None:
+            places = self._places
+            order = sorted(
+                range(len(places)),
+                key=lambda i: (places[i].kind == "site", self._folded(places[i], language),
+                               places[i].code),
+            )  # fmt: skip
+            rank = [0] * len(places)
+            for position, i in enumerate(order):
+                rank[i] = position
+            self._ranks[language] = rank
+        return rank
 
     def _match(self, i: int, language: str) -> PlaceMatch:
         place = self._places[i]
