@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import statistics
 import tempfile
 import time
@@ -77,12 +78,13 @@ async def run(sites: int, repeat: int) -> None:
     print("| lookup | median | p99 |\n|---|---|---|")
     for query, lang in QUERIES:
         for limit in (25, 100):
-            micros = timed(lambda q=query, la=lang, n=limit: index.find(q, la, limit=n), repeat)
+            micros = timed(functools.partial(index.find, query, lang, limit=limit), repeat)
             n = len(index.find(query, lang, limit=limit))
             print(line(f"index, {query!r} ({lang}), {n} of at most {limit}", micros))
     everything = [*groups, *found]
     for query, lang in QUERIES[2:4]:
-        micros = timed(lambda q=query, la=lang: naive(everything, q, la, 25), max(repeat // 10, 5))
+        scan = functools.partial(naive, everything, query, lang, 25)
+        micros = timed(scan, max(repeat // 10, 5))
         print(line(f"naive scan, {query!r} ({lang})", micros))
     build = timed(lambda: PlaceIndex(groups, found), 20)
     print(line("building the index (20 builds)", build))

@@ -21,6 +21,8 @@ from tests.fakes.slack import (
     SlackBot,
     block_suggestion,
     chosen,
+    form_body,
+    interaction_body,
     options_errors,
     picked,
     typed,
@@ -252,6 +254,66 @@ async def test_slack_picker_answers_over_socket_mode(
         nothing = await slack.send_envelope("interactive", block_suggestion(form, "audience", "🏫"))
         assert (await slack.wait_ack(nothing))["payload"] == {"options": []}
         assert bot.adapter.health()["connected"] is True
+
+
+async def test_slack_subscribe_offers_a_picker_of_what_the_channel_follows(
+    places: Store, clock: FixedClock, slack: FakeSlack
+) -> None:
+    from tests.fakes.slack import block_action, message_error, slash_command
+
+    async with SlackBot(places, clock, slack) as bot:
+        asked = slash_command(slack, "subscribe sites=roosevelt", user="U0ADMINES")
+        answer = await bot.post_signed(form_body(asked))
+        assert answer.json()["response_type"] == "in_channel"  # the channel's card
+        [offer] = await slack.wait_for_responses(asked["response_url"])
+        assert offer["response_type"] == "ephemeral" and message_error(offer) is None
+        [block] = offer["blocks"]
+        assert block["text"]["text"].startswith("¿Qué centros y grupos sigue este canal?")
+        picker = block["accessory"]
+        assert picker["type"] == "multi_external_select"
+        assert [o["value"] for o in picker["initial_options"]] == ["site:roosevelt"]
+        assert picker["initial_options"][0]["text"]["text"] == (
+            "Preparatoria Roosevelt (roosevelt)"
+        )
+
+        # Its options come in the message's language, like the form's.
+        typed_in = block_suggestion(offer, block["block_id"], "oes")
+        found = (await bot.post_signed(interaction_body(typed_in))).json()
+        assert options_errors(found) == []
+        assert found["option_groups"][0]["options"][0]["text"]["text"] == (
+            "Todo Distrito Local Oeste (west)"
+        )
+        west = found["option_groups"][0]["options"][0]
+
+        # Picking a group and a school: the channel follows them, and the card says so.
+        roosevelt = picker["initial_options"][0]
+        change = block_action(slack, offer, block["block_id"], [roosevelt, west], user="U0ADMINES")
+        assert (await bot.act(change)).status == 200
+        [changed] = await slack.wait_for_responses(change["response_url"])
+        assert changed["replace_original"] is True and message_error(changed) is None
+        assert [o["value"] for o in changed["blocks"][-1]["accessory"]["initial_options"]] == [
+            "site:roosevelt",
+            "group:west",
+        ]
+        async with places.read() as tx:
+            [sub] = await tx.list_subscriptions(platform="slack")
+        assert sub.follows == Audience.of(["roosevelt"], ["west"])
+
+        # Nothing picked: everything again. A member who is no admin changes nothing.
+        cleared = block_action(slack, changed, block["block_id"], [], user="U0ADMINES")
+        await bot.act(cleared)
+        await slack.wait_for_responses(cleared["response_url"])
+        async with places.read() as tx:
+            [sub] = await tx.list_subscriptions(platform="slack")
+        assert sub.follows == Audience()
+        slack.add_user("U0MEMBER", "maria")
+        refused = block_action(slack, changed, block["block_id"], [west], user="U0MEMBER")
+        await bot.act(refused)
+        [no] = await slack.wait_for_responses(refused["response_url"])
+        assert "replace_original" not in no and "admin" in no["text"].lower()
+        async with places.read() as tx:
+            [sub] = await tx.list_subscriptions(platform="slack")
+        assert sub.follows == Audience()
 
 
 async def test_slack_post_form_without_sites_has_no_picker(

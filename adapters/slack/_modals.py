@@ -47,6 +47,7 @@ EDIT = "strike:edit"
 CONFIRM = "strike:confirm"
 RESULT = "strike:result"
 PLACES = "strike:places"  # the action id of the site and group picker (its options requests)
+FOLLOWS = "strike:follows"  # the same picker in a message: what a channel follows
 
 BODY_INPUT_MAX = 3000  # Slack's plain_text_input limit; longer bodies go through the CLI
 TITLE_MAX = 24
@@ -224,6 +225,36 @@ def audience_input(lang: str, chosen: Sequence[PlaceMatch] = ()) -> Block:
         element["initial_options"] = [_place_option(m, lang) for m in chosen[:OPTIONS_MAX]]
     return _input("audience", word(lang, "audience"), element, optional=True,
                   hint=word(lang, "audience_hint"))  # fmt: skip
+
+
+def follows_message(lang: str, chosen: Sequence[PlaceMatch]) -> dict[str, Any]:
+    """An ephemeral message whose picker chooses what the channel follows (`chosen` now;
+    none: everything). Its block id carries the language its options are named in."""
+    text = word(lang, "follows_text")
+    element: dict[str, Any] = {
+        "type": "multi_external_select",
+        "action_id": FOLLOWS,
+        "min_query_length": 0,
+        "placeholder": plain(word(lang, "audience_placeholder"), 150),
+    }
+    if chosen:
+        element["initial_options"] = [_place_option(m, lang) for m in chosen[:OPTIONS_MAX]]
+    block = {
+        "type": "section",
+        "block_id": f"{FOLLOWS}:{lang}",
+        "text": mrkdwn(escape(text)),
+        "accessory": element,
+    }
+    return {"response_type": "ephemeral", "text": text, "blocks": [block]}
+
+
+def picker_language(body: Mapping[str, Any]) -> str | None:
+    """The language a picker's options are named in: its form's, or its message's."""
+    meta = decode_meta(body.get("view") or {})
+    if meta.get("l"):
+        return str(meta["l"])
+    block_id = str(body.get("block_id") or "")
+    return block_id.rsplit(":", 1)[1] if block_id.startswith(FOLLOWS + ":") else None
 
 
 def place_options(lang: str, found: Sequence[PlaceMatch]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
 from bot.messages.kinds import status_term, statuses
 from bot.models import (
+    Audience,
     Demand,
     DemandChange,
     DemandText,
@@ -101,6 +102,13 @@ class Questions(CommandsBase):
         shows as already chosen."""
         lang = i18n.pick(language or self.campaign.default_language)
         return await self.picker.named(codes, lang)
+
+    async def following(self, ctx: CommandContext) -> Audience | None:
+        """What the channel of `ctx` follows (no sites nor groups: everything), or None
+        when it is not subscribed: what a picker shows as chosen."""
+        async with self.store.read() as tx:
+            sub = await tx.find_subscription(ctx.platform, ctx.workspace, ctx.channel)
+        return None if sub is None else sub.follows
 
     async def recent_updates(
         self, n: int = 10, states: Collection[UpdateState] | None = None
