@@ -238,7 +238,7 @@ async def test_slack_picker_answers_over_socket_mode(
 ) -> None:
     async with SlackBot(places, clock, slack, mode="socket") as bot:
         await slack.wait_connected()
-        from tests.fakes.slack import slash_command
+        from tests.fakes.slack import block_action, slash_command
 
         opened = await slack.send_envelope(
             "slash_commands", slash_command(slack, "post", user="U0ADMIN")
@@ -253,6 +253,25 @@ async def test_slack_picker_answers_over_socket_mode(
         assert option_values(answer)[0] == "site:venice"
         nothing = await slack.send_envelope("interactive", block_suggestion(form, "audience", "🏫"))
         assert (await slack.wait_ack(nothing))["payload"] == {"options": []}
+
+        # What the channel follows, picked in the message after /strike subscribe.
+        asked = slash_command(slack, "subscribe", user="U0ADMIN")
+        await slack.wait_ack(await slack.send_envelope("slash_commands", asked))
+        [offer] = await slack.wait_for_responses(asked["response_url"])
+        [block] = offer["blocks"]
+        assert "initial_options" not in block["accessory"]  # everything, so far
+        # A Spanish name finds it too, named in the message's language (English here).
+        found = await slack.send_envelope(
+            "interactive", block_suggestion(offer, block["block_id"], "distrito este")
+        )
+        [east] = (await slack.wait_ack(found))["payload"]["option_groups"][0]["options"]
+        assert east["text"]["text"] == "All of Local District East (east)"
+        change = block_action(slack, offer, block["block_id"], [east])
+        await slack.wait_ack(await slack.send_envelope("interactive", change))
+        await slack.wait_for_responses(change["response_url"])
+        async with places.read() as tx:
+            [sub] = await tx.list_subscriptions(platform="slack")
+        assert sub.follows == Audience.of([], ["east"])
         assert bot.adapter.health()["connected"] is True
 
 
