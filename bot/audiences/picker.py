@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from bot.models import Site, SiteGroup
@@ -61,9 +61,16 @@ class PlaceMatch:
 class _Place:
     kind: Kind
     code: str
-    names: dict[str, str]
+    names: Mapping[str, str]
     group: str
-    folded: dict[str, str] = field(default_factory=dict)  # language → folded name
+    words: Mapping[str, tuple[str, ...]]  # language → the folded words of the name
+    folded: Mapping[str, str]  # language → those words, space-separated
+
+    @classmethod
+    def of(cls, kind: Kind, code: str, names: Mapping[str, str], group: str = "") -> _Place:
+        named = {language: tuple(words(name)) for language, name in names.items()}
+        folded = {language: " ".join(ws) for language, ws in named.items()}
+        return cls(kind, code, dict(names), group, named, folded)
 
 
 class PlaceIndex:
@@ -71,8 +78,8 @@ class PlaceIndex:
     lists searched by bisection: a lookup costs the log of the words plus the matches)."""
 
     def __init__(self, groups: Iterable[SiteGroup], sites: Iterable[Site]) -> None:
-        places = [_Place("group", g.code, dict(g.names), "") for g in groups]
-        places += [_Place("site", s.code, dict(s.names), s.group) for s in sites]
+        places = [_Place.of("group", g.code, g.names) for g in groups]
+        places += [_Place.of("site", s.code, s.names, s.group) for s in sites]
         self._places = places
         self._by_code = {p.code: i for i, p in enumerate(places)}
         self._group_names = {p.code: p.names for p in places if p.kind == "group"}
@@ -81,9 +88,7 @@ class PlaceIndex:
         for i, place in enumerate(places):
             for part in words(place.code):
                 every.append((part, i))
-            for language, name in place.names.items():
-                named = words(name)
-                place.folded[language] = " ".join(named)
+            for language, named in place.words.items():
                 for word in named:
                     every.append((word, i))
                     by_language.setdefault(language, []).append((word, i))
@@ -178,7 +183,7 @@ class PlaceIndex:
         )
 
 
-def _name(names: dict[str, str], language: str, code: str) -> str:
+def _name(names: Mapping[str, str], language: str, code: str) -> str:
     return names.get(language) or next(iter(names.values()), code)
 
 
