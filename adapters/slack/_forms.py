@@ -148,22 +148,27 @@ class Forms:
         groups: list[str] | None,
         respond: AsyncRespond,
     ) -> None:
-        ctx = await self.context(body, meta)
-        reply = await self.commands.subscribe(ctx, sites=sites, groups=groups)
-        payload = reply_payload(reply)
-        if not reply.ok:  # the picker stays as it was; the answer says why
-            await respond(text=payload["text"], blocks=payload["blocks"], response_type="ephemeral")
-            return
-        lang = str(meta["l"])
-        follows = await self.commands.following(ctx)
-        codes = [] if follows is None else [*follows.sites, *follows.groups]
-        picker = modals.follows_message(lang, await self.commands.places_named(codes, lang))
-        await respond(
-            text=payload["text"],
-            blocks=[*payload["blocks"], *picker["blocks"]],
-            response_type="ephemeral",
-            replace_original=True,
-        )
+        try:
+            ctx = await self.context(body, meta)
+            reply = await self.commands.subscribe(ctx, sites=sites, groups=groups)
+            payload = reply_payload(reply)
+            if not reply.ok:  # the picker stays as it was; the answer says why
+                await respond(
+                    text=payload["text"], blocks=payload["blocks"], response_type="ephemeral"
+                )
+                return
+            lang = str(meta["l"])
+            follows = await self.commands.following(ctx)
+            codes = [] if follows is None else [*follows.sites, *follows.groups]
+            picker = modals.follows_message(lang, await self.commands.places_named(codes, lang))
+            await respond(
+                text=payload["text"],
+                blocks=[*payload["blocks"], *picker["blocks"]],
+                response_type="ephemeral",
+                replace_original=True,
+            )
+        except Exception:  # the change is made or refused; only telling it failed
+            log.exception("answering the Slack follows picker failed")
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
