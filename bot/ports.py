@@ -60,7 +60,6 @@ from bot.models import (
     DemandStatus,
     QuietHours,
     Site,
-    SiteGroup,
     Status,
     Subscription,
     Update,
@@ -103,6 +102,7 @@ from bot.plugins.outbound import (
 )
 
 if TYPE_CHECKING:
+    from bot.audiences.picker import PlaceMatch
     from bot.channels.webhooks import AddressPolicy
     from bot.channels.webhooks import summary as webhook_summary
     from bot.cli import add_json_flag, open_plugin, out, print_json
@@ -148,6 +148,7 @@ if TYPE_CHECKING:
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
+    "PlaceMatch": "bot.audiences.picker",
     "AddressPolicy": "bot.channels.webhooks",
     "webhook_summary": "bot.channels.webhooks:summary",
     "add_json_flag": "bot.cli",
@@ -259,6 +260,7 @@ __all__ = [
     "Outcome",
     "Pacing",
     "PermanentDeliveryError",
+    "PlaceMatch",
     "Plugin",
     "PluginContext",
     "PluginSettings",
@@ -278,7 +280,6 @@ __all__ = [
     "SignIn",
     "SignUps",
     "Site",
-    "SiteGroup",
     "StaleText",
     "Status",
     "StoreUnavailable",

@@ -6,10 +6,14 @@ says who an audience reaches.
 
 from bot.audiences.codes import check_code, parse_audience, parse_follows
 from bot.audiences.files import SiteFile, read_sites_csv
+from bot.audiences.picker import PlaceIndex, PlaceMatch, PlacePicker
 from bot.audiences.sites import Imported, SiteNews, Sites
 
 __all__ = [
     "Imported",
+    "PlaceIndex",
+    "PlaceMatch",
+    "PlacePicker",
     "SiteFile",
     "SiteNews",
     "Sites",
