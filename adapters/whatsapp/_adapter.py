@@ -322,7 +322,13 @@ class WhatsAppAdapter:
                 argument=heard.argument,  # "ESTADO ROOSEVELT"
             )
             return free_form(answer, sender=self.who)
-        return self._say(language, "help", url)
+        mine = await self.ctx.preferences.link_of(Contact.WHATSAPP, number)
+        if kind is KeywordKind.PREFS:  # the link to their preferences page, as a text's
+            if mine is None:
+                return self._say(language, "prefs_none", url)
+            return self._say(mine[1], "prefs", url, link=mine[0])
+        help = self._say(language, "help", url)
+        return f"{help} {self._say(language, 'prefs_line', url, link=mine[0])}" if mine else help
 
     def _say(self, language: str, key: str, url: str, **extra: str) -> str:
         values = {"who": self.who, "url": url, "countries": ", ".join(self.section.countries)}
