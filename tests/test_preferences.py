@@ -243,7 +243,9 @@ async def test_texts_link_to_the_page_in_the_welcome_help_and_prefs(
         assert (await f.client.get(path)).status == 410
 
 
-async def test_no_text_of_an_update_carries_the_link(sqlite_store: Store, clock: FixedClock) -> None:
+async def test_no_text_of_an_update_carries_the_link(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
     """The decision docs/email-sms.md explains: a link in every text would cut ~45
     characters of news from every update and double a headline's segments (bench.sms_link),
     so only the welcome, HELP and PREFS carry it."""

@@ -97,8 +97,8 @@ class Rendition:
         if not (_ADDRESS.fullmatch(address) and _TOKEN.fullmatch(key) and _TOKEN.fullmatch(token)):
             return None
         m = self.marks
-        if m.prefs and not _TOKEN.fullmatch(prefs):
-            return None  # no link of their own to put in: built for them alone
+        if m.prefs and not _TOKEN.fullmatch(prefs) and self._holds(m.prefs):
+            return None  # a preferences link but none of their own: built for them alone
         swaps = (
             (m.address, address),
             (m.key, key),
@@ -122,6 +122,13 @@ class Rendition:
             else:
                 out.append(quoted_printable(text))
         return b"".join(out)
+
+    def _holds(self, mark: str) -> bool:
+        return any(
+            mark in (p.value if isinstance(p, _Header) else p.text)
+            for p in self.pieces
+            if not isinstance(p, bytes)
+        )
 
 
 def quoted_printable(text: str) -> bytes:
