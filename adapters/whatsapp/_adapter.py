@@ -327,8 +327,8 @@ class WhatsAppAdapter:
             if mine is None:
                 return self._say(language, "prefs_none", url)
             return self._say(mine[1], "prefs", url, link=mine[0])
-        help = self._say(language, "help", url)
-        return f"{help} {self._say(language, 'prefs_line', url, link=mine[0])}" if mine else help
+        told = self._say(language, "help", url)
+        return f"{told} {self._say(language, 'prefs_line', url, link=mine[0])}" if mine else told
 
     def _say(self, language: str, key: str, url: str, **extra: str) -> str:
         values = {"who": self.who, "url": url, "countries": ", ".join(self.section.countries)}
