@@ -243,6 +243,20 @@ async def test_texts_link_to_the_page_in_the_welcome_help_and_prefs(
         assert (await f.client.get(path)).status == 410
 
 
+async def test_the_schools_picked_on_the_form_go_with_its_join_code(
+    store: Store, clock: FixedClock
+) -> None:
+    await with_sites(store, clock)
+    async with FakeTwilio() as twilio, families(store, clock, twilio=twilio) as f:
+        fields = [("texts", "yes"), ("site", "Grant High School"), ("site", "Distrito Local Sur")]
+        page = await (await post_form(f, "/subscribe", fields)).text()
+        found = re.search(r"JOIN (\d{6})", page)
+        assert found is not None, page
+        _, welcome = await f.text_in(PHONE, f"JOIN {found.group(1)}", "SM1")
+        assert LINK.search(welcome) is not None
+        assert await follows(f, PHONE, Contact.PHONE) == Audience.of(["grant"], ["south"])
+
+
 async def test_no_text_of_an_update_carries_the_link(
     sqlite_store: Store, clock: FixedClock
 ) -> None:
