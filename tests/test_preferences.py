@@ -210,10 +210,10 @@ async def test_texts_link_to_the_page_in_the_welcome_help_and_prefs(
         assert status == 200
         found = LINK.search(welcome)
         assert found is not None and found.group(1).startswith("/es/p/"), welcome
-        assert "Tus escuelas y ajustes:" in welcome
+        assert "Tus ajustes:" in welcome
         path = found.group(1)
         _, prefs = await f.text_in(PHONE, "ajustes", "SM2")
-        assert LINK.search(prefs) is not None and "elige tus escuelas" in prefs
+        assert LINK.search(prefs) is not None and "elige lo que sigues" in prefs
         assert LINK.search(prefs).group(1) == path  # type: ignore[union-attr]
         _, helped = await f.text_in(PHONE, "HELP", "SM3")
         assert path in helped and "STOP" in helped

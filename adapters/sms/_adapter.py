@@ -322,6 +322,9 @@ class SmsAdapter:
             "choice": choice_term("urgent"),
             **extra,
         }
+        if prefs and i18n.pick(language) != i18n.source_language():  # both in one language
+            terms = [c for v in values.values() if isinstance(v, i18n.Term) for c in v.contexts]
+            language = i18n.sentence_language(language, (f"sms.{key}", "sms.prefs_line", *terms))
         text = REPLIES.say(language, key, **values)
         if prefs:
             text = f"{text} {REPLIES.say(language, 'prefs_line', link=prefs)}"
