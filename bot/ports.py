@@ -126,6 +126,7 @@ if TYPE_CHECKING:
     from bot.people.contacts import show_phone
     from bot.people.keywords import Keywords, guess_language
     from bot.people.keywords import Kind as KeywordKind
+    from bot.people.preferences import LinkRefused
     from bot.people.sign_in import SignIn, TooManySignIns
     from bot.people.signups import (
         Choice,
@@ -179,6 +180,7 @@ _LAZY = {
     "stale_note": "bot.editorial.translations",
     "Metrics": "bot.metrics",
     "show_phone": "bot.people.contacts",
+    "LinkRefused": "bot.people.preferences",
     "SignIn": "bot.people.sign_in",
     "TooManySignIns": "bot.people.sign_in",
     "Choice": "bot.people.signups",
@@ -250,6 +252,7 @@ __all__ = [
     "Leadership",
     "Limits",
     "Link",
+    "LinkRefused",
     "MessageKind",
     "Metrics",
     "Mountable",
