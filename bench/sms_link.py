@@ -16,7 +16,7 @@ import statistics
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from adapters.sms import count, render_text
+from adapters.twilio.sms import count, render_text
 from bot.config import load_config
 from bot.messages.compose import page_url, update_message
 from bot.models import Update, UpdateState, UpdateText
