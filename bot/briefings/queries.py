@@ -28,7 +28,6 @@ from sqlalchemy import (
     tuple_,
     union,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -43,6 +42,7 @@ from bot.store.codecs import (
     subscription_from_row,
     update_from_row,
 )
+from bot.store.engine import dialect_insert
 from bot.store.repo import Tx
 
 QUEUED = "queued"
@@ -431,8 +431,7 @@ async def _fetch_in_steps(tx: Tx, statement: Select[Any]) -> list[Any]:
 
 
 def _insert(tx: Tx, table: Any) -> Any:
-    dialect: Any = postgresql if tx.dialect == "postgresql" else sqlite
-    return dialect.insert(table)
+    return dialect_insert(tx.dialect, table)
 
 
 def _as_date(value: Any) -> date:
