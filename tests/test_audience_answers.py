@@ -4,6 +4,7 @@ only those with `?site=`."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ async def test_the_json_api_filters_by_site(
         assert bad.status == 400
 
 
-async def test_a_briefing_tells_only_updates_for_everyone(
+async def test_a_briefing_tells_the_updates_for_some_sites_only_when_asked_to(
     store: Store, clock: FixedClock, posted: dict[str, int]
 ) -> None:
     from bot.briefings.compose import gather_briefing_inputs
@@ -94,12 +95,19 @@ async def test_a_briefing_tells_only_updates_for_everyone(
 
     async with store.read() as tx:
         inputs = await gather_briefing_inputs(tx, CAMPAIGN, clock())
-    assert [u.id for u in inputs.recent_updates] == [posted["everyone"]]
+    assert [u.id for u in inputs.recent_updates] == list(posted.values())
     assert inputs.latest is not None and inputs.latest.id == posted["everyone"]
-    message = inputs.compose(CAMPAIGN, Subscription(0, "console", "local", "c", "en"), clock())
-    told = message.body + " ".join(f.value for f in message.fields)
+    since = clock() - timedelta(days=1)
+    assert [u.id for u in inputs.targeted(since, clock())] == [
+        posted[name] for name in ("east", "roosevelt", "venice")
+    ]
+    channel = Subscription(0, "console", "local", "c", "en")
+    alone = inputs.compose(CAMPAIGN, channel, clock())  # told none of them
+    told = alone.body + " ".join(f.value for f in alone.fields)
     assert "News for everyone" in told
     assert not any(f"News for {name}" in told for name in ("east", "roosevelt", "venice"))
+    roosevelt = inputs.compose(CAMPAIGN, channel, clock(), reached={posted["roosevelt"]})
+    assert "News for roosevelt" in roosevelt.body and "News for venice" not in roosevelt.body
 
 
 async def test_a_text_status_and_a_site_code_answers_for_the_site(

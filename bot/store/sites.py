@@ -208,6 +208,23 @@ class SiteStore:
         )
         return [subscription_from_row(r) for r in await self.conn.execute(query)]
 
+    async def reached(self, audiences: Sequence[Audience], ids: Iterable[int]) -> list[set[int]]:
+        """For each of `audiences`, which of the subscriptions `ids` an update addressed to
+        it reaches (`audience_clause`; activity and urgency aside): a briefing's rule is the
+        delivery's. One statement per audience and 900 ids."""
+        wanted = sorted(set(ids))
+        found: list[set[int]] = []
+        for audience in audiences:
+            reached: set[int] = set()
+            for start in range(0, len(wanted), 900):  # SQLite's bound-parameter limit
+                chunk = wanted[start : start + 900]
+                query = select(t.subscriptions.c.id).where(
+                    t.subscriptions.c.id.in_(chunk), audience_clause(audience)
+                )
+                reached.update(int(i) for i in await self.conn.scalars(query))
+            found.append(reached)
+        return found
+
     async def subscriptions_by_id(self, ids: Iterable[int]) -> list[Subscription]:
         """These subscriptions (active or not), by id, in id order."""
         wanted: Sequence[int] = sorted(set(ids))
