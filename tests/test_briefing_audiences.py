@@ -110,7 +110,9 @@ def check(ids: dict[str, int], found: dict[int, tuple[OutboundMessage, int | Non
 async def test_a_schedule_tells_each_audience_its_news_composed_once_per_answer(
     store: Store, setup: dict[str, int]
 ) -> None:
-    schedule = Schedule.of(Subscription(0, "x", "x", "x", "en", briefing_time=time(7, 0), timezone="UTC"))
+    schedule = Schedule.of(
+        Subscription(0, "x", "x", "x", "en", briefing_time=time(7, 0), timezone="UTC")
+    )
     assert schedule is not None
     outcomes = await queue_schedule(store, CAMPAIGN, schedule, SLOT, NOW, grace=GRACE, page_size=3)
     assert set(outcomes.values()) == {Outcome.QUEUED}
@@ -166,8 +168,12 @@ async def test_the_preview_says_what_differs_per_audience(
         "Only in the briefing of whoever follows Roosevelt High School or everything (5 of the "
         "8 with a briefing): Roosevelt: breakfast at the north gate"
     )
-    assert lines[1].sentence("es", "en").startswith(
-        "Solo en el resumen de quien sigue Distrito Local Este o todo (5 de 8 con resumen): "
+    assert (
+        lines[1]
+        .sentence("es", "en")
+        .startswith(
+            "Solo en el resumen de quien sigue Distrito Local Este o todo (5 de 8 con resumen): "
+        )
     )
     # Nothing for some sites in the window: nothing differs.
     later = NOW + timedelta(days=2)
