@@ -167,6 +167,41 @@ async def test_a_site_page_shows_its_news_and_its_group_page_its_sites(
         assert (await client.get("/sites/a.b")).status == 404
 
 
+SITE_PAGES = ("/sites/roosevelt", "/es/sites/east", "/sites", "/es/sites")
+
+
+async def test_the_sites_index_lists_every_site_by_group_with_its_latest_word(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        home = await (await client.get("/")).text()
+        assert 'href="/sites">News for each school and site</a>' in home
+        page = await client.get("/sites")
+        assert page.status == 200
+        html = await page.text()
+        assert '<h1 id="sites-h">Schools and sites</h1>' in html
+        east = html[html.index('id="g-east"') : html.index('id="g-northeast"')]
+        assert 'href="/sites/east">Local District East</a>' in east
+        assert 'href="/sites/roosevelt">Roosevelt High School</a>' in east
+        assert "News for roosevelt" in east  # its latest word
+        grant = html[html.index('id="g-northeast"') : html.index('id="g-northwest"')]
+        assert "News for everyone" in grant and "News for" not in grant.replace(
+            "News for everyone", ""
+        )
+        spanish = await (await client.get("/es/sites")).text()
+        assert "Escuelas y centros" in spanish and 'href="/es/sites/roosevelt"' in spanish
+        es_home = await (await client.get("/es/")).text()
+        assert 'href="/es/sites"' in es_home
+
+
+async def test_without_sites_the_status_page_links_no_index(
+    store: Store, clock: FixedClock
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        assert 'href="/sites"' not in await (await client.get("/")).text()
+        assert (await client.get("/sites")).status == 200  # an empty list, not an error
+
+
 async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
     sqlite_store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
@@ -193,7 +228,7 @@ async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
         client_for(web_context(sqlite_store, clock)) as client,
         chromium_page(tmp_path) as page,
     ):
-        for path in ("/sites/roosevelt", "/es/sites/east"):
+        for path in SITE_PAGES:
             for width, height in ((1280, 900), (320, 640)):
                 for v in await violations(page, str(client.make_url(path)), width, height):
                     nodes = [n["target"] for n in v["nodes"][:4]]
@@ -206,7 +241,7 @@ async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
     vnu_jar()
     files = []
     async with client_for(web_context(sqlite_store, clock)) as client:
-        for n, path in enumerate(("/sites/roosevelt", "/es/sites/east")):
+        for n, path in enumerate(SITE_PAGES):
             file = tmp_path / f"site-{n}.html"
             file.write_bytes(await (await client.get(path)).read())
             files.append(file)

@@ -38,6 +38,23 @@ class SiteNews:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaceLatest:
+    """A site (or a group) on the sites index, with the latest word its readers got."""
+
+    place: Site | SiteGroup
+    latest: Update | None
+
+
+@dataclass(frozen=True, slots=True)
+class SiteIndex:
+    """The sites index page: every group (by code) with its sites, each with its latest
+    word, and the campaign's latest update (where the strike stands)."""
+
+    groups: tuple[tuple[PlaceLatest, tuple[PlaceLatest, ...]], ...]
+    current: Update | None
+
+
+@dataclass(frozen=True, slots=True)
 class Imported:
     """What an import did: per kind ("group", "site"), how many rows were added, changed or
     already the same."""
@@ -96,6 +113,23 @@ class Sites:
         """Every group and every site (by group, then code)."""
         async with self.store.read() as tx:
             return await tx.list_groups(), await tx.list_sites()
+
+    async def index(self, now: datetime) -> SiteIndex:
+        """Every group with its sites, each with the latest update its readers got at `now`
+        (for everyone, for it, for its group or its sites: `place_codes`); one read."""
+        async with self.store.read() as tx:
+            sites = await tx.list_sites()
+            groups = []
+            for group in await tx.list_groups():
+                listed = []
+                for site in (s for s in sites if s.group == group.code):
+                    latest = await tx.latest_update(now, place=[site.code, site.group])
+                    listed.append(PlaceLatest(site, latest))
+                codes = await tx.place_codes(group.code) or [group.code]
+                own = PlaceLatest(group, await tx.latest_update(now, place=codes))
+                groups.append((own, tuple(listed)))
+            current = await tx.latest_update(now)
+        return SiteIndex(tuple(groups), current)
 
     async def find(self, code: str) -> Site | SiteGroup | None:
         """The site, else the group, with this code (lower-cased); None when neither."""

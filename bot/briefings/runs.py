@@ -8,11 +8,12 @@ dispatcher to deliver. A claim that already exists means another fire, instance 
 got there first: nothing is sent and the outcome is "duplicate".
 
 Two paths do this. `queue_schedule` (a schedule's job at 07:00, the catch-up) leaves the
-work per channel to the database: a page of channels is read as (id, language) pairs
+work per channel to the database: a page of channels is read as (id, language, follows)
 through the schedule index, claimed with one INSERT ... SELECT (delivery id = a prefix
 random per page + the subscription id) and queued with another whose rows name the shared
-payload of the channel's language (`bot.store.shared_payloads`): composed once per language
-for the whole schedule and stored once per run, in the transaction of the first page that
+payload of the channel's language and audience (`bot.store.shared_payloads`): composed once
+per language and distinct answer of `Reach` (which site-only updates a follow-set gets) for
+the whole schedule and stored once per run, in the transaction of the first page that
 queues (a few bytes per outbox row instead of a ~3 KB copy). 100,000 channels are 100 such
 pages; no event-loop step walks them all. `queue_briefings` does the same for a list of
 (channel, slot) pairs decoded in Python, each row with its own payload: one
@@ -325,16 +326,17 @@ async def queue_schedule(
     channels (`page_size_for` the store by default) per write transaction, yielding to the
     event loop between pages.
 
-    The work per channel is the database's: each page is read as (id, language) pairs,
+    The work per channel is the database's: each page is read as (id, language, follows),
     claimed with one INSERT ... SELECT and queued with another; the briefing is composed
-    once per language for the whole schedule (one read of the store) and stored once per
-    language, in the first page's transaction that needs it (so a page rolled back or a
-    crash between pages leaves no payload behind that nothing names, and a later page never
-    names one that was not committed); its rows name it. `catching_up`: leave alone
-    channels created after the slot (they did not exist when it was due), and do not count
-    duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
-    `counts` page by page: no step walks all the channels. `inputs`: what the composer
-    reads, if already read for `now`."""
+    once per language and audience (`Reach`: the site-only updates a follow-set gets, asked
+    of one channel per new follow-set) for the whole schedule (one read of the store) and
+    stored once per language and audience, in the first page's transaction that needs it
+    (so a page rolled back or a crash between pages leaves no payload behind that nothing
+    names, and a later page never names one that was not committed); its rows name it.
+    `catching_up`: leave alone channels created after the slot (they did not exist when it
+    was due), and do not count duplicates in the metrics. Outcomes go into `outcomes`
+    (returned) and are added up in `counts` page by page: no step walks all the channels.
+    `inputs`: what the composer reads, if already read for `now`."""
     outcomes = {} if outcomes is None else outcomes
     counts = Counter() if counts is None else counts
     page_size = page_size or page_size_for(store)
