@@ -171,6 +171,17 @@ class SiteStore:
         sites = await self.conn.scalars(select(t.sites.c.code).where(t.sites.c.group_code == code))
         return [code, *sites]
 
+    async def remove_place(self, code: str) -> None:
+        """Delete the site, or else the group, with this code (callers check it is unused)."""
+        await self.conn.execute(delete(t.sites).where(t.sites.c.code == code))
+        await self.conn.execute(delete(t.site_groups).where(t.site_groups.c.code == code))
+
+    async def following(self, kind: str, code: str) -> int:
+        """How many subscriptions (active or not) follow this site or group."""
+        f = t.subscription_follows.c
+        query = select(func.count()).where(f.kind == kind, f.code == code)
+        return int(await self.conn.scalar(query) or 0)
+
     async def place_count(self) -> int:
         """How many sites and groups the campaign has (0: no site pages)."""
         sites = await self.conn.scalar(select(func.count()).select_from(t.sites))
