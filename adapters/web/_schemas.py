@@ -645,8 +645,12 @@ class PlaceIn(_Strict):
         description="the name per language; the campaign's first language is required",
         json_schema_extra={LANGUAGES: "default required"},
     )
-    group: Omittable[SiteCode] = Field(default=None, description="a site's group (required)")
-    address: Address = ""
+    group: Omittable[SiteCode] = Field(
+        default=None,
+        description="a site's group, a stored group's code (required for a site; a group has "
+        "none: 422 otherwise)",
+    )
+    address: Address = Field(default="", description="a site's (a group has none)")
     example: bool = Field(default=False, description="a demo's made-up row")
 
 
@@ -661,8 +665,10 @@ class PlacePatchIn(_Strict):
     names: Omittable[Annotated[dict[str, PlaceName], Field(min_length=1)]] = Field(
         default=None, json_schema_extra={LANGUAGES: "some"}
     )
-    group: Omittable[SiteCode] = Field(default=None, description="move the site to this group")
-    address: Omittable[Address] = None
+    group: Omittable[SiteCode] = Field(
+        default=None, description="move the site to this stored group (a group has none: 422)"
+    )
+    address: Omittable[Address] = Field(default=None, description="a site's (a group has none)")
 
     @model_validator(mode="after")
     def _something(self) -> PlacePatchIn:
