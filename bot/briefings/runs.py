@@ -390,8 +390,11 @@ async def queue_schedule(
                 for _, language, follows in queued:
                     by_variant.setdefault((language, reach.of(follows)), set()).add(follows)
                 variants = sorted(by_variant, key=_order)
-                for key in set(variants) - payloads.keys():
-                    payloads[key] = _payload(campaign, inputs, schedule, key, now, since)
+                for key in sorted(set(variants) - payloads.keys(), key=_order):
+                    # Out of the event loop, as before the pages (the transaction waits).
+                    payloads[key] = await asyncio.to_thread(
+                        _payload, campaign, inputs, schedule, key, now, since
+                    )
                 # Stored once per run, for the variants of the channels this page queues.
                 added = await shared_payloads.add(
                     tx, {key: payloads[key] for key in variants if key not in stored}, now
