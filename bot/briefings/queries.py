@@ -24,7 +24,6 @@ from sqlalchemy import (
     func,
     literal,
     null,
-    or_,
     select,
     text,
     tuple_,
@@ -270,23 +269,17 @@ def _everything_is_none(follows: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class PayloadChoice:
-    """The shared payload of the channels speaking `language` that follow one of `follows`
-    (texts as `schedule_page` reads them, None for everything); `follows` None: whatever
-    they follow."""
+    """The shared payload of the channels speaking `language` (`ids` None), or of these
+    channels of a page (their follows let in the same updates for some sites)."""
 
     language: str
-    follows: frozenset[str | None] | None
+    ids: frozenset[int] | None
     payload_id: int
 
     def condition(self) -> ColumnElement[bool]:
-        s = t.subscriptions.c
-        if self.follows is None:
-            return s.language == self.language
-        texts = sorted(f for f in self.follows if f is not None)
-        parts: list[ColumnElement[bool]] = [_follows_text().in_(texts)] if texts else []
-        if None in self.follows:
-            parts += [s.follows.is_(None), _follows_text() == "null"]
-        return and_(s.language == self.language, or_(*parts))
+        if self.ids is None:
+            return t.subscriptions.c.language == self.language
+        return t.briefing_runs.c.subscription_id.in_(sorted(self.ids))
 
 
 async def claim_schedule_page(

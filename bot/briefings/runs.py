@@ -386,10 +386,11 @@ async def queue_schedule(
                 winners = set(won)
                 queued = [row for row in page if row[0] in winners] or page  # all new since
                 await reach.learn(tx, {follows: i for i, _, follows in reversed(page)})
-                by_variant: dict[_Variant, set[str | None]] = {}
-                for _, language, follows in queued:
-                    by_variant.setdefault((language, reach.of(follows)), set()).add(follows)
-                variants = sorted(by_variant, key=_order)
+                by_variant: dict[_Variant, set[int]] = {}
+                for i, language, follows in queued:
+                    by_variant.setdefault((language, reach.of(follows)), set()).add(i)
+                # The most channels' first: the default, named by no list of ids.
+                variants = sorted(by_variant, key=lambda v: (-len(by_variant[v]), _order(v)))
                 for key in sorted(set(variants) - payloads.keys(), key=_order):
                     # Out of the event loop, as before the pages (the transaction waits).
                     payloads[key] = await asyncio.to_thread(
@@ -406,11 +407,12 @@ async def queue_schedule(
                         frozenset(by_variant[(language, told)]) if reach.targeted else None,
                         ids[(language, told)],
                     )
-                    for language, told in variants
+                    for language, told in variants[1 if reach.targeted else 0 :]
                 ]
-                # A channel whose language or follows changed since the page was read gets
-                # the page's first variant's (a row always names a shared payload that
-                # exists).
+                # Without updates for some sites, by language: a channel whose language
+                # changed since the page was read gets the page's first one's. With them,
+                # by the ids read, the most channels' by default (a row always names a
+                # shared payload that exists).
                 columns, source = briefing_deliveries(
                     slot.local_date, first=first, last=last, id_prefix=prefix,
                     payloads=choices, default=ids[variants[0]], now=now,
