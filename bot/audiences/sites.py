@@ -66,6 +66,16 @@ class Imported:
         return self.counts.get(kind, {}).get(outcome, 0)
 
 
+_INDEX_STEP = 100  # updates read at a time for the sites index
+
+
+def _newer(update: Update, than: Update) -> bool:
+    """Published after `than` (ties by id), the order of the public lists."""
+    mine = (update.published_at, update.id)
+    theirs = (than.published_at, than.id)
+    return mine > theirs
+
+
 class Sites:
     """Sites and groups, bound to a store, who counts as admin and a clock."""
 
@@ -221,20 +231,40 @@ class Sites:
 
     async def index(self, now: datetime) -> SiteIndex:
         """Every group with its sites, each with the latest update its readers got at `now`
-        (for everyone, for it, for its group or its sites: `place_codes`); one read."""
+        (for everyone, for it, for its group or its sites), in one read: the latest for
+        everyone, then each newer update for some sites, newest first, given to the places
+        whose pages show it (`places_showing`) that have none yet."""
         async with self.store.read() as tx:
-            sites = await tx.list_sites()
-            groups = []
-            for group in await tx.list_groups():
-                listed = []
-                for site in (s for s in sites if s.group == group.code):
-                    latest = await tx.latest_update(now, place=[site.code, site.group])
-                    listed.append(PlaceLatest(site, latest))
-                codes = await tx.place_codes(group.code) or [group.code]
-                own = PlaceLatest(group, await tx.latest_update(now, place=codes))
-                groups.append((own, tuple(listed)))
+            groups, sites = await tx.list_groups(), await tx.list_sites()
             current = await tx.latest_update(now)
-        return SiteIndex(tuple(groups), current)
+            everyone = await tx.latest_update(now, place=())
+            latest: dict[str, Update] = {}
+            after: int | None = None
+            places = len(groups) + len(sites)
+            while len(latest) < places:
+                page = await tx.visible_updates(now, limit=_INDEX_STEP, after=after)
+                newer = [u for u in page if everyone is None or _newer(u, everyone)]
+                for update in newer:
+                    if update.retracted or update.audience.everyone:
+                        continue
+                    codes, _ = await tx.places_showing([update.id])
+                    for code in codes - latest.keys():
+                        latest[code] = update
+                if len(newer) < len(page) or len(page) < _INDEX_STEP:
+                    break
+                after = page[-1].id
+        listed = tuple(
+            (
+                PlaceLatest(group, latest.get(group.code, everyone)),
+                tuple(
+                    PlaceLatest(site, latest.get(site.code, everyone))
+                    for site in sites
+                    if site.group == group.code
+                ),
+            )
+            for group in groups
+        )
+        return SiteIndex(listed, current)
 
     async def followed(self) -> tuple[list[SiteGroup], list[Site], dict[tuple[str, str], int]]:
         """Every group and site, and (kind, code) -> how many active subscriptions follow it
