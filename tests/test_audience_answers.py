@@ -192,6 +192,15 @@ async def test_the_sites_index_lists_every_site_by_group_with_its_latest_word(
         assert "Escuelas y centros" in spanish and 'href="/es/sites/roosevelt"' in spanish
         es_home = await (await client.get("/es/")).text()
         assert 'href="/es/sites"' in es_home
+    index = await Sites(store, ADMINS, clock).index(clock())
+    latest = {
+        place.place.code: place.latest.id if place.latest else None
+        for group, sites in index.groups
+        for place in (group, *sites)
+    }
+    assert latest["roosevelt"] == latest["east"] == posted["roosevelt"]  # the newest of theirs
+    assert latest["venice"] == latest["west"] == posted["venice"]
+    assert latest["grant"] == latest["northeast"] == posted["everyone"]
 
 
 async def test_without_sites_the_status_page_links_no_index(
