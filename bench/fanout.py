@@ -473,6 +473,10 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
                      if st == str(DeliveryState.SENT))  # fmt: skip
     fake_stats = await fake.stats()
     limited, extra = count_429s(fake_stats)
+    if fake_stats["rate_limited"]:
+        print("  429s at (s after the first post, scope): " + ", ".join(
+            f"{r['after_first_post']:.2f} {r['scope']}" for r in fake_stats["rate_limited"]
+        ))  # fmt: skip
     exactly_once = (
         marked == args.channels
         and fake_stats["messages"] == args.channels

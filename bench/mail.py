@@ -241,18 +241,24 @@ async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[s
         "STRIKEBOT_SMTP_URL": f"smtp://127.0.0.1:{sink.port}?tls=off",
         "STRIKEBOT_MAIL_FROM": SENDER,
     }
-    if args.profile:  # cProfile of the event loop's thread from the post to the last e-mail
+    counts_path = tmp / "counts.json"
+    probed = bool(args.profile or args.counts)
+    if probed:  # cProfile of the event loop's thread from the post to the last e-mail
         env |= {
-            "STRIKEBOT_BENCH_COUNTS": str(tmp / "counts.json"),
-            "STRIKEBOT_BENCH_PROFILE": args.profile,
+            "STRIKEBOT_BENCH_COUNTS": str(counts_path),
+            "STRIKEBOT_BENCH_PROFILE": args.profile or "",
+            "STRIKEBOT_BENCH_LOOP": "1" if args.counts else "",
             "PYTHONPATH": os.pathsep.join([str(ROOT / "bench" / "_probe"), str(ROOT)]),
         }
     proc = await start_run(env, tmp, port)
     try:
         await asyncio.sleep(args.settle)  # start-up done (gc.freeze, scheduler, first polls)
         await sink.ask("reset")
-        if args.profile:
+        before: dict[str, int] = {}
+        if probed:
             proc.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(0.5)
+            before = json.loads(counts_path.read_text())
         cpu = cpu_seconds(proc.pid)
         async with Store.open(db, migrate=False) as store:
             admin = Admin(store, config.to_campaign(), config.to_admins(), utcnow)
@@ -271,9 +277,12 @@ async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[s
                 break
         seconds = time.perf_counter() - (first_at or began)
         cpu = cpu_seconds(proc.pid) - cpu
-        if args.profile:
+        if probed:
             proc.send_signal(signal.SIGUSR1)
             await asyncio.sleep(1)
+            after = json.loads(counts_path.read_text())
+            per = {k: (after[k] - before.get(k, 0)) / max(args.people, 1) for k in after}
+            print("  per e-mail: " + ", ".join(f"{k} {v:.2f}" for k, v in per.items()))
     except BaseException:
         print((tmp / "run.log").read_text()[-3000:], file=sys.stderr)
         raise
@@ -371,6 +380,12 @@ def main() -> None:
         "--paced-count", type=int, default=1000, help="e-mails the paced loop sends"
     )
     parser.add_argument("--profile", help="write cProfile stats of strikebot run here")
+    parser.add_argument(
+        "--counts",
+        action="store_true",
+        help="print strikebot run's statements, transactions, loop wake-ups, tasks, timers "
+        "and trips to aiosqlite's thread per e-mail (bench/_probe; costs a little CPU)",
+    )
     parser.add_argument("--settle", type=float, default=5.0, help="seconds after start-up")
     args = parser.parse_args()
     if args.profile:

@@ -6,8 +6,9 @@ it), `--rounds` times, the commands interleaved round by round so that the machi
 from other work falls on all of them alike. `status` reads a temporary SQLite file made
 (and migrated, and seeded with the shipped campaign) by one `strikebot status` before the
 rounds. Printed per command: the median wall time, its spread (lowest–highest) and the
-median's ratio to the floor's median (issue 31: at most 1.5). `python -c pass` is printed
-too, for scale. The last line is machine-readable.
+median's ratio to the floor's median (issue 31: at most 1.5). `python -c pass` and the
+libraries `status` needs (`LIBRARIES`) are printed too, for scale. The last line is
+machine-readable.
 
     .venv/bin/python -m bench.startup [--rounds 15]
 """
@@ -15,6 +16,7 @@ too, for scale. The last line is machine-readable.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
@@ -25,6 +27,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# What `strikebot status` cannot start without, none of it ours: the store's asyncio
+# engine (which brings SQLAlchemy's ORM) and its dialects, pydantic-settings, rich, and
+# Babel with its CLDR data for one date. A peer for scale: what is left above it is ours.
+LIBRARIES = (
+    "import sqlalchemy.ext.asyncio, sqlalchemy.dialects.sqlite.aiosqlite,"
+    " sqlalchemy.dialects.postgresql, aiosqlite, pydantic_settings, rich.console,"
+    " rich.table, babel.dates, babel.support; babel.Locale.parse('en').datetime_formats"
+)
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -55,9 +65,15 @@ def main() -> None:
         commands = {
             "python -c pass": [python, "-c", "pass"],
             "import floor": [python, "-c", "import sqlalchemy, aiohttp"],
+            "status's libraries": [python, "-c", LIBRARIES],
             "strikebot --help": [strikebot, "--help"],
             "strikebot status": [strikebot, "status"],
         }
+        # Cached bytecode, as an ordinary install has after its first run: this machine (and
+        # some CI machines) set PYTHONDONTWRITEBYTECODE, which would have every command
+        # compile the project's modules from source (0.2-0.4 s), as `make test` notes too.
+        for package in ("bot", "adapters"):
+            compileall.compile_dir(ROOT / package, quiet=1)
         timed(commands["strikebot status"], env, cwd)  # makes, migrates and seeds the file
         for command in commands.values():
             timed(command, env, cwd)  # warm the file cache and the bytecode
@@ -72,7 +88,7 @@ def main() -> None:
         median = statistics.median(values)
         ratios[name] = median / floor
         print(
-            f"  {name:18} median {median * 1000:6.0f} ms  "
+            f"  {name:20} median {median * 1000:6.0f} ms  "
             f"({min(values) * 1000:.0f}–{max(values) * 1000:.0f})  ÷ floor {ratios[name]:.2f}"
         )
     print(

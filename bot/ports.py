@@ -60,7 +60,6 @@ from bot.models import (
     DemandStatus,
     QuietHours,
     Site,
-    SiteGroup,
     Status,
     Subscription,
     Update,
@@ -103,6 +102,7 @@ from bot.plugins.outbound import (
 )
 
 if TYPE_CHECKING:
+    from bot.audiences.picker import PlaceMatch
     from bot.channels.webhooks import AddressPolicy
     from bot.channels.webhooks import summary as webhook_summary
     from bot.cli import add_json_flag, open_plugin, out, print_json
@@ -126,6 +126,7 @@ if TYPE_CHECKING:
     from bot.people.contacts import show_phone
     from bot.people.keywords import Keywords, guess_language
     from bot.people.keywords import Kind as KeywordKind
+    from bot.people.preferences import LinkRefused
     from bot.people.sign_in import SignIn, TooManySignIns
     from bot.people.signups import (
         Choice,
@@ -148,6 +149,7 @@ if TYPE_CHECKING:
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
+    "PlaceMatch": "bot.audiences.picker",
     "AddressPolicy": "bot.channels.webhooks",
     "webhook_summary": "bot.channels.webhooks:summary",
     "add_json_flag": "bot.cli",
@@ -178,6 +180,7 @@ _LAZY = {
     "stale_note": "bot.editorial.translations",
     "Metrics": "bot.metrics",
     "show_phone": "bot.people.contacts",
+    "LinkRefused": "bot.people.preferences",
     "SignIn": "bot.people.sign_in",
     "TooManySignIns": "bot.people.sign_in",
     "Choice": "bot.people.signups",
@@ -249,6 +252,7 @@ __all__ = [
     "Leadership",
     "Limits",
     "Link",
+    "LinkRefused",
     "MessageKind",
     "Metrics",
     "Mountable",
@@ -259,6 +263,7 @@ __all__ = [
     "Outcome",
     "Pacing",
     "PermanentDeliveryError",
+    "PlaceMatch",
     "Plugin",
     "PluginContext",
     "PluginSettings",
@@ -278,7 +283,6 @@ __all__ = [
     "SignIn",
     "SignUps",
     "Site",
-    "SiteGroup",
     "StaleText",
     "Status",
     "StoreUnavailable",

@@ -22,7 +22,7 @@ from adapters.email import EmailAdapter
 from adapters.web import WebSurface
 from bot.clock import Clock
 from bot.config import Settings, StrikeConfig
-from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats, Timings
 from bot.editorial.admin import Admin
 from bot.models import Campaign, Subscription
 from bot.people.signups import SignUps, signups_for
@@ -128,9 +128,7 @@ async def desk_rig(
             clock,
             settings=config.delivery,
             worker_id="desk",
-            retry_base=0.01,
-            retry_cap=0.05,
-            send_timeout=10,
+            timings=Timings(retry_base=0.01, retry_cap=0.05, send_timeout=10),
         )
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()

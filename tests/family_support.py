@@ -25,7 +25,7 @@ from adapters.web import WebSurface
 from adapters.whatsapp import WhatsAppAdapter
 from bot.clock import FixedClock
 from bot.config import Settings, StrikeConfig
-from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats, Timings
 from bot.editorial.admin import Admin
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import installed_plugins
@@ -171,9 +171,7 @@ async def families(
         clock,
         settings=config.delivery,
         worker_id="families",
-        retry_base=0.01,
-        retry_cap=0.05,
-        send_timeout=10,
+        timings=Timings(retry_base=0.01, retry_cap=0.05, send_timeout=10),
     )
     async with TestClient(TestServer(app)) as client:
         try:

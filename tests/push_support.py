@@ -16,7 +16,7 @@ from adapters.web import WebSurface
 from adapters.webpush import WebPushAdapter
 from bot.clock import FixedClock
 from bot.config import Settings
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Admin
 from bot.models import Campaign
 from bot.people.signups import SignUps, signups_for
@@ -85,7 +85,7 @@ async def push_bot(
     adapter.mount(app)
     dispatcher = Dispatcher(
         store, {"webpush": adapter}, campaign, clock, settings=config.delivery,
-        worker_id="push", retry_base=0.01, retry_cap=0.05, send_timeout=10,
+        worker_id="push", timings=Timings(retry_base=0.01, retry_cap=0.05, send_timeout=10),
     )  # fmt: skip
     server = TestServer(app, host="127.0.0.1", port=0)
     async with TestClient(server) as client:

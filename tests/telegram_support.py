@@ -11,7 +11,7 @@ from adapters.telegram import TelegramAdapter
 from adapters.webhooks import WebhookAdapter
 from bot.clock import FixedClock
 from bot.config import StrikeConfig
-from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats, Timings
 from bot.plugins.outbound import Adapter
 from bot.store import Store
 from tests.fakes.telegram import FakeTelegram
@@ -101,7 +101,6 @@ class TelegramRig:
             settings=self.config.delivery,
             worker_id="telegram-test",
             rng=random.Random(7),
-            inline_retry_limit=0.0,
-            send_timeout=10.0,
+            timings=Timings(inline_retry_limit=0.0, send_timeout=10.0),
         )
         return await dispatcher.drain()

@@ -102,7 +102,7 @@ async def http_api(store: Store, url: str) -> tuple[int, int]:
 
 
 async def slack(store: Store, url: str) -> tuple[int, int]:
-    from tests.fakes.slack import FakeSlack, SlackBot, chosen, typed
+    from tests.fakes.slack import FakeSlack, SlackBot, chosen, picked, typed
 
     async with FakeSlack() as fake:
         fake.add_channel("C0GENERAL")
@@ -110,20 +110,21 @@ async def slack(store: Store, url: str) -> tuple[int, int]:
         async with SlackBot(store, FixedClock(FRIDAY), fake) as bot:
             assert (await bot.command("post", user="U0ADMIN")).status == 200
             form = fake.views[list(fake.views)[-1]]
-            [picker] = [b for b in form["blocks"] if b["block_id"] == "audience"]
-            options = [o for g in picker["element"]["option_groups"] for o in g["options"]]
+            opened = (await bot.suggest(form, "audience", "")).json()  # the menu opened
+            options = [o for g in opened["option_groups"] for o in g["options"]]
             assert [o["value"] for o in options][:3] == [
                 "group:central",
-                "site:marshall",
                 "group:east",
+                "group:northeast",
             ]
-            roosevelt = [o for o in options if o["value"] == "site:roosevelt"]
+            found = (await bot.suggest(form, "audience", "roosevelt")).json()
+            roosevelt = found["option_groups"][0]["options"]
             answer = await bot.submit(
                 form,
                 {
                     "status": chosen(form, "status", "strike_on"),
                     "headline": typed(HEADLINE),
-                    "audience": {"type": "multi_static_select", "selected_options": roosevelt},
+                    "audience": picked(*roosevelt),
                 },
             )
             preview = answer.json()["view"]

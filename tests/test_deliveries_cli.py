@@ -16,7 +16,7 @@ from bot.cli import CliContext, build_parser
 from bot.cli.progress import wait_for_deliveries
 from bot.clock import utcnow
 from bot.config import DeliverySection, Settings, load_config
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Admin, Draft
 from bot.errors import Conflict, InvalidInput, NotFound
 from bot.models import DeliveryState, Status, Subscription, Update, UpdateText, Urgency
@@ -63,7 +63,7 @@ async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
             CAMPAIGN,
             utcnow,
             settings=DeliverySection(),
-            retry_base=0.01,
+            timings=Timings(retry_base=0.01),
         )
         yield {
             "url": url,

@@ -10,7 +10,7 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Draft
 from bot.models import (
     DeliveryState,
@@ -334,7 +334,7 @@ async def test_a_channel_the_bot_lost_is_parked_and_the_rest_still_get_it(
         bot.ctx.campaign,
         bot.clock,
         settings=DeliverySection(),
-        retry_base=0.01,
+        timings=Timings(retry_base=0.01),
     )
 
     stats = await dispatcher.drain()

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Admin
 from bot.models import DeliveryState, Subscription
 from bot.ports import ChannelRef, OutboundMessage, Pacing
@@ -87,7 +87,7 @@ def dispatcher(store: Store, adapter: InstantAdapter, clock: FixedClock, **optio
         clock,
         settings=DeliverySection(),
         worker_id="pace-worker",
-        **options,
+        timings=Timings(**options),
     )
 
 
@@ -150,7 +150,7 @@ async def test_a_setting_that_caps_another_is_said_at_start_and_once_measured(
     assert "within 4 ms" in line
     with caplog.at_level(logging.WARNING, logger="strikebot.dispatcher"):
         for _ in range(300):
-            d._timed("discord", 0.25)  # 4 in flight at 250 ms: 16 a second
+            d.meter.timed("discord", 0.25)  # 4 in flight at 250 ms: 16 a second
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert "at most 16 a second, below its configured 1000" in warning
     easy = Pacing(global_per_second=10, per_channel_per_second=1, max_in_flight=4)

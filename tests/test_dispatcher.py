@@ -14,7 +14,7 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.delivery.notices import dead_delivery_notices
 from bot.delivery.pacing import Bucket, Pacer, backoff_delay
 from bot.editorial.admin import Admin, Changes, Draft
@@ -88,9 +88,14 @@ def dispatcher_for(
         metrics=metrics,
         worker_id="test-worker",
         rng=random.Random(7),
-        retry_base=options.pop("retry_base", 1.0 if vt else 0.01),
-        retry_cap=options.pop("retry_cap", 8.0 if vt else 0.05),
-        send_timeout=PATIENT_TIMEOUT + 5,
+        timings=Timings(
+            **{
+                "retry_base": 1.0 if vt else 0.01,
+                "retry_cap": 8.0 if vt else 0.05,
+                "send_timeout": PATIENT_TIMEOUT + 5,
+                **{k: options.pop(k) for k in list(options) if k in Timings.__dataclass_fields__},
+            }
+        ),
         **options,
     )
 

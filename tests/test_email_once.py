@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+from dataclasses import replace
 from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from email.headerregistry import Address
@@ -89,6 +90,29 @@ def test_a_copy_says_what_the_e_mail_built_for_that_person_says(base: str, langu
         msg, envelope("maria.lopez+news@example.com", "0123456789abcdef0123", TOKEN, base), now=NOW
     )
     assert said(copy) == said(_flatten(alone))
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_a_copy_holds_the_persons_own_preferences_link(language: str) -> None:
+    """The preferences link (`Marks.prefs`) is filled in per person like the unsubscribe
+    link, and the copy still says what the e-mail built for them alone says."""
+    msg = message(language)
+    marks = Marks.new()
+    base = "https://strike.example.org"
+    made_with = replace(
+        envelope(marks.address, marks.key, marks.token), preferences_url=f"{base}/p/{marks.prefs}"
+    )
+    found = rendition(build_email(msg, made_with, now=marks.now), marks)
+    assert found is not None
+    mine = "AbCdEfGhIjKlMnOpQrSt"
+    copy = found.fill("maria@example.com", "0123456789abcdef0123", TOKEN, NOW, mine)
+    assert copy is not None and found.fill("maria@example.com", "k", TOKEN, NOW) is None
+    alone = replace(
+        envelope("maria@example.com", "0123456789abcdef0123", TOKEN),
+        preferences_url=f"{base}/p/{mine}",
+    )
+    assert said(copy) == said(_flatten(build_email(msg, alone, now=NOW)))
+    assert f"{base}/p/{mine}" in said(copy)[1][0] and f"{base}/p/{mine}" in said(copy)[1][1]
 
 
 def test_the_recipients_headers_are_whole_lines_with_the_one_click_pair() -> None:

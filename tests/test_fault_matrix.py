@@ -19,7 +19,7 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Draft
 from bot.models import DeliveryAction, DeliveryState, Status, UpdateText, Urgency
 from bot.plugins import installed_plugins
@@ -71,10 +71,10 @@ async def test_a_fault_is_retried_and_delivered_exactly_once(
             settings=DeliverySection(max_attempts=5),
             worker_id="fault-matrix",
             rng=random.Random(11),
-            inline_retry_limit=0.0,  # every retry goes back to the queue: observable
-            send_timeout=10.0,
             monotonic=vt,
             sleep=vt.sleep,
+            # inline_retry_limit=0: every retry goes back to the queue: observable
+            timings=Timings(inline_retry_limit=0.0, send_timeout=10.0),
         )
         rig.inject(shape)
         update = await rig.admin.post(
@@ -142,10 +142,9 @@ async def test_a_fault_on_the_retraction_never_leaves_the_copy_standing(
             settings=DeliverySection(max_attempts=5),
             worker_id="fault-matrix",
             rng=random.Random(11),
-            inline_retry_limit=0.0,
-            send_timeout=10.0,
             monotonic=vt,
             sleep=vt.sleep,
+            timings=Timings(inline_retry_limit=0.0, send_timeout=10.0),
         )
         update = await rig.admin.post(
             CLI_ACTOR,

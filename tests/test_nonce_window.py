@@ -13,7 +13,7 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Admin, Draft
 from bot.messages.compose import update_message
 from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
@@ -63,9 +63,7 @@ def dispatcher(bot: DiscordBot) -> Dispatcher:
         bot.ctx.campaign,
         bot.clock,
         settings=DeliverySection(),
-        retry_base=0.01,
-        retry_cap=0.02,
-        send_timeout=5,
+        timings=Timings(retry_base=0.01, retry_cap=0.02, send_timeout=5),
     )
 
 

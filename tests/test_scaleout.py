@@ -12,7 +12,7 @@ import pytest
 
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.delivery.leadership import PostgresLeadership, dispatcher_lock_key, leadership_for
 from bot.editorial.admin import Admin, Draft
 from bot.models import Delivery, DeliveryState, Status, Subscription, UpdateText, Urgency
@@ -54,12 +54,10 @@ def dispatcher(
         settings=DeliverySection(max_attempts=12, admin_channels=[]),
         worker_id=name,
         rng=random.Random(7),
-        retry_base=0.01,
-        retry_cap=0.05,
-        idle_recheck=0.1,
         leadership=lambda platform: leadership_for(store, dispatcher_lock_key(platform)),
-        election_seconds=0.1,
-        send_timeout=60,
+        timings=Timings(
+            retry_base=0.01, retry_cap=0.05, idle_recheck=0.1, election_seconds=0.1, send_timeout=60
+        ),
     )
 
 
@@ -94,7 +92,7 @@ async def two_instances(
 async def cut_lock_connection(holder: Dispatcher, store: Store) -> None:
     """The holder's lock connection goes, as when its process is killed or cut off: the
     server ends that backend, and the lock with it."""
-    lead = holder._leads["discord"]
+    lead = holder.elections.leads["discord"]
     assert isinstance(lead, PostgresLeadership) and lead.backend_pid
     await end_backend(store, lead.backend_pid)
 
@@ -125,8 +123,8 @@ async def test_one_dispatcher_per_platform_and_a_standby_takes_over_its_rows_at_
             # The holder's connection to PostgreSQL goes (as when its process is killed):
             # the standby takes the lock and the rows it held at once, not after their
             # 60-second lease, and sends each once more with the same idempotency key.
-            assert first._election is not None
-            first._election.cancel()  # a dead process stands for nothing again
+            assert first.elections.task is not None
+            first.elections.task.cancel()  # a dead process stands for nothing again
             await cut_lock_connection(first, one)
             await fake.wait_until(lambda: len(fake.messages_per_channel()) == len(channels))
             await second.stop()

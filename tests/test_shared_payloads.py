@@ -20,7 +20,7 @@ from bot.briefings.runs import Outcome, queue_schedule
 from bot.briefings.times import BriefingSlot, Schedule, window_start
 from bot.clock import FixedClock
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Admin
 from bot.errors import ImportRefused
 from bot.models import DeliveryState, Subscription
@@ -71,10 +71,8 @@ def dispatcher_for(
         settings=DeliverySection(**settings),
         worker_id="test-worker",
         rng=random.Random(7),
-        retry_base=0.01,
-        retry_cap=0.05,
-        send_timeout=15.0,
-        inline_retry_limit=0.0,  # a failed send goes back to the queue, to be read again
+        # inline_retry_limit=0: a failed send goes back to the queue, to be read again
+        timings=Timings(retry_base=0.01, retry_cap=0.05, send_timeout=15.0, inline_retry_limit=0.0),
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.clock import FixedClock
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.editorial.admin import Changes, Draft
 from bot.errors import PermanentDeliveryError, TransientDeliveryError
 from bot.messages.compose import update_message
@@ -267,9 +267,7 @@ def dispatcher(bot: SlackBot) -> Dispatcher:
         settings=bot.config.delivery,
         worker_id="slack-test",
         rng=random.Random(5),
-        retry_base=0.01,
-        retry_cap=0.05,
-        send_timeout=5.0,
+        timings=Timings(retry_base=0.01, retry_cap=0.05, send_timeout=5.0),
     )
 
 

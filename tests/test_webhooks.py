@@ -22,7 +22,7 @@ from adapters.webhooks import WebhookAdapter, next_try, sign
 from bot.channels.webhooks import AddressPolicy, Created, Webhooks, check_url, parse_networks
 from bot.clock import FixedClock
 from bot.config import StrikeConfig
-from bot.delivery.dispatcher import Dispatcher, DrainStats
+from bot.delivery.dispatcher import Dispatcher, DrainStats, Timings
 from bot.editorial.admin import Admin, Changes, Draft
 from bot.errors import Conflict, InvalidInput
 from bot.models import (
@@ -72,8 +72,7 @@ class Rig:
             settings=self.config.delivery,
             worker_id="webhook-test",
             rng=random.Random(3),
-            inline_retry_limit=0.0,
-            send_timeout=10.0,
+            timings=Timings(inline_retry_limit=0.0, send_timeout=10.0),
         )
         return await dispatcher.drain()
 

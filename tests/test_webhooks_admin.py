@@ -14,7 +14,7 @@ import pytest
 from adapters.webhooks import WebhookAdapter
 from bot.cli import main
 from bot.clock import FixedClock
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.store import Store
 from tests.fakes.receiver import Receiver
 from tests.support import ROOT, campaign_config, plugin_ctx
@@ -78,7 +78,7 @@ async def test_admin_api_adds_lists_tests_and_removes_webhooks(
                 ctx.campaign,
                 clock,
                 settings=campaign_config().delivery,
-                inline_retry_limit=0.0,
+                timings=Timings(inline_retry_limit=0.0),
             )
             await dispatcher.drain()
         finally:

@@ -316,3 +316,24 @@ async def test_doctor_checks_the_login_and_every_template(
         bad = plugin.settings.from_env(env | {"TWILIO_AUTH_TOKEN": "wrong"})
         [refused] = await plugin.doctor(DoctorRequest(bad, section, None, CAMPAIGN, ()))
         assert refused.verdict is Verdict.FAIL and "refused the account's login" in refused.detail
+
+
+async def test_prefs_and_help_on_whatsapp_send_the_persons_preferences_link(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    """As a text's: PREFS (AJUSTES) answers with the link to the person's preferences page,
+    HELP ends with it; a number not signed up gets no link."""
+    import re
+
+    link = re.compile(r"https://strike\.example\.org((?:/es)?/p/[A-Za-z0-9_-]{20})")
+    async with whatsapp(sqlite_store, clock) as (f, _twilio):
+        _, stranger = await f.whatsapp_in(ROSA, "PREFS", "SM-p0")
+        assert link.search(stranger) is None and "JOIN" in stranger
+        await joined(f, "UNIRSE")
+        _, reply = await f.whatsapp_in(ROSA, "AJUSTES", "SM-p1")
+        found = link.search(reply)
+        assert found is not None and found.group(1).startswith("/es/p/"), reply
+        _, helped = await f.whatsapp_in(ROSA, "HELP", "SM-p2")
+        assert found.group(1) in helped
+        page = await f.client.get(found.group(1))
+        assert page.status == 200 and 'lang="es"' in await page.text()

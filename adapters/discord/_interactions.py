@@ -69,6 +69,7 @@ Call = Callable[[CommandContext], Awaitable[Reply]]
 NO_MENTIONS = discord.AllowedMentions.none()
 CHOICES_MAX = 25
 CHOICE_NAME_MAX = 100
+CHOICE_VALUE_MAX = 100  # characters of a string choice's value
 
 
 def actor_of(interaction: Interaction) -> Actor:
@@ -274,6 +275,45 @@ class Handlers:
             choices.append(app_commands.Choice(name=name, value=update.id))
         return choices[:CHOICES_MAX]
 
+    async def place_choices(
+        self,
+        interaction: Interaction,
+        current: str,
+        kinds: frozenset[str],
+        *,
+        several: bool = True,
+    ) -> list[app_commands.Choice[str]]:
+        """Sites and groups matching what is typed (`Commands.find_places`). With `several`,
+        the option holds codes separated by commas: the last one is completed, those before
+        it kept."""
+        kept: list[str] = []
+        typed = current
+        if several and "," in current:
+            before, _, typed = current.rpartition(",")
+            kept = [code.strip().lower() for code in before.split(",") if code.strip()]
+        lang = self.language(interaction)
+        try:
+            found = await asyncio.wait_for(
+                self.commands.find_places(typed, lang, kinds=kinds, limit=CHOICES_MAX + len(kept)),
+                self.defer_after,
+            )
+        except Exception:
+            log.exception("site autocomplete failed")
+            return []
+        choices = []
+        for match in found:
+            value = ",".join([*kept, match.code])
+            if match.code in kept or len(value) > CHOICE_VALUE_MAX:
+                continue
+            if match.kind == "group":
+                name = word(lang, "place_group", name=match.name, code=match.code)
+            else:
+                name = f"{match.label} · {match.group_name}"
+            if kept:
+                name = f"{', '.join(kept)}, {name}"
+            choices.append(app_commands.Choice(name=_choice_name(name), value=value))
+        return choices[:CHOICES_MAX]
+
     async def timezone_choices(
         self, interaction: Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
@@ -290,11 +330,13 @@ class Handlers:
         publish_at: str | None,
         next_step_at: str | None,
         language: str | None = None,
+        audience: str | None = None,
     ) -> None:
         """`/strike post`: admins get the modal (a modal cannot follow a deferral, and
         opening it is instant); others are told how to get access. The text is in
         `language`, else in the admin's own language if the campaign speaks it, else in
-        the campaign's first."""
+        the campaign's first; `audience` (codes picked in the command) fills in the
+        modal's "Only for"."""
         if await self.refused(interaction, "post updates"):
             return
         campaign = self.ctx.campaign
@@ -302,7 +344,7 @@ class Handlers:
         text_language = language if language in campaign.languages else None
         if text_language is None:
             text_language = ui if ui in campaign.languages else campaign.default_language
-        groups, _ = await self.commands.places()
+        places = bool(await self.commands.find_places("", ui, limit=1))
         modal = PostModal(
             self,
             language=ui,
@@ -310,7 +352,8 @@ class Handlers:
             publish_at=publish_at,
             next_step_at=next_step_at,
             text_language=text_language,
-            audience=bool(groups),
+            audience=places,
+            audience_default=audience,
         )
         await self.open_modal(interaction, modal)
 

@@ -144,6 +144,7 @@ class PostModal(_UpdateModal):
         draft_token: str | None = None,
         token: str | None = None,
         audience: bool = False,
+        audience_default: str | None = None,
     ) -> None:
         name = i18n.language_name(text_language, language)
         same = i18n.pick(text_language) == i18n.pick(language)
@@ -186,12 +187,15 @@ class PostModal(_UpdateModal):
         )
         self.add_item(self.urgency)
         # The fifth and last input a modal takes: whom it is for, in a campaign with sites.
+        # Codes typed (a select in a modal holds 25 options, not a thousand schools), filled
+        # in with those picked with autocomplete in the command's `only_for`.
         self.audience = _text(
             word(language, "audience"),
             "audience",
             hint=word(language, "audience_hint"),
             max_length=AUDIENCE_MAX,
             required=False,
+            default=(audience_default or "").strip()[:AUDIENCE_MAX] or None,
         )
         if self.has_audience:
             self.add_item(self.audience)

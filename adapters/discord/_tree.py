@@ -76,6 +76,7 @@ def _urgency_choices() -> list[Choice[str]]:
 PUBLISHED = frozenset({UpdateState.PUBLISHED})
 EDITABLE = frozenset({UpdateState.PUBLISHED, UpdateState.SCHEDULED, UpdateState.PENDING_APPROVAL})
 PENDING = frozenset({UpdateState.PENDING_APPROVAL})
+PLACES, SITES, GROUPS = frozenset({"site", "group"}), frozenset({"site"}), frozenset({"group"})
 
 
 def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
@@ -92,8 +93,13 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
     # -- everyone ----------------------------------------------------------------
 
     @group.command(name="status", description="Where the strike stands now")
-    async def status(interaction: Interaction) -> None:
-        await h.answer(interaction, h.commands.status)
+    @app_commands.describe(site="A school, a site or a group: its latest word")
+    async def status(interaction: Interaction, site: str | None = None) -> None:
+        await h.answer(interaction, lambda ctx: h.commands.status(ctx, site))
+
+    @status.autocomplete("site")
+    async def status_site(interaction: Interaction, current: str) -> list[Choice[str]]:
+        return await h.place_choices(interaction, current, PLACES, several=False)
 
     @group.command(
         name="demands", description="What we are asking for, and what the employer offers"
@@ -141,6 +147,8 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         briefing_days="Briefing days, e.g. mon-fri or daily",
         timezone="Time zone, e.g. America/Los_Angeles",
         quiet_hours="Quiet hours for routine updates, e.g. 22:00-07:00 (or off)",
+        sites="Only these sites' news (codes, comma-separated; all: everything)",
+        groups="Only these groups' news, their sites' too (codes, comma-separated)",
     )
     @app_commands.choices(
         language=language_choices,
@@ -159,6 +167,8 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         briefing_days: str | None = None,
         timezone: str | None = None,
         quiet_hours: str | None = None,
+        sites: str | None = None,
+        groups: str | None = None,
     ) -> None:
         await h.answer_admin(
             interaction,
@@ -171,9 +181,19 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
                 timezone=timezone,
                 quiet_hours=quiet_hours,
                 briefing_days=briefing_days,
+                sites=sites,
+                groups=groups,
             ),
             ephemeral=False,
         )
+
+    @subscribe.autocomplete("sites")
+    async def subscribe_sites(interaction: Interaction, current: str) -> list[Choice[str]]:
+        return await h.place_choices(interaction, current, SITES)
+
+    @subscribe.autocomplete("groups")
+    async def subscribe_groups(interaction: Interaction, current: str) -> list[Choice[str]]:
+        return await h.place_choices(interaction, current, GROUPS)
 
     @group.command(name="unsubscribe", description="Admins: stop sending updates to this channel")
     async def unsubscribe(interaction: Interaction) -> None:
@@ -187,6 +207,7 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         publish_at="Publish later (embargo), e.g. 2019-01-22 06:00",
         next_step_at="When the next step happens, e.g. 2019-01-22 06:00",
         language="Which language you write in (others can be added from the preview)",
+        only_for="Only for these sites or groups (codes, comma-separated; empty: everyone)",
     )
     @app_commands.choices(status=_status_choices(), language=language_choices)
     async def post(
@@ -195,8 +216,13 @@ def build_group(h: Handlers, languages: Sequence[str]) -> app_commands.Group:
         publish_at: str | None = None,
         next_step_at: str | None = None,
         language: str | None = None,
+        only_for: str | None = None,
     ) -> None:
-        await h.open_post(interaction, status, publish_at, next_step_at, language)
+        await h.open_post(interaction, status, publish_at, next_step_at, language, only_for)
+
+    @post.autocomplete("only_for")
+    async def post_audience(interaction: Interaction, current: str) -> list[Choice[str]]:
+        return await h.place_choices(interaction, current, PLACES)
 
     @group.command(name="edit", description="Admins: change an update everywhere it was sent")
     @app_commands.describe(

@@ -10,7 +10,9 @@ address broken (nothing more goes there until the person signs up again) and is 
 not notified, to admins. 4xx, timeouts, dropped connections, and refusals that are not
 about the recipient (the sender, the login, the content) are retried by the dispatcher.
 
-It also serves the unsubscribe link every e-mail carries: `GET /email/unsubscribe/{token}`
+Beside it, every e-mail links to the person's preferences page (the web plugin's, signed
+by the core: `Contactable.preferences`). It also serves the unsubscribe link every e-mail
+carries: `GET /email/unsubscribe/{token}`
 shows a page whose button POSTs; `POST` to the same address unsubscribes at once
 (RFC 8058 one-click, `List-Unsubscribe=One-Click`, no login), idempotently.
 """
@@ -244,7 +246,13 @@ class EmailAdapter:
         self._sent += 1
         return message_id
 
-    def _envelope(self, to: str, message_id: str, unsubscribe_url: str | None) -> Envelope:
+    def _envelope(
+        self,
+        to: str,
+        message_id: str,
+        unsubscribe_url: str | None,
+        preferences_url: str | None = None,
+    ) -> Envelope:
         return Envelope(
             sender=self.sender,
             to=to,
@@ -253,14 +261,17 @@ class EmailAdapter:
             list_id=f"{self.ctx.campaign.slug}.{self.sender.domain}",
             unsubscribe_url=unsubscribe_url,
             reply_to=self.section.reply_to,
+            preferences_url=preferences_url,
         )
 
     def _mail(self, message: OutboundMessage, person: Contactable, message_id: str) -> EmailMessage:
         """One person's e-mail, built for them alone (a confirmation, an unusual address)."""
-        link = None
+        link = prefs = None
         if message.kind is not MessageKind.CONFIRM:
             link = self.unsubscribe_url(person.manage_token, person.language)
-        envelope = self._envelope(person.address, message_id, link)
+            if person.preferences:
+                prefs = self.signups.preferences_url(person.preferences, person.language)
+        envelope = self._envelope(person.address, message_id, link, prefs)
         return build_email(message, envelope, now=self.ctx.clock(), colour=_colour(message))
 
     def _copy(self, message: OutboundMessage, person: Contactable, key: str) -> bytes | None:
@@ -272,13 +283,18 @@ class EmailAdapter:
         found = self.renditions.get((message, language), lambda: self._rendition(message, language))
         if found is None:
             return None
-        return found.fill(person.address, key, person.manage_token, self.ctx.clock())
+        return found.fill(
+            person.address, key, person.manage_token, self.ctx.clock(), person.preferences
+        )
 
     def _rendition(self, message: OutboundMessage, language: str) -> Rendition | None:
         marks = Marks.new()
         message_id = f"<{marks.key}@{self.sender.domain}>"
         envelope = self._envelope(
-            marks.address, message_id, self.unsubscribe_url(marks.token, language)
+            marks.address,
+            message_id,
+            self.unsubscribe_url(marks.token, language),
+            self.signups.preferences_url(marks.prefs, language),
         )
         mail = build_email(message, envelope, now=marks.now, colour=_colour(message))
         return rendition(mail, marks)

@@ -51,6 +51,7 @@ class Envelope:
     list_id: str
     unsubscribe_url: str | None  # None for a sign-up's confirmation (not subscribed yet)
     reply_to: str | None = None
+    preferences_url: str | None = None  # the person's settings page (bot.people.preferences)
 
 
 def one_line(text: str, limit: int = SUBJECT_MAX) -> str:
@@ -87,6 +88,8 @@ def text_part(message: OutboundMessage, envelope: Envelope) -> str:
         lines.append("-- ")
         lines.append(words["why"].format(union=envelope.union))
         lines.append(words["unsubscribe_text"].format(url=envelope.unsubscribe_url))
+        if envelope.preferences_url:
+            lines.append(words["preferences_text"].format(url=envelope.preferences_url))
     return _plain("\n".join(lines)) + "\n"
 
 
@@ -108,6 +111,8 @@ def html_part(message: OutboundMessage, envelope: Envelope, colour: str) -> str:
         why=why.format(union=envelope.union),
         unsubscribe=envelope.unsubscribe_url,
         unsubscribe_label=words["unsubscribe"],
+        preferences=envelope.preferences_url if envelope.unsubscribe_url else None,
+        preferences_label=words["preferences"],
     )
 
 

@@ -1,7 +1,8 @@
 """An e-mail rendered once per message and language: `build_email` and the flattening run
 once for everyone who reads the update in that language, and each person's copy is the
 same bytes with their own parts filled in: the address (`To`), the `Message-ID`, the
-`Date` and their unsubscribe link (`List-Unsubscribe` and the link in both parts).
+`Date`, their unsubscribe link (`List-Unsubscribe` and the link in both parts) and their
+preferences link (in both parts).
 
 The header code stays `build_email`'s: it is called with slot markers in place of the
 recipient's values, and those four headers are written again per person from the values
@@ -42,22 +43,26 @@ _MAX_LINE = 998  # RFC 5322 2.1.1
 @dataclass(frozen=True, slots=True)
 class Marks:
     """The slot markers a template is built with: put `address` where the recipient's address
-    goes, `key` in the Message-ID and `token` in the unsubscribe link, and build at `now`."""
+    goes, `key` in the Message-ID, `token` in the unsubscribe link and `prefs` in the
+    preferences link, and build at `now`."""
 
     address: str
     key: str
     token: str
+    prefs: str = ""  # in the preferences link
     now: datetime = _SENTINEL_NOW
 
     @property
     def texts(self) -> tuple[str, ...]:
         """The marks standing for a recipient's value in any text."""
-        return (self.address, self.key, self.token)
+        return (self.address, self.key, self.token, self.prefs)
 
     @classmethod
     def new(cls) -> Marks:
         mark = "zslot" + secrets.token_hex(8)
-        return cls(address=f"{mark}@slot.invalid", key=mark + "k", token=mark + "t")
+        return cls(
+            address=f"{mark}@slot.invalid", key=mark + "k", token=mark + "t", prefs=mark + "p"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +90,20 @@ class Rendition:
     pieces: tuple[Piece, ...]
     marks: Marks
 
-    def fill(self, address: str, key: str, token: str, now: datetime) -> bytes | None:
+    def fill(
+        self, address: str, key: str, token: str, now: datetime, prefs: str = ""
+    ) -> bytes | None:
         """This person's copy, or None when their values cannot go in as they are."""
         if not (_ADDRESS.fullmatch(address) and _TOKEN.fullmatch(key) and _TOKEN.fullmatch(token)):
             return None
         m = self.marks
+        if m.prefs and not _TOKEN.fullmatch(prefs) and self._holds(m.prefs):
+            return None  # a preferences link but none of their own: built for them alone
         swaps = (
             (m.address, address),
             (m.key, key),
             (m.token, token),
+            *(((m.prefs, prefs),) if m.prefs else ()),
             (format_datetime(m.now), format_datetime(now)),
         )
         out: list[bytes] = []
@@ -112,6 +122,13 @@ class Rendition:
             else:
                 out.append(quoted_printable(text))
         return b"".join(out)
+
+    def _holds(self, mark: str) -> bool:
+        return any(
+            mark in (p.value if isinstance(p, _Header) else p.text)
+            for p in self.pieces
+            if not isinstance(p, bytes)
+        )
 
 
 def quoted_printable(text: str) -> bytes:

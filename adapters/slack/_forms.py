@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import _modals as modals
@@ -71,6 +73,25 @@ class Forms:
         app.view(modals.PICK)(self.on_pick)
         app.view(modals.EDIT)(self.on_edit_form)
         app.view(modals.CONFIRM)(self.on_confirm)
+        app.options(re.compile(f"^({modals.PLACES}|{modals.FOLLOWS})$"))(self.on_places)
+        app.action(modals.FOLLOWS)(self.on_follows)
+
+    async def on_places(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """The audience picker's options request (`block_suggestion`): the sites and groups
+        matching what was typed, in the form's language, within Slack's 3 seconds."""
+        lang = i18n.pick(modals.picker_language(body) or self.campaign.default_language)
+        query = str(body.get("value") or "")
+        try:
+            found = await asyncio.wait_for(
+                self.commands.find_places(query, lang, limit=modals.OPTIONS_MAX), self.budget
+            )
+        except TimeoutError:
+            log.warning("the Slack site picker found nothing within %gs", self.budget)
+            found = []
+        except Exception:  # an empty list beats no answer (Slack says "no results")
+            log.exception("the Slack site picker failed")
+            found = []
+        await ack(**modals.place_options(lang, found))
 
     async def on_post_form(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
@@ -89,8 +110,8 @@ class Forms:
         )
         picked = modals.chosen_audience(values.get("audience"))
         if picked is not None:
-            try:  # the desk reads codes typed as a typed command does
-                sites, groups = picked if isinstance(picked, tuple) else (picked, None)
+            try:  # the desk checks the codes as a typed command's (one gone since?)
+                sites, groups = picked
                 read = self.desk.read(Action.POST, texts={}, sites=sites, groups=groups)
             except Problems as exc:
                 lang = str(meta.get("l") or i18n.source_language())
@@ -98,6 +119,56 @@ class Forms:
                 return
             proposal = replace(proposal, audience=read.audience)
         await self._preview(ack, body, meta, proposal, "post")
+
+    async def on_follows(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        """The channel's picker changed (`follows_message`): follow what it holds now
+        (nothing: everything again), and show the channel's card with the picker again."""
+        action = (body.get("actions") or [{}])[0]
+        values = [o.get("value") for o in action.get("selected_options") or []]
+        picked = modals.chosen_audience(values)
+        sites: str | list[str] = "all" if picked is None else picked[0]
+        groups = None if picked is None else picked[1]
+        lang = i18n.pick(modals.picker_language(action) or self.campaign.default_language)
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
+            "channel_id", ""
+        )
+        meta = {"c": channel, "l": lang}
+        work = asyncio.ensure_future(self._follow(body, meta, sites, groups, respond))
+        try:
+            await asyncio.wait_for(asyncio.shield(work), self.budget)
+        except TimeoutError:
+            self.spawn(_finish(work))
+        await ack()
+
+    async def _follow(
+        self,
+        body: Mapping[str, Any],
+        meta: Mapping[str, Any],
+        sites: str | list[str],
+        groups: list[str] | None,
+        respond: AsyncRespond,
+    ) -> None:
+        try:
+            ctx = await self.context(body, meta)
+            reply = await self.commands.subscribe(ctx, sites=sites, groups=groups)
+            payload = reply_payload(reply)
+            if not reply.ok:  # the picker stays as it was; the answer says why
+                await respond(
+                    text=payload["text"], blocks=payload["blocks"], response_type="ephemeral"
+                )
+                return
+            lang = str(meta["l"])
+            follows = await self.commands.following(ctx)
+            codes = [] if follows is None else [*follows.sites, *follows.groups]
+            picker = modals.follows_message(lang, await self.commands.places_named(codes, lang))
+            await respond(
+                text=payload["text"],
+                blocks=[*payload["blocks"], *picker["blocks"]],
+                response_type="ephemeral",
+                replace_original=True,
+            )
+        except Exception:  # the change is made or refused; only telling it failed
+            log.exception("answering the Slack follows picker failed")
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta, values = modals.decode_meta(view), modals.view_values(view)
@@ -254,6 +325,10 @@ class Forms:
                 )
             except CALL_FAILURES as exc:
                 log.warning("could not tell %s the result of a Slack form: %s", user, describe(exc))
+
+
+async def _finish(work: asyncio.Future[None]) -> None:
+    await work
 
 
 def _block(field: str, main: str) -> str:

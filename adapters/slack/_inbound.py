@@ -213,7 +213,7 @@ class Inbound:
         self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
     ) -> None:
         text = str(body.get("text") or "").strip()
-        work = asyncio.ensure_future(self._answer(body, text, client))
+        work = asyncio.ensure_future(self._answer(body, text, client, respond))
         try:
             payload = await asyncio.wait_for(asyncio.shield(work), self.budget)
         except TimeoutError:
@@ -238,7 +238,7 @@ class Inbound:
             )
 
     async def _answer(
-        self, body: Mapping[str, Any], text: str, client: AsyncWebClient
+        self, body: Mapping[str, Any], text: str, client: AsyncWebClient, respond: AsyncRespond
     ) -> Payload | None:
         """The ack payload for one slash command (None: a form was opened)."""
         words = text.split()
@@ -255,11 +255,28 @@ class Inbound:
             form = named if named in MODAL_VERBS else None
             if form is not None and _wants_form(form, words):
                 return await self._open_form(form, words, body, ctx, client)
-            return reply_payload(await self.commands.handle(ctx, text))
+            reply = await self.commands.handle(ctx, text)
+            if named == "subscribe" and reply.ok:
+                self.spawn(self._offer_follows(ctx, respond))
+            return reply_payload(reply)
         except Exception:
             log.exception("answering /strike %s failed", verb)
             lang = self.quick_language(str(body.get("user_id", "")))
             return note_payload(say(lang, "error_title"), say(lang, "internal_error"), lang)
+
+    async def _offer_follows(self, ctx: CommandContext, respond: AsyncRespond) -> None:
+        """After `/strike subscribe`, in a campaign with sites: a message only the admin
+        sees, whose picker chooses the sites and groups the channel follows."""
+        lang = await self.language(ctx)
+        follows = await self.commands.following(ctx)
+        if follows is None or not await self.commands.find_places("", lang, limit=1):
+            return
+        chosen = await self.commands.places_named([*follows.sites, *follows.groups], lang)
+        message = modals.follows_message(lang, chosen)
+        try:
+            await respond(**message)
+        except Exception as exc:  # the card itself was shown; only the picker is missing
+            log.warning("could not offer the Slack follows picker: %s", describe(exc))
 
     # ------------------------------------------------------------------ opening forms
 
@@ -281,9 +298,9 @@ class Inbound:
         view: modals.View
         if form == "post":
             current = await self.commands.desk.current_status()
-            places = await self.commands.places()
+            places = bool(await self.commands.find_places("", lang, limit=1))
             view = modals.post_form(
-                lang, self.campaign, current, modals.encode_meta(**meta), places
+                lang, self.campaign, current, modals.encode_meta(**meta), places=places
             )
         elif form == "edit" and chosen is not None:
             update, _ = await self.commands.desk.current(chosen)

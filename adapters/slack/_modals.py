@@ -31,8 +31,7 @@ from bot.ports import (
     REASON_MAX,
     Campaign,
     OutboundMessage,
-    Site,
-    SiteGroup,
+    PlaceMatch,
     Status,
     Update,
     UpdateState,
@@ -47,14 +46,16 @@ PICK = "strike:pick"
 EDIT = "strike:edit"
 CONFIRM = "strike:confirm"
 RESULT = "strike:result"
+PLACES = "strike:places"  # the action id of the site and group picker (its options requests)
+FOLLOWS = "strike:follows"  # the same picker in a message: what a channel follows
 
 BODY_INPUT_MAX = 3000  # Slack's plain_text_input limit; longer bodies go through the CLI
 TITLE_MAX = 24
 OPTION_MAX = 75
+OPTIONS_MAX = 100  # options in an options request's answer (or initially chosen)
 
 View = dict[str, Any]
 Block = dict[str, Any]
-Places = tuple[Sequence[SiteGroup], Sequence[Site]]  # a campaign's groups and sites
 
 
 # ------------------------------------------------------------------------- metadata
@@ -93,7 +94,7 @@ def view_values(view: Mapping[str, Any]) -> dict[str, Any]:
             out[block_id] = chosen.get("value") if chosen else None
         elif kind == "datetimepicker":
             out[block_id] = value.get("selected_date_time")
-        elif kind in ("checkboxes", "multi_static_select"):
+        elif kind in ("checkboxes", "multi_static_select", "multi_external_select"):
             out[block_id] = [o.get("value") for o in value.get("selected_options") or []]
     return out
 
@@ -127,7 +128,7 @@ def _input(
         "type": "input",
         "block_id": block_id,
         "label": plain(label, 2000),
-        "element": {"action_id": "value", **element},
+        "element": {"action_id": "value"} | element,
         "optional": optional,
     }
     if hint:
@@ -211,38 +212,82 @@ def _language_name(code: str, lang: str) -> str:
 # ------------------------------------------------------------------------- the forms
 
 
-def audience_input(lang: str, places: Places) -> Block | None:
-    """Whom a post is for: a multi-select of each group and its sites (Slack's limits: 100
-    groups of 100 options), else codes typed; None for a campaign without sites."""
-    groups, sites = places
-    if not groups:
+def audience_input(lang: str, chosen: Sequence[PlaceMatch] = ()) -> Block:
+    """Whom a post is for: a multi-select whose options Slack asks for as the admin types
+    (`place_options`), however many sites the campaign has; `chosen` shown as picked."""
+    element: dict[str, Any] = {
+        "type": "multi_external_select",
+        "action_id": PLACES,
+        "min_query_length": 0,  # opening the menu lists the groups first
+        "placeholder": plain(word(lang, "audience_placeholder"), 150),
+    }
+    if chosen:
+        element["initial_options"] = [_place_option(m, lang) for m in chosen[:OPTIONS_MAX]]
+    return _input("audience", word(lang, "audience"), element, optional=True,
+                  hint=word(lang, "audience_hint"))  # fmt: skip
+
+
+def follows_message(lang: str, chosen: Sequence[PlaceMatch]) -> dict[str, Any]:
+    """An ephemeral message whose picker chooses what the channel follows (`chosen` now;
+    none: everything). Its block id carries the language its options are named in."""
+    text = word(lang, "follows_text")
+    element: dict[str, Any] = {
+        "type": "multi_external_select",
+        "action_id": FOLLOWS,
+        "min_query_length": 0,
+        "placeholder": plain(word(lang, "audience_placeholder"), 150),
+    }
+    if chosen:
+        element["initial_options"] = [_place_option(m, lang) for m in chosen[:OPTIONS_MAX]]
+    block = {
+        "type": "section",
+        "block_id": f"{FOLLOWS}:{lang}",
+        "text": mrkdwn(escape(text)),
+        "accessory": element,
+    }
+    return {"response_type": "ephemeral", "text": text, "blocks": [block]}
+
+
+def picker_language(body: Mapping[str, Any]) -> str | None:
+    """The language a picker's options are named in: its form's, or its message's."""
+    meta = decode_meta(body.get("view") or {})
+    if meta.get("l"):
+        return str(meta["l"])
+    block_id = str(body.get("block_id") or "")
+    return block_id.rsplit(":", 1)[1] if block_id.startswith(FOLLOWS + ":") else None
+
+
+def place_options(lang: str, found: Sequence[PlaceMatch]) -> dict[str, Any]:
+    """An options request's answer: the places found, as option groups (the groups
+    first, then each group's sites under its name), at most Slack's 100 options."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for match in found[:OPTIONS_MAX]:
+        label = word(lang, "audience_groups") if match.kind == "group" else match.group_name
+        grouped.setdefault(label or match.group, []).append(_place_option(match, lang))
+    if not grouped:
+        return {"options": []}
+    return {
+        "option_groups": [
+            {"label": plain(label, OPTION_MAX), "options": options}
+            for label, options in grouped.items()
+        ]
+    }
+
+
+def _place_option(match: PlaceMatch, lang: str) -> dict[str, Any]:
+    if match.kind == "group":
+        text = word(lang, "audience_all_of", group=match.name)
+        return _option(f"group:{match.code}", f"{text} ({match.code})")
+    return _option(f"site:{match.code}", match.label)
+
+
+def chosen_audience(value: object) -> tuple[list[str], list[str]] | None:
+    """The (sites, groups) picked in the audience input, or None when nothing was."""
+    if not isinstance(value, list) or not value:
         return None
-    hint = word(lang, "audience_hint")
-    per_group = {g.code: [s for s in sites if s.group == g.code] for g in groups}
-    if len(groups) > 100 or any(len(members) > 99 for members in per_group.values()):
-        return _text("audience", word(lang, "audience"), max_length=2000, optional=True, hint=hint)
-    option_groups = [
-        {
-            "label": plain(g.name(lang), 75),
-            "options": [
-                _option(f"group:{g.code}", word(lang, "audience_all_of", group=g.name(lang)))
-            ]
-            + [_option(f"site:{s.code}", s.name(lang)) for s in per_group[g.code]],
-        }
-        for g in groups
-    ]
-    element = {"type": "multi_static_select", "option_groups": option_groups}
-    return _input("audience", word(lang, "audience"), element, optional=True, hint=hint)
-
-
-def chosen_audience(value: object) -> tuple[list[str], list[str]] | str | None:
-    """What the audience input gave: (sites, groups) from the multi-select, the codes
-    typed, or None."""
-    if isinstance(value, list):
-        sites = [v.split(":", 1)[1] for v in value if str(v).startswith("site:")]
-        groups = [v.split(":", 1)[1] for v in value if str(v).startswith("group:")]
-        return sites, groups
-    return value if isinstance(value, str) and value.strip() else None
+    sites = [v.split(":", 1)[1] for v in value if str(v).startswith("site:")]
+    groups = [v.split(":", 1)[1] for v in value if str(v).startswith("group:")]
+    return sites, groups
 
 
 def post_form(
@@ -250,7 +295,7 @@ def post_form(
     campaign: Campaign,
     current: Status | None,
     meta: str,
-    places: Places = ([], []),
+    places: bool = False,
 ) -> View:
     blocks = [
         _select("status", word(lang, "status"), _status_options(lang), initial=_value(current)),
@@ -283,9 +328,8 @@ def post_form(
                     optional=True,
                 )
             )
-    audience = audience_input(lang, places)
-    if audience is not None:
-        blocks.append(audience)
+    if places:  # a campaign with sites
+        blocks.append(audience_input(lang))
     blocks.append(
         _input("publish_at", word(lang, "publish_at"), {"type": "datetimepicker"}, optional=True)
     )

@@ -281,7 +281,8 @@ class SmsAdapter:
                     language, url = person.language, page_url(campaign, person.language)
                 if person is not None:
                     what = choice_term(person.choice, campaign)
-                    return self._say(language, "joined", url, choice=what)
+                    link = await self._prefs(number)
+                    return self._say(language, "joined", url, choice=what, prefs=link)
             return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
         if kind is KeywordKind.YES:
             outcome = await self.signups.confirm_by_reply(
@@ -292,12 +293,28 @@ class SmsAdapter:
                 language = person.language
                 url = page_url(campaign, language)
                 return self._say(
-                    language, "confirmed", url, choice=choice_term(person.choice, campaign)
+                    language,
+                    "confirmed",
+                    url,
+                    choice=choice_term(person.choice, campaign),
+                    prefs=await self._prefs(number),
                 )
             return self._say(language, str(outcome), url)
-        return self._say(language, "help", url)
+        mine = await self.ctx.preferences.link_of(Contact.PHONE, number)
+        if kind is KeywordKind.PREFS:
+            if mine is None:
+                return self._say(language, "prefs_none", url)
+            return self._say(mine[1], "prefs", url, link=mine[0])
+        return self._say(language, "help", url, prefs=mine[0] if mine else "")
 
-    def _say(self, language: str, key: str, url: str, **extra: object) -> str:
+    async def _prefs(self, number: str) -> str:
+        """The link to the preferences page of the person at `number` ("" if not signed up)."""
+        mine = await self.ctx.preferences.link_of(Contact.PHONE, number)
+        return mine[0] if mine else ""
+
+    def _say(self, language: str, key: str, url: str, prefs: str = "", **extra: object) -> str:
+        """Reply `key` in `language`; with `prefs`, the person's preferences link after it
+        (the welcome and HELP: not in every text, docs/email-sms.md says why)."""
         values: dict[str, object] = {
             "who": self.who,
             "url": url,
@@ -305,7 +322,13 @@ class SmsAdapter:
             "choice": choice_term("urgent"),
             **extra,
         }
-        return fit_own(REPLIES.say(language, key, **values), self.section.max_segments)
+        if prefs and i18n.pick(language) != i18n.source_language():  # both in one language
+            terms = [c for v in values.values() if isinstance(v, i18n.Term) for c in v.contexts]
+            language = i18n.sentence_language(language, (f"sms.{key}", "sms.prefs_line", *terms))
+        text = REPLIES.say(language, key, **values)
+        if prefs:
+            text = f"{text} {REPLIES.say(language, 'prefs_line', link=prefs)}"
+        return fit_own(text, self.section.max_segments)
 
     async def _status(self, request: web.Request) -> web.Response:
         params = await self._signed_form(request)

@@ -17,6 +17,7 @@ from . import (
     _notify,
     _openapi,
     _pages,
+    _preferences,
     _sites,
     _subscribe,
     _webhooks,
@@ -41,6 +42,7 @@ def mount_web(
     _api.add_routes(app)
     _admin.add_routes(app)
     _subscribe.add_routes(app, ctx.campaign)
+    _preferences.add_routes(app, ctx)
     state.templates.globals["signup_link"] = _subscribe.link_label(ctx)
     _notify.add_routes(app, ctx.campaign)
     state.templates.globals["reach"] = _notify.reach(ctx, lambda: state.static)

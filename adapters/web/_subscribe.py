@@ -46,6 +46,8 @@ from ._shell import HTML, base_context
 log = logging.getLogger("strikebot.web")
 
 FIELD_MAX = 2_000  # longer form values are cut before anything reads them
+SITE_FIELDS = 3  # empty school fields on the sign-up form
+SITE_FIELDS_MOST = 60  # values of the school fields read from one form
 COOKIE = "strikebot_form"  # the browser's form cookie (see FormTokens)
 TOKEN_FIELD = "form_token"  # noqa: S105 (the hidden field's name, not a secret)
 CSP = (
@@ -89,12 +91,14 @@ def _submit_handler(lang: str) -> Any:
     async def handle(request: web.Request) -> web.Response:
         ctx = state_of(request).ctx
         form = await request.post()
-        if not await _form_ok(request, form):
+        if not await same_form(request, form):
             return await _refused(request, lang)
-        values = {
-            k: str(form.get(k, ""))[:FIELD_MAX]
-            for k in ("email", "texts", "receive", "language", "site")
+        values: dict[str, Any] = {
+            k: str(form.get(k, ""))[:FIELD_MAX] for k in ("email", "texts", "receive", "language")
         }
+        # The schools named (several fields, or ticked ones kept from a page shown again).
+        sites = [str(v)[:FIELD_MAX] for v in form.getall("site", [])][:SITE_FIELDS_MOST]
+        values["sites"] = [" ".join(v.split()) for v in sites if v.strip()]
         if not values["receive"]:
             values["receive"] = str(form.get("choice", ""))[:FIELD_MAX]
         # A page from before texts began with a text (it sent a number): texts, no number.
@@ -118,7 +122,7 @@ def _submit_handler(lang: str) -> Any:
                         choice=values["receive"],
                         client=client,
                         via=via,
-                        site=values["site"] or None,  # the school to follow, if named
+                        site=values["sites"],  # the schools to follow, if named
                     )
                 except InvalidInput as exc:
                     return await _form(request, lang, values, exc.localized(lang), "email", 422)
@@ -127,7 +131,7 @@ def _submit_handler(lang: str) -> Any:
                     language=language,
                     choice=values["receive"],
                     client=client,
-                    site=values["site"] or None,
+                    site=values["sites"],
                 )
         except InvalidInput as exc:
             return await _form(request, lang, values, exc.localized(lang), "", status=422)
@@ -178,7 +182,7 @@ def _confirm_handler(lang: str) -> Any:
         token = request.match_info["token"]
         if await ctx.people.pending(token) is None:
             return await _expired(request, lang)
-        if not await _form_ok(request, await request.post()):
+        if not await same_form(request, await request.post()):
             return await _refused(request, lang)
         try:
             done = await ctx.people.confirm(token, via="web button")
@@ -197,7 +201,7 @@ def _confirm_handler(lang: str) -> Any:
 # -- the forms' tokens --------------------------------------------------------------------
 
 
-async def _form_ok(request: web.Request, form: Mapping[str, object]) -> bool:
+async def same_form(request: web.Request, form: Mapping[str, object]) -> bool:
     """Whether this POST came from a form this site served to this browser: its token
     matches the browser's cookie, and its Origin (or, without one, its Referer) is this
     site's. A refusal is counted (strikebot_http_refused_total{reason="form_token"})."""
@@ -255,7 +259,7 @@ def _context(request: web.Request, lang: str, suffix: str, title: str) -> dict[s
 async def _form(
     request: web.Request,
     lang: str,
-    values: dict[str, str],
+    values: dict[str, Any],
     error: str = "",
     error_field: str = "",
     status: int = 200,
@@ -278,10 +282,8 @@ async def _form(
             "texts": values.get("texts", ""),
             "receive": values.get("receive") or str(Choice.URGENT),
             "language": values.get("language") or lang,
-            "site": values.get("site", ""),
         },
-        # The sites' names for the school field's list (typed to search, no script needed).
-        sites=[s.name(lang) for s in (await ctx.sites.all())[1]],
+        picker=await picker(ctx, lang, values.get("sites", []), SITE_FIELDS, "subscribe"),
         choices=[
             {"value": str(c), "label": _capital(choice_text(c, lang, state.ctx.campaign))}
             for c in Choice
@@ -303,15 +305,48 @@ async def _message(
     again: str = "",
     status: int = 200,
 ) -> web.Response:
-    context = _context(request, lang, "/subscribe", heading)
-    context.update(
-        heading=heading,
-        lines=lines,
-        confirm_button=confirm_button,
-        action=request.path,
-        again=again,
+    context = {
+        "heading": heading,
+        "lines": lines,
+        "confirm_button": confirm_button,
+        "again": again,
+    }
+    return await render_page(
+        request, lang, "signup_message.html", context, heading=heading, status=status
     )
-    return await _render(request, "signup_message.html", context, status)
+
+
+async def render_page(
+    request: web.Request,
+    lang: str,
+    template: str,
+    values: dict[str, Any],
+    *,
+    heading: str,
+    status: int = 200,
+) -> web.Response:
+    """A page of the people's forms (`template` with `values`), in `lang`, its links to the
+    other languages going to the same address, with this browser's form token."""
+    suffix = request.path.removeprefix(page_prefix(lang, state_of(request).ctx.campaign))
+    context = _context(request, lang, suffix or "/subscribe", heading)
+    context.update(heading=heading, confirm_button="", action=request.path, again="")
+    context.update(values)
+    return await _render(request, template, context, status)
+
+
+async def picker(
+    ctx: PluginContext, lang: str, picked: list[str], empty: int, table: str
+) -> dict[str, Any]:
+    """What the school picker (`_picker.html`) shows: the schools chosen so far (ticked
+    boxes), `empty` fields to add more, and the list those fields search as one types
+    (every site's and group's name: a `<datalist>`, no script needed)."""
+    groups, sites = await ctx.sites.all()
+    return {
+        "picked": picked,
+        "empty": empty,
+        "names": [g.name(lang) for g in groups] + [s.name(lang) for s in sites],
+        "w": i18n.Words(f"web.{table}")[lang],
+    }
 
 
 async def _expired(request: web.Request, lang: str) -> web.Response:
@@ -355,4 +390,4 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-__all__ = ["WORDS", "add_routes", "link_label"]
+__all__ = ["FIELD_MAX", "WORDS", "add_routes", "link_label", "picker", "render_page", "same_form"]

@@ -322,7 +322,17 @@ class WhatsAppAdapter:
                 argument=heard.argument,  # "ESTADO ROOSEVELT"
             )
             return free_form(answer, sender=self.who)
-        return self._say(language, "help", url)
+        mine = await self.ctx.preferences.link_of(Contact.WHATSAPP, number)
+        if kind is KeywordKind.PREFS:  # the link to their preferences page, as a text's
+            if mine is None:
+                return self._say(language, "prefs_none", url)
+            return self._say(mine[1], "prefs", url, link=mine[0])
+        if mine is None:
+            return self._say(language, "help", url)
+        if i18n.pick(language) != i18n.source_language():  # both said in one language
+            language = i18n.sentence_language(language, ("whatsapp.help", "whatsapp.prefs_line"))
+        told = self._say(language, "help", url)
+        return f"{told} {self._say(language, 'prefs_line', url, link=mine[0])}"
 
     def _say(self, language: str, key: str, url: str, **extra: str) -> str:
         values = {"who": self.who, "url": url, "countries": ", ".join(self.section.countries)}

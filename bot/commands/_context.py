@@ -18,6 +18,7 @@ from datetime import time
 from zoneinfo import ZoneInfo
 
 from bot import i18n
+from bot.audiences.picker import PlacePicker
 from bot.clock import Clock, utcnow
 from bot.editorial.admin import Admin
 from bot.editorial.desk import Desk
@@ -100,6 +101,8 @@ class CommandsBase:
         self.default_briefing_time = default_briefing_time
         # What the preview of a post measures texts with (`bot.editorial.reach.cost_sections`).
         self.cost_sections = dict(cost_sections or {})
+        # The sites and groups a picker finds as someone types (`bot.audiences.picker`).
+        self.picker = PlacePicker(store)
         # The editorial desk every admin surface goes through (`bot.editorial.desk`).
         self.desk = Desk(
             store,

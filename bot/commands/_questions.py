@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from bot import i18n
+from bot.audiences.picker import KINDS, PlaceMatch
 from bot.commands._context import Asker, CommandContext, CommandsBase, Reply
 from bot.editorial.parsing import parse_count
 from bot.editorial.rules import clean_text
@@ -21,6 +22,7 @@ from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import family_answers
 from bot.messages.kinds import status_term, statuses
 from bot.models import (
+    Audience,
     Demand,
     DemandChange,
     DemandText,
@@ -78,6 +80,35 @@ class Questions(CommandsBase):
             if not wanted or demand.key.startswith(wanted) or wanted in title.lower():
                 out.append((demand.key, title))
         return out[:25]
+
+    async def find_places(
+        self,
+        query: str = "",
+        language: str | None = None,
+        *,
+        kinds: Collection[str] = KINDS,
+        limit: int = 25,
+    ) -> list[PlaceMatch]:
+        """Sites and groups matching what someone typed, best first, named in `language`
+        (`bot.audiences.picker`): a site and group picker's autocomplete."""
+        lang = i18n.pick(language or self.campaign.default_language)
+        picked = max(1, min(limit, 100))
+        return await self.picker.find(query[:200], lang, kinds=kinds, limit=picked)
+
+    async def places_named(
+        self, codes: Sequence[str], language: str | None = None
+    ) -> list[PlaceMatch]:
+        """The sites and groups with these codes (unknown ones left out): what a picker
+        shows as already chosen."""
+        lang = i18n.pick(language or self.campaign.default_language)
+        return await self.picker.named(codes, lang)
+
+    async def following(self, ctx: CommandContext) -> Audience | None:
+        """What the channel of `ctx` follows (no sites nor groups: everything), or None
+        when it is not subscribed: what a picker shows as chosen."""
+        async with self.store.read() as tx:
+            sub = await tx.find_subscription(ctx.platform, ctx.workspace, ctx.channel)
+        return None if sub is None else sub.follows
 
     async def recent_updates(
         self, n: int = 10, states: Collection[UpdateState] | None = None

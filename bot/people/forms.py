@@ -1,4 +1,5 @@
-"""Tokens that make the public forms (sign-up, confirmation) answer only their own page.
+"""Tokens that make the public forms (sign-up, confirmation) answer only their own page,
+and the signed links to a person's preferences page.
 
     forms = FormTokens(store, clock)
     cookie = forms.new_cookie()              # set once per browser (SameSite=Lax, HttpOnly)
@@ -12,6 +13,10 @@ the attacker for their own cookie is worth nothing in the visitor's browser ("do
 submit", signed). The web plugin checks `Origin` (or `Referer`) too. The key lives in the
 store (`meta`), made once by whichever instance needs it first, so any instance checks a
 token another one issued.
+
+The same key signs each person's preferences link (`person_token`): their opaque key and
+an HMAC of it, 20 URL-safe characters, no address in it. Checking one (`person_of`) tells
+a link we made (whose person may have left since) from a mistyped or changed one.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 from datetime import timedelta
 
@@ -28,6 +34,9 @@ from bot.store import Store
 
 KEY_NAME = "form_secret"  # the name of its row in the store's `meta` table
 COOKIE_BYTES = 16
+PERSON_KEY = re.compile(r"p([0-9a-f]{16})")  # a person's key (`SignUps`): "p" and 8 bytes
+PERSON_MAC_BYTES = 7  # 56 bits: guessing one link online is out of reach
+PERSON_TOKEN = re.compile(r"[A-Za-z0-9_-]{20}")  # base64url of 8 + 7 bytes
 
 
 class FormTokens:
@@ -76,3 +85,28 @@ class FormTokens:
         if not -300 <= age <= self.max_age.total_seconds():
             return False
         return hmac.compare_digest(mac, self._mac(await self._key(), cookie, issued))
+
+    async def person_token(self, key: str) -> str:
+        """The token of the preferences link of the person whose key is `key` ("" for a key
+        of another shape, which gets no link)."""
+        found = PERSON_KEY.fullmatch(key)
+        if found is None:
+            return ""
+        raw = bytes.fromhex(found.group(1))
+        return base64.urlsafe_b64encode(raw + await self._person_mac(raw)).decode()
+
+    async def person_of(self, token: str) -> str | None:
+        """The key a preferences link's token names, or None when we did not make it (cut
+        short, mistyped, changed)."""
+        if not PERSON_TOKEN.fullmatch(token or ""):
+            return None
+        raw = base64.urlsafe_b64decode(token)
+        key, mac = raw[:8], raw[8:]
+        if not hmac.compare_digest(mac, await self._person_mac(key)):
+            return None
+        return "p" + key.hex()
+
+    async def _person_mac(self, raw: bytes) -> bytes:
+        # "person\0" keeps these apart from the forms' tokens (a cookie holds no NUL).
+        signed = hmac.new(await self._key(), b"person\0" + raw, hashlib.sha256)
+        return signed.digest()[:PERSON_MAC_BYTES]

@@ -53,6 +53,7 @@ class Kind(StrEnum):
     STATUS = "status"  # where the strike stands (as /strike status)
     DEMANDS = "demands"  # what the union asks and the employer offers (as /strike demands)
     NEXT = "next"  # the next step (as /strike next)
+    PREFS = "prefs"  # the link to the person's preferences page (bot.people.preferences)
 
 
 # The kinds that take one token after them: a sign-up code or a site's code (JOIN), a

@@ -95,6 +95,8 @@ WORKSPACE = "people"  # the workspace of every person's subscription: `email:peo
 TOKEN_BYTES = 24  # 32 URL-safe characters
 VIA_MAX = 64
 FOLLOW_MAX = 200  # a site's code or name, as typed on the sign-up form
+FOLLOW_FORM_MOST = 50  # schools one form may name
+PREFERENCES_PATH = "/p/{token}"  # a person's preferences page, under each language's prefix
 CODE_KIND = "signup_code"  # a JOIN code from the web form, kept as a draft
 CODE_DIGITS = 6
 
@@ -170,6 +172,7 @@ class Contactable:
     language: str
     manage_token: str = field(repr=False)
     confirmed: bool
+    preferences: str = field(default="", repr=False)  # their preferences link's token
     keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # a browser's (push)
     heard_at: datetime | None = None  # when they last wrote (WhatsApp's window)
 
@@ -192,7 +195,7 @@ class _Asked:
     language: str
     choice: Choice
     via: str
-    follow: str = ""  # a site's or a group's code or name, followed once confirmed
+    follow: tuple[str, ...] = ()  # sites' or groups' codes or names, followed once confirmed
 
 
 class TooManySignups(StrikebotError):
@@ -407,9 +410,9 @@ class SignUps:
         if offer.contact is Contact.PHONE:
             raise in_every_language(InvalidInput, lambda lang: words(lang, "text_first"))
         normalized = read_contact(offer.contact, address, offer.countries)
-        follow = " ".join(str(site or "").split())[:FOLLOW_MAX]
+        follow = named(site)
         return _Asked(
-            offer, normalized, self._language(language), parse_choice(choice), via, follow
+            offer, normalized, self.language_of(language), parse_choice(choice), via, follow
         )
 
     async def _write(self, asked: _Asked) -> None:
@@ -463,15 +466,15 @@ class SignUps:
         """A short code for the web form's "get texts": texted with JOIN from the phone, it
         signs that phone up with the language and choice made here (`join`). Counts as a
         sign-up for the limits; nothing is sent to anyone."""
-        lang = self._language(language)
+        lang = self.language_of(language)
         wanted = parse_choice(choice)
         now = self.clock()
         self._charge(client, now)
         until = (now + self.limits.code_within).isoformat()
-        payload = {"language": lang, "choice": str(wanted), "until": until}
-        follow = " ".join(str(site or "").split())[:FOLLOW_MAX]
+        payload: dict[str, object] = {"language": lang, "choice": str(wanted), "until": until}
+        follow = named(site)
         if follow:
-            payload["follow"] = follow  # followed once the phone texts the code
+            payload["follow"] = list(follow)  # followed once the phone texts the code
         async with self.store.write() as tx:
             for _ in range(10):
                 code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
@@ -550,7 +553,7 @@ class SignUps:
         via: str,
         now: datetime,
         *,
-        follow: str = "",
+        follow: tuple[str, ...] = (),
     ) -> None:
         """A fresh token, the choices it confirms (and the site to follow), and the
         confirmation in the outbox."""
@@ -563,7 +566,7 @@ class SignUps:
             "confirm_digest": digest(token),
             "confirm_expires": now + self.limits.confirm_within,
             "requested": {"language": language, "choice": str(choice), "via": via[:VIA_MAX]}
-            | ({"follow": follow} if follow else {}),
+            | ({"follow": list(follow)} if follow else {}),
             "last_confirmation_at": now,
             "confirmations_today": 1 if fresh_day else person.confirmations_today + 1,
             "confirmations_since": now if fresh_day else person.confirmations_since,
@@ -594,6 +597,11 @@ class SignUps:
 
     def confirm_url(self, token: str, language: str) -> str:
         return page_url(self.campaign, language, f"/subscribe/confirm/{token}")
+
+    def preferences_url(self, token: str, language: str) -> str:
+        """The address of a person's preferences page (`Contactable.preferences`, the token;
+        `bot.people.preferences`), in `language`."""
+        return page_url(self.campaign, language, PREFERENCES_PATH.format(token=token))
 
     def confirmation_message(
         self, contact: Contact, token: str, language: str, choice: Choice
@@ -708,10 +716,10 @@ class SignUps:
 
     async def _confirm(self, tx: Tx, person: Subscriber, via: str, now: datetime) -> Pending:
         wanted = person.requested or {}
-        language = self._language(wanted.get("language", person.language))
+        language = self.language_of(wanted.get("language", person.language))
         choice = Choice(wanted.get("choice", person.choice))
         offer = self.offers.get(Contact(person.kind))
-        await self._activate(tx, person, offer, language, choice, now)
+        await self.activate(tx, person, offer, language, choice, now)
         await self._follow(tx, person.key, wanted.get("follow"), now)
         await tx.set_subscriber(
             person.id,
@@ -740,7 +748,7 @@ class SignUps:
         )
         return Pending(Contact(person.kind), language, choice)
 
-    async def _activate(
+    async def activate(
         self,
         tx: Tx,
         person: Subscriber,
@@ -794,7 +802,7 @@ class SignUps:
         keys: Mapping[str, str] | None = None,
         client: str | None = None,
         code: str | None = None,
-        follow: str | None = None,
+        follow: object = None,
     ) -> Outcome:
         """A keyword (JOIN, UNIRSE, START) texted from the phone itself, or a browser's push
         subscription made by its own "Notify me" button: the sender has shown the address
@@ -807,14 +815,14 @@ class SignUps:
         everything then follows it alone); an unknown code is ignored."""
         offer = self._offer(contact)
         normalized = read_contact(offer.contact, address, offer.countries)
-        lang = self._language(language)
+        lang = self.language_of(language)
         now = self.clock()
         if client is not None:
             self._charge(client, now)
         async with self.store.write() as tx:
             made = await tx.take_draft(CODE_KIND, code) if code else None
             if made is not None and str(made.get("until", "")) > now.isoformat():
-                lang = self._language(made.get("language"))
+                lang = self.language_of(made.get("language"))
                 choice = Choice(str(made.get("choice", choice)))
                 follow = follow or made.get("follow")
                 via = f"{via} (web code)"
@@ -842,22 +850,26 @@ class SignUps:
             await self._follow(tx, person.key, follow, now)
             return Outcome.JOINED
 
-    async def _follow(self, tx: Tx, key: str, code: str | None, now: datetime) -> None:
-        """Add the site or group `code` names to what the person `key` follows."""
-        if not code:
-            return
-        site, group = await _place_named(tx, code)
-        code = site.code if site else group.code if group else code
+    async def _follow(self, tx: Tx, key: str, names: object, now: datetime) -> None:
+        """Add the sites or groups `names` names (a code or name, or a list of them, as a
+        sign-up kept them) to what the person `key` follows; unknown names are passed by."""
+        texts = [names] if isinstance(names, str) else names if isinstance(names, list) else []
+        sites: list[str] = []
+        groups: list[str] = []
+        for text in texts:
+            site, group = await place_named(tx, str(text)) if text else (None, None)
+            if site is not None:
+                sites.append(site.code)
+            elif group is not None:
+                groups.append(group.code)
         person = await tx.subscriber_by_key(key)
-        if (site is None and group is None) or person is None or person.subscription_id is None:
+        if not (sites or groups) or person is None or person.subscription_id is None:
             return
         sub = await tx.get_subscription(person.subscription_id)
         if sub is None:
             return
         had = sub.follows
-        follows = Audience.of(
-            [*had.sites, *([code] if site else [])], [*had.groups, *([code] if group else [])]
-        )
+        follows = Audience.of([*had.sites, *sites], [*had.groups, *groups])
         if follows != had:
             await tx.save_subscription(replace(sub, follows=follows), now)
             await tx.audit(
@@ -929,7 +941,7 @@ class SignUps:
             person = await tx.subscriber_by_token(manage_token)
             if person is None:
                 return False
-            await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
+            await self.forget(tx, person, "subscriber.unsubscribe", via, self.clock())
         self.scrub_soon()
         return True
 
@@ -939,14 +951,14 @@ class SignUps:
             person = await tx.find_subscriber(contact, address)
             if person is None:
                 return Outcome.NOT_SUBSCRIBED
-            await self._forget(tx, person, "subscriber.unsubscribe", via, self.clock())
+            await self.forget(tx, person, "subscriber.unsubscribe", via, self.clock())
         self.scrub_soon()
         return Outcome.UNSUBSCRIBED
 
-    async def _forget(
+    async def forget(
         self, tx: Tx, person: Subscriber, action: str, via: str, now: datetime
     ) -> None:
-        """Stop everything to `person` and delete their address and consent record: only
+        """In `tx`, stop everything to `person` and delete their address and consent record: only
         the audit entry (no address) remains."""
         if person.subscription_id is not None:
             await tx.deactivate_subscription(person.subscription_id)
@@ -1013,6 +1025,7 @@ class SignUps:
             language=person.language,
             manage_token=person.manage_token,
             confirmed=person.confirmed,
+            preferences=await self.forms.person_token(person.key),
             keys=dict(person.keys or {}),
             heard_at=person.heard_at,
         )
@@ -1136,7 +1149,7 @@ class SignUps:
             person = await tx.find_subscriber(kind, normalized)
             if person is None:
                 return False
-            await self._forget(tx, person, "subscriber.delete", via, self.clock())
+            await self.forget(tx, person, "subscriber.delete", via, self.clock())
         self.scrub_soon()
         await self.scrubbed()
         return True
@@ -1148,7 +1161,7 @@ class SignUps:
             async with self.store.write() as tx:
                 batch = await tx.all_subscribers(limit=500)
                 for person in batch:
-                    await self._forget(tx, person, "subscriber.delete", via, self.clock())
+                    await self.forget(tx, person, "subscriber.delete", via, self.clock())
             count += len(batch)
             if len(batch) < 500:
                 self.scrub_soon()
@@ -1200,7 +1213,8 @@ class SignUps:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _language(self, value: object) -> str:
+    def language_of(self, value: object) -> str:
+        """`value` if it is a campaign language, else the campaign's main one."""
         text = str(value or "").strip().lower()[:8]
         return text if text in self.campaign.languages else self.campaign.default_language
 
@@ -1211,7 +1225,7 @@ class SignUps:
             pending_before=now, broken_before=now - self.limits.broken_kept
         )
         for person in stale:
-            await self._forget(tx, person, "subscriber.expire", "retention", now)
+            await self.forget(tx, person, "subscriber.expire", "retention", now)
         if stale:
             log.info("forgot %d expired sign-ups and broken addresses", len(stale))
         return len(stale)
@@ -1236,7 +1250,7 @@ def signups_for(store: Store, config: StrikeConfig, clock: Clock) -> SignUps:
     )
 
 
-async def _place_named(tx: Tx, text: str) -> tuple[Site | None, SiteGroup | None]:
+async def place_named(tx: Tx, text: str) -> tuple[Site | None, SiteGroup | None]:
     """The site, else the group, that `text` names: by its code, else by a name in any
     language (what the sign-up form's list offers), case and spaces ignored."""
     code = text.strip().lower()
@@ -1252,6 +1266,18 @@ async def _place_named(tx: Tx, text: str) -> tuple[Site | None, SiteGroup | None
         if wanted in {" ".join(n.lower().split()) for n in named.names.values()}:
             return None, named
     return None, None
+
+
+def named(site: object) -> tuple[str, ...]:
+    """The schools a form named: one value or several (a code or a name each), tidied, the
+    empty ones left out, each once."""
+    values = site if isinstance(site, list | tuple) else [site]
+    found: dict[str, None] = {}
+    for value in values[:FOLLOW_FORM_MOST]:
+        text = " ".join(str(value or "").split())[:FOLLOW_MAX]
+        if text:
+            found.setdefault(text)
+    return tuple(found)
 
 
 def short_union(union: str) -> str:

@@ -31,6 +31,7 @@ from bot.editorial.reach import Reach, cost_sections, paces, reach
 from bot.metrics import Metrics
 from bot.models import Campaign, Update
 from bot.network import Clients
+from bot.people.preferences import Preferences
 from bot.people.sign_in import SignIn
 from bot.people.signups import SignUps, signups_for
 from bot.plugins import AdminRule, Plugin, Plugins, PluginSettings, Section
@@ -127,6 +128,11 @@ class PluginContext:
         """The web desk's door for this plugin's people (`bot.people.sign_in`): build it
         once, it counts each client's attempts in memory."""
         return SignIn(self.store, self.people, self.clock, platform=self.plugin.name)
+
+    @property
+    def preferences(self) -> Preferences:
+        """A person's own preferences behind their signed link (`bot.people.preferences`)."""
+        return Preferences(self.people)
 
     @property
     def people(self) -> SignUps:

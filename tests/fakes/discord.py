@@ -1535,6 +1535,27 @@ def interaction_payload(
     )
 
 
+def autocomplete_payload(
+    name: str,
+    focused: str,
+    value: str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    locale: str = "en-US",
+    roles: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    """A member typing `value` into option `focused` of `/strike <name>` (the other
+    `options` already given), as Discord sends it for autocomplete."""
+    data = load_payload("interaction_autocomplete_demand")
+    sub = data["data"]["options"][0]
+    sub["name"] = name
+    sub["options"] = [
+        {"name": key, "type": _option_type(given), "value": given}
+        for key, given in (options or {}).items()
+    ] + [{"name": focused, "type": 3, "value": value, "focused": True}]
+    return as_member(data, roles=roles, locale=locale)
+
+
 def _option_type(value: Any) -> int:
     if isinstance(value, bool):
         return 5

@@ -15,7 +15,7 @@ import signal
 
 from bot.clock import utcnow
 from bot.config import DeliverySection
-from bot.delivery.dispatcher import Dispatcher
+from bot.delivery.dispatcher import Dispatcher, Timings
 from bot.ports import Pacing
 from bot.store import Store
 from tests.fakes.platform import FakePlatformAdapter
@@ -35,8 +35,7 @@ async def main(args: argparse.Namespace) -> int:
             utcnow,
             settings=DeliverySection(),
             worker_id=args.worker_id,
-            lease=args.lease,
-            idle_recheck=0.2,
+            timings=Timings(lease=args.lease, idle_recheck=0.2),
         )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(dispatcher.stop()))

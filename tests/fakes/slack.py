@@ -549,6 +549,17 @@ class FakeSlack:
     def responses_to(self, url: str) -> list[dict[str, Any]]:
         return self.responses[url.rsplit("/", 1)[-1]]
 
+    async def wait_for_responses(
+        self, url: str, count: int = 1, within: float = 5.0
+    ) -> list[dict[str, Any]]:
+        """Until `count` messages came to a response_url; those messages."""
+        async with asyncio.timeout(within):
+            while True:
+                self._posted.clear()
+                if len(self.responses_to(url)) >= count:
+                    return self.responses_to(url)
+                await self._posted.wait()
+
     async def _response_url(self, request: web.Request) -> web.Response:
         token = request.match_info["token"]
         if token not in self.responses:
@@ -560,6 +571,7 @@ class FakeSlack:
         if error is not None:
             return web.json_response({"ok": False, "error": error}, status=400)
         self.responses[token].append(body)
+        self._posted.set()
         return web.json_response({"ok": True})
 
     # ------------------------------------------------------------------ Socket Mode
@@ -724,6 +736,11 @@ def block_errors(blocks: list[Any], max_blocks: int) -> list[str]:
             text, fields = block.get("text"), block.get("fields")
             if text is None and not fields:
                 problems.append(f"must provide text or fields {where}]")
+            accessory = block.get("accessory")
+            if accessory is not None and accessory.get("type") == "multi_external_select":
+                problems += _external_errors(accessory, f"{where}/accessory")
+            elif accessory is not None and accessory.get("type") != "button":
+                problems.append(f"unsupported accessory {where}/accessory/type]")
             if text is not None and not 0 < _text_len(text) <= MAX_SECTION_TEXT:
                 problems.append(
                     f"must be less than {MAX_SECTION_TEXT + 1} characters {where}/text/text]"
@@ -805,8 +822,60 @@ def _input_errors(block: dict[str, Any], where: str) -> list[str]:
                     problems.append(f"bad option text {where}/element]")
                 if not 0 < len(option.get("value", "")) <= MAX_OPTION_VALUE:
                     problems.append(f"bad option value {where}/element]")
+    elif kind == "multi_external_select":
+        problems += _external_errors(element, f"{where}/element")
     elif kind not in ("datetimepicker", "datepicker", "timepicker", "conversations_select"):
         problems.append(f"unsupported element {where}/element/type]")
+    return problems
+
+
+def _external_errors(element: Mapping[str, Any], where: str) -> list[str]:
+    """A multi_external_select's problems: its options come from the app's options
+    requests, so it holds only the chosen ones."""
+    problems: list[str] = []
+    if not element.get("action_id"):
+        problems.append(f"an external select needs an action_id {where}]")
+    if "options" in element or "option_groups" in element:
+        problems.append(f"an external select has no options of its own {where}]")
+    if not 0 <= element.get("min_query_length", 3) <= 255:
+        problems.append(f"bad min_query_length {where}]")
+    initial = element.get("initial_options") or []
+    if len(initial) > MAX_OPTIONS:
+        problems.append(f"at most {MAX_OPTIONS} initial_options {where}]")
+    return problems + [f"{p} {where}/initial_options]" for p in _option_errors(initial)]
+
+
+def _option_errors(options: list[Any]) -> list[str]:
+    problems: list[str] = []
+    for option in options:
+        text = option.get("text") or {}
+        if text.get("type") != "plain_text" or not 0 < _text_len(text) <= MAX_OPTION_TEXT:
+            problems.append("an option's text must be plain_text of 1 to 75 characters")
+        if not 0 < len(str(option.get("value", ""))) <= MAX_OPTION_VALUE:
+            problems.append("an option's value must be 1 to 150 characters")
+    return problems
+
+
+def options_errors(answer: Mapping[str, Any]) -> list[str]:
+    """What Slack would refuse in the answer to an options request (block_suggestion):
+    `options` or `option_groups` (each a label and options), at most 100 in all."""
+    if ("options" in answer) == ("option_groups" in answer):
+        return ["answer with options or option_groups (one of them)"]
+    if "options" in answer:
+        options = answer["options"]
+        problems = [] if len(options) <= MAX_OPTIONS else ["more than 100 options"]
+        return problems + _option_errors(options)
+    groups = answer["option_groups"]
+    problems = [] if 0 < len(groups) <= MAX_OPTIONS else ["1 to 100 option_groups"]
+    if sum(len(g.get("options") or []) for g in groups) > MAX_OPTIONS:
+        problems.append("more than 100 options in all")
+    for group in groups:
+        label = group.get("label") or {}
+        if label.get("type") != "plain_text" or not 0 < _text_len(label) <= MAX_OPTION_TEXT:
+            problems.append("an option group's label must be plain_text of 1 to 75 characters")
+        if not group.get("options"):
+            problems.append("an option group needs options")
+        problems += _option_errors(group.get("options") or [])
     return problems
 
 
@@ -987,6 +1056,62 @@ def view_submission(
         "state": {"values": {block: {"value": dict(state)} for block, state in values.items()}},
     }
     return body
+
+
+def block_suggestion(
+    view: Mapping[str, Any], block_id: str, value: str, *, user: str = "U0ADMIN"
+) -> dict[str, Any]:
+    """Someone typing `value` into the external select in `block_id` of `view` (a modal,
+    or a message: an ephemeral one, as a response_url carried it)."""
+    [block] = [b for b in view.get("blocks", []) if b.get("block_id") == block_id]
+    element = block.get("element") or block["accessory"]
+    body = payload("block_suggestion")
+    body["user"].update(id=user, username=user.lower(), name=user.lower())
+    body.update(action_id=element["action_id"], block_id=block_id, value=value)
+    if view.get("type") == "modal":
+        body["view"] = {**body["view"], **{k: v for k, v in view.items() if k != "state"}}
+    else:
+        del body["view"]
+        body["container"] = {"type": "message", "message_ts": "1548261231.000200",
+                             "channel_id": "C0GENERAL", "is_ephemeral": True}  # fmt: skip
+    return body
+
+
+def block_action(
+    slack: FakeSlack,
+    message: Mapping[str, Any],
+    block_id: str,
+    selected: list[Mapping[str, Any]],
+    *,
+    user: str = "U0ADMIN",
+    channel: str = "C0GENERAL",
+) -> dict[str, Any]:
+    """Someone changing the multi_external_select in `block_id` of an ephemeral `message`
+    (as a response_url carried it) to the options `selected`."""
+    [block] = [b for b in message.get("blocks", []) if b.get("block_id") == block_id]
+    element = block.get("accessory") or block["element"]
+    body = payload("block_actions")
+    name = slack.users.get(user, {}).get("name", user.lower())
+    body["user"].update(id=user, username=name, name=name)
+    body["channel"]["id"] = channel
+    body["container"]["channel_id"] = channel
+    body["trigger_id"] = new_trigger_id()
+    body["response_url"] = slack.response_url()
+    body["actions"] = [
+        {
+            "type": element["type"],
+            "action_id": element["action_id"],
+            "block_id": block_id,
+            "selected_options": [dict(o) for o in selected],
+            "action_ts": "1548261231.000200",
+        }
+    ]
+    return body
+
+
+def picked(*options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options chosen in a multi_external_select (as Slack echoes them)."""
+    return {"type": "multi_external_select", "selected_options": [dict(o) for o in options]}
 
 
 def typed(text: str | None) -> dict[str, Any]:
@@ -1171,6 +1296,14 @@ class SlackBot:
     async def command(self, text: str, **kwargs: Any) -> Response:
         """`/strike <text>` through HTTP mode; kwargs as `slash_command`."""
         return await self.post_signed(form_body(slash_command(self.slack, text, **kwargs)))
+
+    async def suggest(self, view: Mapping[str, Any], block_id: str, value: str) -> Response:
+        """Type `value` into the external select in `block_id` through HTTP mode."""
+        return await self.post_signed(interaction_body(block_suggestion(view, block_id, value)))
+
+    async def act(self, body: Mapping[str, Any]) -> Response:
+        """Send a block_actions interaction (`block_action`) through HTTP mode."""
+        return await self.post_signed(interaction_body(body))
 
     async def submit(
         self,
