@@ -10,11 +10,18 @@ within 5 seconds for 100,000 channels. Then a restart at 07:30 two days later: t
 sends every channel's briefing late, timed the same way. Both report the event-loop steps
 over 10 ms of CPU (`bench._steps`), with the task and where it stopped.
 
+With `--sites N`, the campaign has N sites in `--groups` groups; 40% of the channels follow
+everything, 40% one site, 15% one group and 5% two sites (as `bench.audiences`), and
+`--targeted` updates for one site each (every fifth for a group) are posted on Thursday
+evening, so each follow-set's briefing tells its own: the figures then say how many
+compositions (shared payloads) the run wrote, one per language and distinct answer.
+
 Baseline in the same run: the naive way, one `queue_briefing` call (own transactions, own
 read of the store, own composition) per channel, on a sample of channels for the next day,
 projected to 10,000.
 
     .venv/bin/python -m bench.briefings [--channels 10000] [--baseline-sample 1000]
+                                        [--sites 0] [--groups 50] [--targeted 20]
                                         [--database-url URL]
 """
 
@@ -23,13 +30,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import random
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 
 from bench._steps import install, read_steps
 from bot.briefings.runs import Outcome, queue_briefing
@@ -37,7 +46,9 @@ from bot.briefings.schedule import BriefingScheduler
 from bot.clock import FixedClock
 from bot.config import load_config
 from bot.delivery.leadership import SoleLeadership
-from bot.models import DeliveryAction
+from bot.editorial.admin import Admin, Draft
+from bot.models import Audience, DeliveryAction, Status, UpdateText
+from bot.plugins.admins import CLI_ACTOR
 from bot.runtime.seed import apply_seed
 from bot.store import Store
 from bot.store import schema as t
@@ -47,26 +58,100 @@ STEP_MS = 10.0  # event-loop steps over this much CPU are reported
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "strike.toml"
 
 
-async def add_channels(store: Store, count: int, created: datetime) -> None:
-    rows = [
-        {
-            "platform": str("discord" if n % 3 else "slack"),
-            "workspace": f"w{n // 100}",
-            "channel": f"c{n}",
-            "label": "",
-            "language": "es" if n % 2 else "en",
-            "urgencies": "important,routine,urgent",
-            "briefing_time": "07:00",
-            "timezone": "America/Los_Angeles",
-            "briefing_days": "0123456",
-            "active": True,
-            "created_at": created,
-        }
-        for n in range(count)
-    ]
+async def add_channels(
+    store: Store, count: int, created: datetime, sites: int = 0, groups: int = 0
+) -> tuple[list[str], list[str]]:
+    """`count` channels at 07:00; with `sites`, that many sites in `groups` groups and the
+    channels' follows (40% everything, 40% a site, 15% a group, 5% two sites). Returns the
+    site and group codes."""
+    rng = random.Random(25)
+    group_codes = [f"g{g:03d}" for g in range(groups if sites else 0)]
+    site_codes = [f"s{s:04d}" for s in range(sites)]
+    async with store.write() as tx:
+        if site_codes:
+            await tx.conn.execute(
+                insert(t.site_groups),
+                [{"code": c, "names": {"en": c}, "example": False, "updated_at": created}
+                 for c in group_codes],
+            )  # fmt: skip
+            await tx.conn.execute(
+                insert(t.sites),
+                [{"code": c, "group_code": group_codes[i % len(group_codes)], "names": {"en": c},
+                  "address": "", "example": False, "updated_at": created}
+                 for i, c in enumerate(site_codes)],
+            )  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    follows: list[dict[str, Any]] = []
+    for n in range(count):
+        chosen: tuple[list[str], list[str]] = ([], [])
+        roll = rng.random()
+        if site_codes and 0.40 <= roll < 0.80:
+            chosen = ([rng.choice(site_codes)], [])
+        elif site_codes and 0.80 <= roll < 0.95:
+            chosen = ([], [rng.choice(group_codes)])
+        elif site_codes and roll >= 0.95:
+            chosen = (sorted(set(rng.sample(site_codes, 2))), [])
+        rows.append(
+            {
+                "id": n + 1,
+                "platform": str("discord" if n % 3 else "slack"),
+                "workspace": f"w{n // 100}",
+                "channel": f"c{n}",
+                "label": "",
+                "language": "es" if n % 2 else "en",
+                "urgencies": "important,routine,urgent",
+                "briefing_time": "07:00",
+                "timezone": "America/Los_Angeles",
+                "briefing_days": "0123456",
+                "active": True,
+                "created_at": created,
+                "follows": Audience.of(*chosen).to_json(),
+            }
+        )
+        follows += [
+            {"subscription_id": n + 1, "kind": kind, "code": code}
+            for kind, codes in (("site", chosen[0]), ("group", chosen[1]))
+            for code in codes
+        ]
     async with store.write() as tx:
         for start in range(0, len(rows), 2000):
             await tx.conn.execute(insert(t.subscriptions), rows[start : start + 2000])
+        for start in range(0, len(follows), 5000):
+            await tx.conn.execute(insert(t.subscription_follows), follows[start : start + 5000])
+        if store.dialect == "postgresql":
+            await tx.conn.execute(
+                text("SELECT setval(pg_get_serial_sequence('subscriptions', 'id'), :n)"),
+                {"n": count + 1},
+            )
+    return site_codes, group_codes
+
+
+async def post_targeted(
+    store: Store,
+    campaign: Any,
+    config: Any,
+    clock: FixedClock,
+    sites: list[str],
+    groups: list[str],
+    count: int,
+) -> None:
+    """`count` updates for one site each (every fifth for a group), fanned out as posted."""
+    admin = Admin(store, campaign, config.to_admins(), clock)
+    rng = random.Random(7)
+    for n in range(count):
+        audience = (
+            Audience.of([], [rng.choice(groups)])
+            if n % 5 == 4
+            else Audience.of([rng.choice(sites)])
+        )
+        text_ = UpdateText(f"Site news {n}: picket moves to the north gate")
+        await admin.post(CLI_ACTOR, Draft(Status.STRIKE_ON, {"en": text_}, audience=audience))
+        clock.now += timedelta(minutes=1)
+
+
+async def count_payloads(store: Store) -> int:
+    async with store.read() as tx:
+        return int(await tx.conn.scalar(select(func.count()).select_from(t.shared_payloads)) or 0)
 
 
 async def count_briefings(store: Store) -> int:
@@ -79,7 +164,14 @@ async def count_briefings(store: Store) -> int:
     return int(value or 0)
 
 
-async def run(channels: int, sample: int, database_url: str | None) -> None:
+async def run(
+    channels: int,
+    sample: int,
+    database_url: str | None,
+    sites: int = 0,
+    groups: int = 50,
+    targeted: int = 20,
+) -> None:
     config = load_config(CONFIG)
     steps_dir = tempfile.TemporaryDirectory()
     steps_file = Path(steps_dir.name) / "steps.txt"
@@ -93,7 +185,14 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
         async with Store.open(url) as store:
             await apply_seed(store, config, clock)
             # Subscribed this morning, before 07:00: no earlier briefing was due.
-            await add_channels(store, channels, friday_7am - timedelta(hours=1))
+            site_codes, group_codes = await add_channels(
+                store, channels, friday_7am - timedelta(hours=1), sites, groups
+            )
+            if site_codes:
+                clock.now = friday_7am - timedelta(hours=12)
+                await post_targeted(
+                    store, campaign, config, clock, site_codes, group_codes, targeted
+                )
             clock.now = friday_7am - timedelta(minutes=1)
 
             def new_scheduler() -> BriefingScheduler:
@@ -123,6 +222,7 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             for job in jobs:
                 job.modify(next_run_time=due)
             store.outbox_written.clear()
+            payloads_before = await count_payloads(store)
             wall_started = time.time()
             cpu_started = time.process_time()
             started = time.perf_counter()
@@ -134,6 +234,7 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
             batch_steps = read_steps(steps_file, wall_started)
             await scheduler.stop()
             queued = await count_briefings(store)
+            compositions = await count_payloads(store) - payloads_before
 
             # Down from Sunday 06:50, back at 07:30: the catch-up sends Sunday's late.
             sunday_7am = friday_7am + timedelta(days=2)
@@ -169,11 +270,17 @@ async def run(channels: int, sample: int, database_url: str | None) -> None:
 
     backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
     print(f"briefings: {channels:,} channels due at 07:00 on {backend}")
+    if site_codes:
+        print(
+            f"  audiences: {len(site_codes):,} sites in {len(group_codes)} groups, "
+            f"{targeted} updates for some sites in the window"
+        )
     print(f"  scheduler start (catch-up, jobs): {built:6.2f} s ({len(jobs):,} CronTrigger job(s))")
     print(
         f"  scheduler path (batched):       {batched:6.2f} s for {queued:,} queued "
         f"({queued / batched:,.0f}/s; {batched_cpu:.2f} s CPU)   target: within 5 s"
     )
+    print(f"  compositions at 07:00 (shared payloads written): {compositions:,}")
     print(
         f"  catch-up after downtime:        {caught_up:6.2f} s for {late:,} sent late "
         f"({late / caught_up:,.0f}/s; {caught_up_cpu:.2f} s CPU)"
@@ -196,8 +303,20 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=10_000)
     parser.add_argument("--baseline-sample", type=int, default=1_000)
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: SQLite)")
+    parser.add_argument("--sites", type=int, default=0, help="sites the channels follow")
+    parser.add_argument("--groups", type=int, default=50)
+    parser.add_argument("--targeted", type=int, default=20, help="updates for some sites")
     args = parser.parse_args()
-    asyncio.run(run(args.channels, args.baseline_sample, args.database_url))
+    asyncio.run(
+        run(
+            args.channels,
+            args.baseline_sample,
+            args.database_url,
+            args.sites,
+            args.groups,
+            args.targeted,
+        )
+    )
 
 
 if __name__ == "__main__":

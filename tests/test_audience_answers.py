@@ -4,6 +4,7 @@ only those with `?site=`."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ async def test_the_json_api_filters_by_site(
         assert bad.status == 400
 
 
-async def test_a_briefing_tells_only_updates_for_everyone(
+async def test_a_briefing_tells_the_updates_for_some_sites_only_when_asked_to(
     store: Store, clock: FixedClock, posted: dict[str, int]
 ) -> None:
     from bot.briefings.compose import gather_briefing_inputs
@@ -94,12 +95,19 @@ async def test_a_briefing_tells_only_updates_for_everyone(
 
     async with store.read() as tx:
         inputs = await gather_briefing_inputs(tx, CAMPAIGN, clock())
-    assert [u.id for u in inputs.recent_updates] == [posted["everyone"]]
+    assert [u.id for u in inputs.recent_updates] == list(posted.values())
     assert inputs.latest is not None and inputs.latest.id == posted["everyone"]
-    message = inputs.compose(CAMPAIGN, Subscription(0, "console", "local", "c", "en"), clock())
-    told = message.body + " ".join(f.value for f in message.fields)
+    since = clock() - timedelta(days=1)
+    assert [u.id for u in inputs.targeted(since, clock())] == [
+        posted[name] for name in ("east", "roosevelt", "venice")
+    ]
+    channel = Subscription(0, "console", "local", "c", "en")
+    alone = inputs.compose(CAMPAIGN, channel, clock())  # told none of them
+    told = alone.body + " ".join(f.value for f in alone.fields)
     assert "News for everyone" in told
     assert not any(f"News for {name}" in told for name in ("east", "roosevelt", "venice"))
+    roosevelt = inputs.compose(CAMPAIGN, channel, clock(), reached={posted["roosevelt"]})
+    assert "News for roosevelt" in roosevelt.body and "News for venice" not in roosevelt.body
 
 
 async def test_a_text_status_and_a_site_code_answers_for_the_site(
@@ -159,6 +167,50 @@ async def test_a_site_page_shows_its_news_and_its_group_page_its_sites(
         assert (await client.get("/sites/a.b")).status == 404
 
 
+SITE_PAGES = ("/sites/roosevelt", "/es/sites/east", "/sites", "/es/sites")
+
+
+async def test_the_sites_index_lists_every_site_by_group_with_its_latest_word(
+    store: Store, clock: FixedClock, posted: dict[str, int]
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        home = await (await client.get("/")).text()
+        assert 'href="/sites">News for each school and site</a>' in home
+        page = await client.get("/sites")
+        assert page.status == 200
+        html = await page.text()
+        assert '<h1 id="sites-h">Schools and sites</h1>' in html
+        east = html[html.index('id="g-east"') : html.index('id="g-northeast"')]
+        assert 'href="/sites/east">Local District East</a>' in east
+        assert 'href="/sites/roosevelt">Roosevelt High School</a>' in east
+        assert "News for roosevelt" in east  # its latest word
+        grant = html[html.index('id="g-northeast"') : html.index('id="g-northwest"')]
+        assert "News for everyone" in grant and "News for" not in grant.replace(
+            "News for everyone", ""
+        )
+        spanish = await (await client.get("/es/sites")).text()
+        assert "Escuelas y centros" in spanish and 'href="/es/sites/roosevelt"' in spanish
+        es_home = await (await client.get("/es/")).text()
+        assert 'href="/es/sites"' in es_home
+    index = await Sites(store, ADMINS, clock).index(clock())
+    latest = {
+        place.place.code: place.latest.id if place.latest else None
+        for group, sites in index.groups
+        for place in (group, *sites)
+    }
+    assert latest["roosevelt"] == latest["east"] == posted["roosevelt"]  # the newest of theirs
+    assert latest["venice"] == latest["west"] == posted["venice"]
+    assert latest["grant"] == latest["northeast"] == posted["everyone"]
+
+
+async def test_without_sites_the_status_page_links_no_index(
+    store: Store, clock: FixedClock
+) -> None:
+    async with client_for(web_context(store, clock)) as client:
+        assert 'href="/sites"' not in await (await client.get("/")).text()
+        assert (await client.get("/sites")).status == 200  # an empty list, not an error
+
+
 async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
     sqlite_store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
@@ -185,7 +237,7 @@ async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
         client_for(web_context(sqlite_store, clock)) as client,
         chromium_page(tmp_path) as page,
     ):
-        for path in ("/sites/roosevelt", "/es/sites/east"):
+        for path in SITE_PAGES:
             for width, height in ((1280, 900), (320, 640)):
                 for v in await violations(page, str(client.make_url(path)), width, height):
                     nodes = [n["target"] for n in v["nodes"][:4]]
@@ -198,7 +250,7 @@ async def test_axe_and_the_nu_checker_find_nothing_wrong_on_a_site_page(
     vnu_jar()
     files = []
     async with client_for(web_context(sqlite_store, clock)) as client:
-        for n, path in enumerate(("/sites/roosevelt", "/es/sites/east")):
+        for n, path in enumerate(SITE_PAGES):
             file = tmp_path / f"site-{n}.html"
             file.write_bytes(await (await client.get(path)).read())
             files.append(file)

@@ -667,3 +667,26 @@ def test_page_link_agrees_with_the_update_links() -> None:
         for language in languages:
             page = _page(languages, language)
             assert update_url(THU_UPDATE, campaign, language) == f"{page}updates/2"
+
+
+def test_cli_preview_says_what_differs_per_audience(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(
+        capsys, "post", "--status", "strike_on", "--headline",
+        "Roosevelt: breakfast at the north gate", "--sites", "roosevelt",
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "briefing", "preview", "--json")
+    assert code == 0
+    data = json.loads(out)
+    message = OutboundMessage.from_json(data["message"])
+    assert "Roosevelt: breakfast at the north gate" in message.body  # follows everything
+    [line] = data["audiences"]
+    assert line["audience"] == {"sites": ["roosevelt"], "groups": []}
+    assert line["in_this_briefing"] and line["told_in"] == 1 and line["with_a_briefing"] == 1
+    code, out, _ = run_cli(capsys, "briefing", "preview")
+    assert (
+        "Only in the briefing of whoever follows Roosevelt High School or everything (1 of the "
+        "1 with a briefing): Roosevelt: breakfast at the north gate"
+    ) in out

@@ -20,10 +20,12 @@ from openapi_spec_validator import validate
 from schemathesis import GenerationMode
 
 from adapters.web import build_app
+from bot.audiences import read_sites_csv
 from bot.clock import FixedClock
 from bot.runtime.context import PluginContext
 from bot.store import Store
 from tests.strike_week import Week, strike_week
+from tests.support import ADMIN, ROOT
 from tests.web_support import TOKEN, client_for, web_context
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -72,9 +74,13 @@ async def test_document_is_valid_openapi_and_covers_every_route(
 # Rules no JSON Schema can state, stated in the field descriptions instead: an embargo must
 # lie in the future, an offer's date not; a webhook's host must resolve to a public address;
 # a demand re-worded in a language it has no wording in yet needs a title there; a language
-# key the campaign lacks. Schema-valid requests that break them get 422, the documented
-# answer, so that status is accepted for these operations.
-RULES_BEYOND_SCHEMA = ("postUpdate", "editUpdate", "addWebhook", "recordDemand", "editDemand")
+# key the campaign lacks; a site's group must be stored (and a group has none). Schema-valid
+# requests that break them get 422, the documented answer, so that status is accepted for
+# these operations.
+RULES_BEYOND_SCHEMA = (
+    "postUpdate", "editUpdate", "addWebhook", "recordDemand", "editDemand", "addPlace",
+    "changePlace",
+)  # fmt: skip
 CONFIG = {
     "operations": [
         {
@@ -124,7 +130,7 @@ def exercise(
     sent = 0
     clients = itertools.count()
     operations = [cast(Any, result).ok() for result in schema.get_all_operations()]
-    assert len(operations) == 24
+    assert len(operations) == 28
     for operation in operations:
         names = re.findall(r"{(\w+)}", operation.path)
         spec = document["paths"][operation.path][operation.method.lower()]
@@ -174,7 +180,11 @@ async def test_api_keeps_to_its_document(runtime: PluginContext, timeline: Week)
         known: dict[str, list[Any]] = {
             "id": [timeline.began.id, timeline.friday.id, timeline.retracted.id],
             "key": ["pay", "nurses"],
+            "code": ["roosevelt", "east"],
         }
+        text = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+        found = read_sites_csv(text, runtime.campaign.languages, runtime.campaign.default_language)
+        await runtime.sites.import_file(ADMIN, found)
         failures, sent = await asyncio.to_thread(
             exercise, document, base_url, known, headers=AUTH, config=CONFIG
         )

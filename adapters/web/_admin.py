@@ -8,7 +8,7 @@ the models in `_schemas`; a malformed body is a 400, a body that breaks a rule a
 from __future__ import annotations
 
 import json
-from typing import NoReturn, TypeVar
+from typing import Literal, NoReturn, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -24,6 +24,8 @@ from bot.ports import (
     PluginContext,
     Problems,
     Proposal,
+    Site,
+    SiteGroup,
     TextPatch,
     Update,
     local_zone,
@@ -42,6 +44,10 @@ from ._schemas import (
     DemandRetireIn,
     DemandWordingIn,
     EditUpdateIn,
+    PlaceIn,
+    PlaceListOut,
+    PlaceOut,
+    PlacePatchIn,
     PostUpdateIn,
     PreviewOut,
     RetractIn,
@@ -73,6 +79,10 @@ def add_routes(app: web.Application) -> None:
     r.add_patch(f"{ADMIN_PREFIX}/demands/{{key}}", edit_demand)
     r.add_post(f"{ADMIN_PREFIX}/demands/{{key}}/retire", retire_demand)
     r.add_post(f"{ADMIN_PREFIX}/translations/confirm", confirm_translation)
+    r.add_get(f"{ADMIN_PREFIX}/sites", list_places)
+    r.add_post(f"{ADMIN_PREFIX}/sites", add_place)
+    r.add_patch(f"{ADMIN_PREFIX}/sites/{{code}}", change_place)
+    r.add_delete(f"{ADMIN_PREFIX}/sites/{{code}}", remove_place)
 
 
 QUERY_PARAMETERS = frozenset({"dry_run"})  # what any admin write reads from its query
@@ -374,3 +384,63 @@ async def confirm_translation(request: web.Request) -> web.StreamResponse:
     return json_response(
         ConfirmTranslationOut(target=body.target, language=body.language, confirmed=done)
     )
+
+
+# -- sites and groups: the same use cases (and checks) as `strikebot sites import` ---------
+
+
+def _place_out(place: Site | SiteGroup, counts: dict[tuple[str, str], int]) -> PlaceOut:
+    kind: Literal["site", "group"] = "site" if isinstance(place, Site) else "group"
+    return PlaceOut(
+        kind=kind,
+        code=place.code,
+        names=dict(place.names),
+        group=place.group if isinstance(place, Site) else None,
+        address=place.address if isinstance(place, Site) else "",
+        example=place.example,
+        followers=counts.get((kind, place.code), 0),
+    )
+
+
+async def list_places(request: web.Request) -> web.StreamResponse:
+    unknown = sorted(request.query)
+    if unknown:
+        raise BadRequest(400, "bad_query", f"Unknown query parameter {unknown[0][:40]!r}.")
+    groups, sites, counts = await state_of(request).ctx.sites.followed()
+    places: list[Site | SiteGroup] = [*groups, *sites]
+    items = [_place_out(p, counts) for p in places]
+    return json_response(PlaceListOut(items=items))
+
+
+async def add_place(request: web.Request) -> web.StreamResponse:
+    body = await _body(request, PlaceIn)
+    place: Site | SiteGroup
+    if body.kind == "group":
+        if body.group is not None or body.address:
+            raise InvalidInput("A group has no `group` or `address` of its own; leave them out.")
+        place = SiteGroup(body.code, dict(body.names), body.example)
+    else:
+        if body.group is None:
+            raise InvalidInput("A site needs its `group` (a group's code).")
+        place = Site(body.code, dict(body.names), body.group, body.address, body.example)
+    added = await state_of(request).ctx.sites.add(HTTP_ACTOR, place)
+    response = json_response(_place_out(added, {}), status=201)
+    response.headers["Location"] = f"{ADMIN_PREFIX}/sites/{added.code}"
+    return response
+
+
+async def change_place(request: web.Request) -> web.StreamResponse:
+    body = await _body(request, PlacePatchIn)
+    sites = state_of(request).ctx.sites
+    changed = await sites.change(
+        HTTP_ACTOR, request.match_info["code"], names=body.names, group=body.group,
+        address=body.address,
+    )  # fmt: skip
+    _, _, counts = await sites.followed()
+    return json_response(_place_out(changed, counts))
+
+
+async def remove_place(request: web.Request) -> web.StreamResponse:
+    await _body(request, _Empty, optional=True)
+    removed = await state_of(request).ctx.sites.remove(HTTP_ACTOR, request.match_info["code"])
+    return json_response(_place_out(removed, {}))

@@ -25,6 +25,7 @@ class Snapshot:
     demands: tuple[Demand, ...]
     notes: dict[int, RevisionNote]
     more: bool  # more visible updates than the timeline shows
+    places: int = 0  # sites and groups (the page links the sites index when there are)
 
     @property
     def last_updated(self) -> datetime | None:
@@ -48,4 +49,5 @@ async def load_snapshot(ctx: PluginContext, now: datetime, *, limit: int = 20) -
         timeline = await tx.with_revisions(timeline[:limit])
         demands = await tx.list_demands(with_history=False)
         notes = await tx.revision_notes([u.id for u in timeline if u.revision > 1])
-    return Snapshot(now, current, tuple(timeline), tuple(demands), notes, more)
+        places = await tx.place_count()
+    return Snapshot(now, current, tuple(timeline), tuple(demands), notes, more, places)

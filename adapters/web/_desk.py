@@ -34,7 +34,7 @@ from bot.ports import (
     i18n,
 )
 
-from . import _desk_sign_in, _desk_watch
+from . import _desk_sign_in, _desk_sites, _desk_watch
 from ._app import STATE
 from ._desk_auth import (
     DESK,
@@ -82,6 +82,7 @@ def add_routes(app: web.Application, door: SignIn) -> None:
     r.add_post("/desk/updates/{id}/approve", guarded(_preview_approve))
     _desk_sign_in.add_routes(app)
     _desk_watch.add_routes(app)
+    _desk_sites.add_routes(app)
 
 
 def _base(person: Person, **context: Any) -> dict[str, Any]:
@@ -111,7 +112,7 @@ async def _new(request: web.Request, person: Person, form: Form) -> web.StreamRe
     token = request.query.get("draft", "")
     if token:
         values = values_of_proposal(await ctx.desk.draft(person.actor, token), None, ctx.campaign)
-    return _compose(request, person, values, {})
+    return await _compose(request, person, values, {})
 
 
 async def _current_status(request: web.Request) -> str | None:
@@ -119,7 +120,7 @@ async def _current_status(request: web.Request) -> str | None:
     return None if status is None else status.value
 
 
-def _compose(
+async def _compose(
     request: web.Request,
     person: Person,
     values: dict[str, Any],
@@ -127,7 +128,12 @@ def _compose(
     *,
     status: int = 200,
 ) -> web.Response:
+    """The form; "Who it is for" only when the campaign has sites (or a draft named some)."""
     ctx = desk_of(request).ctx
+    if values.get("audience") == "":
+        async with ctx.reads() as tx:
+            if not await tx.place_count():
+                values = {**values, "audience": None}
     context = _base(
         person,
         values=values,
@@ -148,11 +154,12 @@ async def _preview_post(request: web.Request, person: Person, form: Form) -> web
         proposal = read_form(ctx, form, None)
     except Problems as exc:
         problems = exc.localized_problems(person.lang)
-        return _compose(request, person, values_of_form(form, ctx.campaign), problems, status=422)
+        values = values_of_form(form, ctx.campaign)
+        return await _compose(request, person, values, problems, status=422)
     shown = await ctx.desk.preview(person.actor, proposal)
     if shown.problems:
         values = values_of_form(form, ctx.campaign)
-        return _compose(request, person, values, shown.problems_in(person.lang), status=422)
+        return await _compose(request, person, values, shown.problems_in(person.lang), status=422)
     return await _preview_page(request, person, shown)
 
 

@@ -306,4 +306,10 @@ async def _briefings(request: web.Request, person: Person, form: Form) -> web.St
     for code in ctx.campaign.languages:
         message = await ctx.board.briefing(code)
         previews.append({"lang": code, "name": i18n.language_name(code, lang), "message": message})
-    return render(request, "briefings.html", _base(person, schedules=schedules, previews=previews))
+    main = ctx.campaign.default_language
+    audiences = [line.sentence(lang, main) for line in await ctx.board.briefing_audiences()]
+    return render(
+        request,
+        "briefings.html",
+        _base(person, schedules=schedules, previews=previews, audiences=audiences),
+    )

@@ -25,6 +25,7 @@ from ._app import ADMIN_PREFIX, JSON, state_of
 from ._schemas import (
     DEMAND_KEY,
     LANGUAGES,
+    SITE_CODE,
     AdminUpdateOut,
     ConfirmTranslationIn,
     ConfirmTranslationOut,
@@ -40,6 +41,10 @@ from ._schemas import (
     HealthOut,
     LiveOut,
     Operation,
+    PlaceIn,
+    PlaceListOut,
+    PlaceOut,
+    PlacePatchIn,
     PostUpdateIn,
     PreviewOut,
     ReadyOut,
@@ -58,6 +63,8 @@ ADMIN_UPDATES = f"{ADMIN_PREFIX}/updates"
 ADMIN_DEMANDS = f"{ADMIN_PREFIX}/demands"
 NO_UPDATE = "no update with this id"
 NO_DEMAND = "no demand with this key"
+NO_PLACE = "no site or group with this code"
+ADMIN_SITES = f"{ADMIN_PREFIX}/sites"
 
 OPERATIONS: Mapping[tuple[str, str], Operation] = {
     ("GET", "/livez"): Operation(
@@ -189,6 +196,36 @@ OPERATIONS: Mapping[tuple[str, str], Operation] = {
         },
         body=DemandRetireIn,
     ),
+    ("GET", ADMIN_SITES): Operation(
+        "listPlaces",
+        "Every group and site as stored, with how many channels and people follow each",
+        {200: (PlaceListOut, "the groups, then the sites")},
+    ),
+    ("POST", ADMIN_SITES): Operation(
+        "addPlace",
+        "Add a site (in a group) or a group, with the checks of `strikebot sites import`",
+        {
+            201: (PlaceOut, "added"),
+            409: (ErrorOut, "the code is taken by a site or a group"),
+        },
+        body=PlaceIn,
+    ),
+    ("PATCH", f"{ADMIN_SITES}/{{code}}"): Operation(
+        "changePlace",
+        "Rename a site or a group, move a site to another group, or change its address",
+        {200: (PlaceOut, "changed"), 404: (ErrorOut, NO_PLACE)},
+        body=PlacePatchIn,
+    ),
+    ("DELETE", f"{ADMIN_SITES}/{{code}}"): Operation(
+        "removePlace",
+        "Remove a site or a group that nobody follows (a group once it has no sites); "
+        "updates addressed to it keep their audience",
+        {
+            200: (PlaceOut, "removed"),
+            404: (ErrorOut, NO_PLACE),
+            409: (ErrorOut, "followed by someone, or a group that still has sites"),
+        },
+    ),
     ("POST", f"{ADMIN_PREFIX}/translations/confirm"): Operation(
         "confirmTranslation",
         "Say a stale translation still says what the edited language says",
@@ -201,6 +238,7 @@ OPERATIONS: Mapping[tuple[str, str], Operation] = {
 PATH_PARAMETERS: Mapping[str, dict[str, Any]] = {
     "id": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
     "key": {"type": "string", "pattern": DEMAND_KEY},
+    "code": {"type": "string", "pattern": SITE_CODE},
 }
 ADMIN_ERRORS = {
     400: "the body is not a JSON object",

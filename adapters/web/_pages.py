@@ -107,6 +107,7 @@ async def render_status(state: WebState, lang: str, now: datetime) -> Rendered:
             }
     context["families"] = family_answers(campaign, current, now, lang)
     context["families_title"] = kinds.families_title(campaign, lang)
+    context["sites_link"] = f"{page_prefix(lang, campaign)}/sites" if snap.places else ""
     context["employer_offer"] = say(lang, "employer_offer", employer=campaign.employer)
     context["demands"] = [demand_view(d, campaign, lang, now) for d in snap.demands]
     context["timeline"] = [

@@ -30,7 +30,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -41,7 +41,7 @@ from zoneinfo import ZoneInfo
 import aiohttp
 from aiohttp import web
 
-from bot.ports import PluginContext, StrikebotError, i18n
+from bot.ports import PluginContext, Reads, StrikebotError, i18n
 
 from ._app import STALE_MARKER, STATE, log
 from ._cache import MIN_COMPRESS, compress
@@ -56,6 +56,7 @@ LOCALES = Path(i18n.__file__).parent / "locales"
 RETRY_SECONDS = 30.0  # after a failed publish
 API = "/api/v1"
 _LINK = re.compile(rb'(href|src)="(/[^"]*)"')
+_SITE_PAGE = re.compile(r"/sites/([A-Za-z0-9][A-Za-z0-9_-]{0,31})(/feed\.atom|/calendar\.ics)?")
 BUILD_PREFIX = ".site-"
 
 plog = logging.getLogger("strikebot.web.publish")
@@ -152,6 +153,12 @@ def file_for(address: str, languages: tuple[str, ...], default: str) -> str | No
         return f"{prefix}updates/{found.group(1)}/index.html"
     if rest in ("/feed.atom", "/calendar.ics"):
         return f"{prefix}{rest[1:]}"
+    if rest == "/sites":
+        return f"{prefix}sites/index.html"
+    found = _SITE_PAGE.fullmatch(rest)
+    if found:
+        code, tail = found.group(1).lower(), found.group(2)
+        return f"{prefix}sites/{code}/{tail[1:] if tail else 'index.html'}"
     return None
 
 
@@ -402,7 +409,7 @@ async def _publish_changes(
         for target in plan.gone:
             site.remove(target)
         # Pages first, then what lists them: no link leads to a page not yet written.
-        await site.fetch_all([*plan.pages, *_heads(ctx, plan.demands)])
+        await site.fetch_all([*plan.pages, *_heads(ctx, plan.demands, places=plan.places)])
         await _not_found_page(session, site)
     _write_state(directory, state)
     seconds = time.perf_counter() - began
@@ -414,6 +421,7 @@ class _Plan:
     pages: list[str]  # addresses to render, besides the heads every change rewrites
     gone: list[str]  # files of updates no longer public
     demands: list[str]
+    places: bool = False  # the campaign has sites: the sites index lists them
 
 
 async def _plan(ctx: PluginContext, previous: SiteState, state: SiteState) -> _Plan | None:
@@ -456,8 +464,25 @@ async def _plan(ctx: PluginContext, previous: SiteState, state: SiteState) -> _P
                 prefix = "" if lang == campaign.default_language else f"/{lang}"
                 pages.append(f"{prefix}/updates?after={boundary}")
                 pages.append(f"{API}/updates?lang={lang}&limit={ARCHIVE_PAGE}&after={boundary}")
+        pages += await _place_pages(ctx, tx, touched)
         demands = await tx.demand_keys()
-    return _Plan(pages, gone, demands)
+        places = await tx.place_count()
+    return _Plan(pages, gone, demands, places > 0)
+
+
+async def _place_pages(ctx: PluginContext, tx: Reads, touched: Collection[int]) -> list[str]:
+    """The pages of the sites and groups whose readers see a touched update (each one's
+    page, feed and calendar): an update for one site rewrites its page and its group's, not
+    the 1,000 others; one for everyone, every place's."""
+    codes, everyone = await tx.places_showing(sorted(touched))
+    if everyone:
+        codes = set(await tx.place_codes_all())
+    pages = []
+    for lang in ctx.campaign.languages:
+        prefix = "" if lang == ctx.campaign.default_language else f"/{lang}"
+        for code in sorted(codes):
+            pages += [f"{prefix}/sites/{code}{tail}" for tail in _PLACE_FILES]
+    return pages
 
 
 def _update_addresses(ctx: PluginContext, update_id: int, lang: str) -> list[str]:
@@ -465,15 +490,20 @@ def _update_addresses(ctx: PluginContext, update_id: int, lang: str) -> list[str
     return [f"{prefix}/updates/{update_id}", f"{API}/updates/{update_id}?lang={lang}"]
 
 
-def _heads(ctx: PluginContext, demands: list[str]) -> list[str]:
+_PLACE_FILES = ("/feed.atom", "/calendar.ics", "")  # a place's page last: it links the others
+
+
+def _heads(ctx: PluginContext, demands: list[str], *, places: bool = False) -> list[str]:
     """The pages every change may touch: the status pages, the archive's first page, the
-    feeds, the calendars, the public JSON that is not one update's."""
+    feeds, the calendars, the sites index (when there are sites), the public JSON that is
+    not one update's."""
     found = []
     for lang in ctx.campaign.languages:
         prefix = "" if lang == ctx.campaign.default_language else f"/{lang}"
         found += [f"{API}/demands/{key}?lang={lang}" for key in demands]
         found += [f"{API}/{name}?lang={lang}" for name in ("status", "demands", "updates")]
-        found += [f"{prefix}{path}" for path in ("/feed.atom", "/calendar.ics", "/updates", "/")]
+        heads = ("/feed.atom", "/calendar.ics", "/updates", *(("/sites",) if places else ()), "/")
+        found += [f"{prefix}{path}" for path in heads]
     return [*found, f"{API}/openapi.json"]
 
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -210,7 +210,8 @@ class SpendOut(BaseModel):
     units: int = Field(description="what they cost, in the platform's units (text segments)")
 
 
-SiteCode = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")]
+SITE_CODE = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+SiteCode = Annotated[str, Field(pattern=SITE_CODE)]
 
 
 class PreviewOut(BaseModel):
@@ -629,6 +630,71 @@ class DemandAddIn(_Strict):
 class DemandRetireIn(_Strict):
     reason: Reason
     announce: bool = False
+
+
+PlaceName = Annotated[str, Field(min_length=1, max_length=200, pattern=NON_BLANK)]
+Address = Annotated[str, Field(max_length=500, pattern=NO_NUL)]
+
+
+class PlaceIn(_Strict):
+    """A site (in a group) or a group of sites, as a line of `strikebot sites import`."""
+
+    kind: Literal["site", "group"] = "site"
+    code: SiteCode = Field(description="letters, digits, - and _, 32 at most (read in any case)")
+    names: dict[str, PlaceName] = Field(
+        description="the name per language; the campaign's first language is required",
+        json_schema_extra={LANGUAGES: "default required"},
+    )
+    group: Omittable[SiteCode] = Field(
+        default=None,
+        description="a site's group, a stored group's code (required for a site; a group has "
+        "none: 422 otherwise)",
+    )
+    address: Address = Field(default="", description="a site's (a group has none)")
+    example: bool = Field(default=False, description="a demo's made-up row")
+
+
+class PlacePatchIn(_Strict):
+    """Rename (the languages given; the others kept), move a site to another group, or
+    change its address."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": [f]} for f in ("names", "group", "address")]}
+    )
+
+    names: Omittable[Annotated[dict[str, PlaceName], Field(min_length=1)]] = Field(
+        default=None, json_schema_extra={LANGUAGES: "some"}
+    )
+    group: Omittable[SiteCode] = Field(
+        default=None, description="move the site to this stored group (a group has none: 422)"
+    )
+    address: Omittable[Address] = Field(default=None, description="a site's (a group has none)")
+
+    @model_validator(mode="after")
+    def _something(self) -> PlacePatchIn:
+        if not self.model_fields_set & {"names", "group", "address"}:
+            raise PydanticCustomError(
+                "nothing_to_change", "nothing to change: give names, group or address", {}
+            )
+        return self
+
+
+class PlaceOut(_Out):
+    """A site or a group, as stored, with how many channels and people follow it."""
+
+    kind: Literal["site", "group"]
+    code: str
+    names: dict[str, str]
+    group: str | None = Field(description="a site's group; null for a group")
+    address: str
+    example: bool
+    followers: int = Field(description="channels and people following it (active)")
+
+
+class PlaceListOut(_Out):
+    """Every group, then every site (by group, then code)."""
+
+    items: list[PlaceOut]
 
 
 class EmptyIn(_Strict):

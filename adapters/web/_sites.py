@@ -1,7 +1,9 @@
 """A site's page: `/sites/<code>` (and `/es/sites/<code>`...), for a school, a worksite or a
 group of them: where the strike stands, the latest word its readers got (for everyone, for
-it, for its group) and the families' answers, then its recent updates. Server-rendered,
-no JavaScript, cached and served stale like every page (`cached`)."""
+it, for its group) and the families' answers, then its recent updates. And the sites index,
+`/sites`: every site by group, each with its latest word (the status page links it when the
+campaign has sites). Server-rendered, no JavaScript, cached and served stale like every page
+(`cached`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from datetime import datetime
 
 from aiohttp import web
 
-from bot.ports import Campaign, Site, family_answers, kinds
+from bot.ports import Campaign, Site, Update, fallback, family_answers, kinds
 
 from ._app import Handler, WebState, cached, not_found_page, state_of
 from ._cache import Rendered
@@ -26,6 +28,7 @@ SHOWN = 10  # recent updates listed
 def add_routes(app: web.Application, campaign: Campaign) -> None:
     for lang in campaign.languages:
         prefix = page_prefix(lang, campaign)
+        app.router.add_get(f"{prefix}/sites", _index_handler(lang))
         app.router.add_get(f"{prefix}/sites/{{code}}", _site_handler(lang))
         app.router.add_get(f"{prefix}/sites/{{code}}/feed.atom", _feed_handler(lang, render_atom))
         app.router.add_get(
@@ -129,3 +132,54 @@ async def render_site(state: WebState, lang: str, code: str, now: datetime) -> R
     context["site_feed"] = f"{prefix}/sites/{place.code}/feed.atom"
     context["site_calendar"] = f"{prefix}/sites/{place.code}/calendar.ics"
     return render_page(state.templates, "site.html", context, modified=None)
+
+
+def _index_handler(lang: str) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        state = state_of(request)
+        return await cached(request, ("sites", lang), lambda now: render_index(state, lang, now))
+
+    return handle
+
+
+async def render_index(state: WebState, lang: str, now: datetime) -> Rendered:
+    """Every site by group, each with the latest word its readers got."""
+    campaign = state.ctx.campaign
+    index = await state.ctx.sites.index(now)
+    prefix = page_prefix(lang, campaign)
+
+    def latest(update: Update | None) -> dict[str, str] | None:
+        if update is None:
+            return None
+        text = fallback.shown_update(update, lang, campaign.default_language)
+        return {"href": f"{prefix}/updates/{update.id}", "headline": text.headline}
+
+    context = base_context(campaign, lang, "/sites", state.status_css)
+    context["title"] = f"{say(lang, 'sites_title')} — {campaign.union}"
+    context["description"] = say(lang, "sites_intro")
+    context["groups"] = [
+        {
+            "id": f"g-{group.place.code}",
+            "name": group.place.name(lang),
+            "href": f"{prefix}/sites/{group.place.code}",
+            "latest": latest(group.latest),
+            "sites": [
+                {
+                    "name": site.place.name(lang),
+                    "href": f"{prefix}/sites/{site.place.code}",
+                    "latest": latest(site.latest),
+                }
+                for site in sites
+            ],
+        }
+        for group, sites in index.groups
+    ]
+    context["example"] = any(group.place.example for group, _ in index.groups)
+    current = index.current
+    context["status_class"] = str(current.status) if current else "none"
+    context["status_label"] = (
+        kinds.status_name(campaign, current.status, lang) if current else say(lang, "no_updates")
+    )
+    moments = [u.effective_at for _, sites in index.groups for s in sites if (u := s.latest)]
+    moments += [u.effective_at for g, _ in index.groups if (u := g.latest)]
+    return render_page(state.templates, "sites.html", context, modified=max(moments, default=None))

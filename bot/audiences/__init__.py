@@ -7,14 +7,16 @@ says who an audience reaches.
 from bot.audiences.codes import check_code, parse_audience, parse_follows
 from bot.audiences.files import SiteFile, read_sites_csv
 from bot.audiences.picker import PlaceIndex, PlaceMatch, PlacePicker
-from bot.audiences.sites import Imported, SiteNews, Sites
+from bot.audiences.sites import Imported, PlaceLatest, SiteIndex, SiteNews, Sites
 
 __all__ = [
     "Imported",
     "PlaceIndex",
+    "PlaceLatest",
     "PlaceMatch",
     "PlacePicker",
     "SiteFile",
+    "SiteIndex",
     "SiteNews",
     "Sites",
     "check_code",

@@ -62,10 +62,10 @@ def read_sites_csv(text: str, languages: Collection[str], main: str) -> SiteFile
         try:
             kind = values.get("kind", "").lower() or "site"
             code = check_code(values.get("code", ""))
-            names = {main: _name(values.get("name", ""), "name")}
+            names = {main: check_name(values.get("name", ""), "name")}
             for lang in languages:
                 if lang != main and values.get(f"name_{lang}"):
-                    names[lang] = _name(values[f"name_{lang}"], f"name_{lang}")
+                    names[lang] = check_name(values[f"name_{lang}"], f"name_{lang}")
             example = _yes(values.get("example", ""))
             if code in groups or code in sites:
                 raise InvalidInput(f"code {code!r} is already on an earlier line")
@@ -76,9 +76,7 @@ def read_sites_csv(text: str, languages: Collection[str], main: str) -> SiteFile
             elif kind == "site":
                 if not values.get("group"):
                     raise InvalidInput("a site needs its `group` (a group's code)")
-                address = values.get("address", "")
-                if len(address) > ADDRESS_MAX:
-                    raise InvalidInput(f"the address is longer than {ADDRESS_MAX} characters")
+                address = check_address(values.get("address", ""))
                 group = check_code(values["group"])
                 sites[code] = Site(code, names, group, address, example)
             else:
@@ -96,11 +94,19 @@ def read_sites_csv(text: str, languages: Collection[str], main: str) -> SiteFile
     return SiteFile(tuple(groups.values()), tuple(sites.values()))
 
 
-def _name(text: str, column: str) -> str:
+def check_name(text: str, column: str) -> str:
+    """A site's or a group's name in one language (`column` names it in the sentence)."""
     if not text:
         raise InvalidInput(f"`{column}` is empty")
     if len(text) > NAME_MAX or "\n" in text:
         raise InvalidInput(f"`{column}` is longer than {NAME_MAX} characters or has a line break")
+    return text
+
+
+def check_address(text: str) -> str:
+    """A site's address (optional)."""
+    if len(text) > ADDRESS_MAX:
+        raise InvalidInput(f"the address is longer than {ADDRESS_MAX} characters")
     return text
 
 

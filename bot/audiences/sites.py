@@ -4,17 +4,18 @@ an update or a subscription names."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.audiences.files import SiteFile
+from bot.audiences.codes import check_code
+from bot.audiences.files import SiteFile, check_address, check_name
 from bot.clock import Clock, utcnow
-from bot.errors import InvalidInput, NotFound
+from bot.errors import Conflict, InvalidInput, NotFound
 from bot.i18n.sentences import localized_error
 from bot.models import Actor, Audience, Site, SiteGroup, Update
 from bot.plugins.admins import AdminList
-from bot.store import Store
+from bot.store import Store, Tx
 from bot.store.public import RevisionNote
 
 
@@ -38,6 +39,23 @@ class SiteNews:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaceLatest:
+    """A site (or a group) on the sites index, with the latest word its readers got."""
+
+    place: Site | SiteGroup
+    latest: Update | None
+
+
+@dataclass(frozen=True, slots=True)
+class SiteIndex:
+    """The sites index page: every group (by code) with its sites, each with its latest
+    word, and the campaign's latest update (where the strike stands)."""
+
+    groups: tuple[tuple[PlaceLatest, tuple[PlaceLatest, ...]], ...]
+    current: Update | None
+
+
+@dataclass(frozen=True, slots=True)
 class Imported:
     """What an import did: per kind ("group", "site"), how many rows were added, changed or
     already the same."""
@@ -48,13 +66,47 @@ class Imported:
         return self.counts.get(kind, {}).get(outcome, 0)
 
 
+_INDEX_STEP = 100  # updates read at a time for the sites index
+
+
+def _newer(update: Update, than: Update) -> bool:
+    """Published after `than` (ties by id), the order of the public lists."""
+    mine = (update.published_at, update.id)
+    theirs = (than.published_at, than.id)
+    return mine > theirs
+
+
 class Sites:
     """Sites and groups, bound to a store, who counts as admin and a clock."""
 
-    def __init__(self, store: Store, admins: AdminList, clock: Clock = utcnow) -> None:
+    def __init__(
+        self,
+        store: Store,
+        admins: AdminList,
+        clock: Clock = utcnow,
+        *,
+        languages: Sequence[str] = (),
+    ) -> None:
         self.store = store
         self.admins = admins
         self.clock = clock
+        self.languages = tuple(languages)  # the campaign's (names are in them); first: main
+
+    def _names(self, names: Mapping[str, str], *, adding: bool) -> dict[str, str]:
+        """Names by language, each checked as an import checks it: the campaign's languages
+        only, and the main one's when a place is added."""
+        checked = {}
+        for language, name in names.items():
+            if self.languages and language not in self.languages:
+                raise InvalidInput(
+                    f"names: {language[:16]!r} is not a campaign language; the campaign's "
+                    f"are {', '.join(self.languages)}."
+                )
+            checked[language] = check_name(name.strip(), f"names.{language}")
+        main = self.languages[0] if self.languages else None
+        if adding and main is not None and main not in checked:
+            raise InvalidInput(f"names: give the name in {main!r}, the campaign's first language.")
+        return checked
 
     async def import_file(self, actor: Actor, found: SiteFile) -> Imported:
         """Add or change every group and site of a file, in one transaction: importing it
@@ -63,25 +115,7 @@ class Sites:
         now = self.clock()
         counts: dict[str, Counter[str]] = {"group": Counter(), "site": Counter()}
         async with self.store.write() as tx:
-            groups = {g.code for g in await tx.list_groups()} | {g.code for g in found.groups}
-            stored_sites = {s.code for s in await tx.list_sites()}
-            for group in found.groups:
-                if group.code in stored_sites:
-                    raise InvalidInput(
-                        f"Nothing was imported: {group.code!r} is a site's code already; a "
-                        "group needs a code of its own."
-                    )
-            for site in found.sites:
-                if site.group not in groups:
-                    raise InvalidInput(
-                        f"Nothing was imported: site {site.code!r} is in group {site.group!r}, "
-                        "which is neither in the file nor stored. Add a `group` line for it."
-                    )
-                if site.code in groups:
-                    raise InvalidInput(
-                        f"Nothing was imported: {site.code!r} is a group's code; a site needs "
-                        "a code of its own."
-                    )
+            await _check(tx, found, "Nothing was imported: ")
             for group in found.groups:
                 counts["group"][await tx.save_group(group, now)] += 1
             for site in found.sites:
@@ -92,10 +126,151 @@ class Sites:
             await tx.audit(now, actor.id, "sites.import", "sites", None, summary)
         return Imported(summary)
 
+    async def add(self, actor: Actor, place: Site | SiteGroup) -> Site | SiteGroup:
+        """Add one site or group, with the checks of an import; `Conflict` when its code is
+        taken already (by a site or a group)."""
+        self.admins.require(actor, "change sites")
+        place = replace(
+            place, code=check_code(place.code), names=self._names(place.names, adding=True)
+        )
+        if isinstance(place, Site):
+            place = replace(
+                place, group=check_code(place.group), address=check_address(place.address.strip())
+            )
+        now = self.clock()
+        async with self.store.write() as tx:
+            taken = await tx.get_site(place.code) or await tx.get_group(place.code)
+            if taken is not None:
+                kind = "site" if isinstance(taken, Site) else "group"
+                raise Conflict(
+                    f"{place.code!r} is already a {kind}'s code; choose another, or change "
+                    "that one instead."
+                )
+            await _check(tx, _file_of(place), "Nothing was added: ")
+            await _save(tx, place, now)
+            tx.touch_public()
+            await tx.audit(now, actor.id, "sites.add", f"{_kind(place)}:{place.code}", None,
+                           _json(place))  # fmt: skip
+        return place
+
+    async def change(
+        self,
+        actor: Actor,
+        code: str,
+        *,
+        names: Mapping[str, str] | None = None,
+        group: str | None = None,
+        address: str | None = None,
+    ) -> Site | SiteGroup:
+        """Rename a site or a group (`names`: the languages given, the others kept), move a
+        site to another group, or change its address; with the checks of an import."""
+        self.admins.require(actor, "change sites")
+        code = check_code(code)
+        now = self.clock()
+        async with self.store.write() as tx:
+            before: Site | SiteGroup | None = await tx.get_site(code) or await tx.get_group(code)
+            if before is None:
+                raise localized_error(NotFound, "audiences.unknown_site", code=code)
+            renamed = {**before.names, **self._names(names or {}, adding=False)}
+            after: Site | SiteGroup
+            if isinstance(before, Site):
+                after = replace(
+                    before,
+                    names=renamed,
+                    group=before.group if group is None else check_code(group),
+                    address=before.address if address is None else check_address(address.strip()),
+                )
+            else:
+                if group is not None or address is not None:
+                    raise InvalidInput(
+                        f"{code!r} is a group: a group has no group or address of its own."
+                    )
+                after = replace(before, names=renamed)
+            await _check(tx, _file_of(after), "Nothing was changed: ")
+            if await _save(tx, after, now) != "same":
+                tx.touch_public()
+                await tx.audit(now, actor.id, "sites.change", f"{_kind(after)}:{code}",
+                               _json(before), _json(after))  # fmt: skip
+        return after
+
+    async def remove(self, actor: Actor, code: str) -> Site | SiteGroup:
+        """Remove a site or a group nobody follows (a group once it has no sites); updates
+        addressed to it keep their audience."""
+        self.admins.require(actor, "change sites")
+        code = check_code(code)
+        now = self.clock()
+        async with self.store.write() as tx:
+            place: Site | SiteGroup | None = await tx.get_site(code) or await tx.get_group(code)
+            if place is None:
+                raise localized_error(NotFound, "audiences.unknown_site", code=code)
+            kind = _kind(place)
+            if isinstance(place, SiteGroup):
+                inside = await tx.list_sites(group=code)
+                if inside:
+                    raise Conflict(
+                        f"Group {code!r} still has {len(inside)} site(s) "
+                        f"({', '.join(s.code for s in inside[:5])}); move them to another "
+                        "group or remove them first."
+                    )
+            followers = await tx.following(kind, code)
+            if followers:
+                raise Conflict(
+                    f"{followers} channel(s) or people follow {kind} {code!r}; removing it "
+                    "would leave them following everything. Change what they follow first "
+                    "(`strikebot subscriptions list` shows them)."
+                )
+            await tx.remove_place(code)
+            tx.touch_public()
+            await tx.audit(now, actor.id, "sites.remove", f"{kind}:{code}", _json(place), None)
+        return place
+
     async def all(self) -> tuple[list[SiteGroup], list[Site]]:
         """Every group and every site (by group, then code)."""
         async with self.store.read() as tx:
             return await tx.list_groups(), await tx.list_sites()
+
+    async def index(self, now: datetime) -> SiteIndex:
+        """Every group with its sites, each with the latest update its readers got at `now`
+        (for everyone, for it, for its group or its sites), in one read: the latest for
+        everyone, then each newer update for some sites, newest first, given to the places
+        whose pages show it (`places_showing`) that have none yet."""
+        async with self.store.read() as tx:
+            groups, sites = await tx.list_groups(), await tx.list_sites()
+            current = await tx.latest_update(now)
+            everyone = await tx.latest_update(now, place=())
+            latest: dict[str, Update] = {}
+            after: int | None = None
+            places = len(groups) + len(sites)
+            while len(latest) < places:
+                page = await tx.visible_updates(now, limit=_INDEX_STEP, after=after)
+                newer = [u for u in page if everyone is None or _newer(u, everyone)]
+                for update in newer:
+                    if update.retracted or update.audience.everyone:
+                        continue
+                    codes, _ = await tx.places_showing([update.id])
+                    for code in codes - latest.keys():
+                        latest[code] = update
+                if len(newer) < len(page) or len(page) < _INDEX_STEP:
+                    break
+                after = page[-1].id
+        listed = tuple(
+            (
+                PlaceLatest(group, latest.get(group.code, everyone)),
+                tuple(
+                    PlaceLatest(site, latest.get(site.code, everyone))
+                    for site in sites
+                    if site.group == group.code
+                ),
+            )
+            for group in groups
+        )
+        return SiteIndex(listed, current)
+
+    async def followed(self) -> tuple[list[SiteGroup], list[Site], dict[tuple[str, str], int]]:
+        """Every group and site, and (kind, code) -> how many active subscriptions follow it
+        (what an admin sees before removing one)."""
+        async with self.store.read() as tx:
+            return await tx.list_groups(), await tx.list_sites(), await tx.follower_counts()
 
     async def find(self, code: str) -> Site | SiteGroup | None:
         """The site, else the group, with this code (lower-cased); None when neither."""
@@ -149,3 +324,50 @@ class Sites:
         if groups:
             raise localized_error(NotFound, "audiences.unknown_group", code=groups[0])
         return audience
+
+
+async def _check(tx: Tx, found: SiteFile, refused: str) -> None:
+    """The rules an import and every single change keep: each site's group is in the file
+    or stored, and no code names both a site and a group."""
+    groups = {g.code for g in await tx.list_groups()} | {g.code for g in found.groups}
+    stored_sites = {s.code for s in await tx.list_sites()}
+    for group in found.groups:
+        if group.code in stored_sites:
+            raise InvalidInput(
+                f"{refused}{group.code!r} is a site's code already; a group needs a code of "
+                "its own."
+            )
+    for site in found.sites:
+        if site.group not in groups:
+            raise InvalidInput(
+                f"{refused}site {site.code!r} is in group {site.group!r}, which is neither in "
+                "the file nor stored. Add a `group` line for it."
+            )
+        if site.code in groups:
+            raise InvalidInput(
+                f"{refused}{site.code!r} is a group's code; a site needs a code of its own."
+            )
+
+
+def _file_of(place: Site | SiteGroup) -> SiteFile:
+    if isinstance(place, Site):
+        return SiteFile((), (place,))
+    return SiteFile((place,), ())
+
+
+async def _save(tx: Tx, place: Site | SiteGroup, now: datetime) -> str:
+    if isinstance(place, Site):
+        return await tx.save_site(place, now)
+    return await tx.save_group(place, now)
+
+
+def _kind(place: Site | SiteGroup) -> str:
+    return "site" if isinstance(place, Site) else "group"
+
+
+def _json(place: Site | SiteGroup) -> dict[str, object]:
+    """What the audit log keeps of a place."""
+    found: dict[str, object] = {"code": place.code, "names": dict(place.names)}
+    if isinstance(place, Site):
+        found |= {"group": place.group, "address": place.address}
+    return found

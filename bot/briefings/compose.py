@@ -18,8 +18,8 @@ together under Discord's 6000 per message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -29,7 +29,15 @@ from bot.messages.compose import fit, local_zone, neutralize_mentions, page_url,
 from bot.messages.fallback import shown, shown_demand, shown_update
 from bot.messages.families import as_line, family_answers
 from bot.messages.kinds import status_name
-from bot.models import Campaign, Demand, DemandChange, DemandEvent, Subscription, Update
+from bot.models import (
+    Audience,
+    Campaign,
+    Demand,
+    DemandChange,
+    DemandEvent,
+    Subscription,
+    Update,
+)
 from bot.plugins.outbound import Field, Link, MessageKind, OutboundMessage
 from bot.store import Tx
 
@@ -79,13 +87,16 @@ class BriefingInputs:
         language: str | None = None,
         *,
         since: datetime | None = None,
+        reached: Collection[int] = (),
     ) -> OutboundMessage:
+        """The briefing for `subscription` (its language and zone); of the updates for some
+        sites or groups, only those whose ids are in `reached` (`Reach`) are told."""
         start = max(since or now - DAY, self.loaded_since)
         return compose_briefing(
             campaign,
             subscription,
             self.latest,
-            self.recent_updates,
+            [u for u in self.recent_updates if u.audience.everyone or u.id in reached],
             self.demands,
             self.demand_events,
             now,
@@ -93,17 +104,77 @@ class BriefingInputs:
             since=start,
         )
 
+    def targeted(self, since: datetime, now: datetime) -> tuple[Update, ...]:
+        """The updates for some sites or groups that changed in (since, now]: what can make
+        one audience's briefing differ from another's."""
+        start = max(since, self.loaded_since)
+        return tuple(
+            u for u in self.recent_updates if not u.audience.everyone and _changed_in(u, start, now)
+        )
+
+
+def _changed_in(update: Update, since: datetime, now: datetime) -> bool:
+    """Published, retracted or corrected in (since, now]: a line of a briefing."""
+    moments = [update.published_at, update.retracted_at, *(r.created_at for r in update.revisions)]
+    return any(at is not None and since < at <= now for at in moments)
+
+
+@dataclass(slots=True)
+class Reach:
+    """Which of `targeted` (updates for some sites or groups) each follow-set's briefing
+    tells, decided by the delivery's own rule (`audience_clause`, through `Tx.reached`) for
+    one subscription of each follow-set, and remembered: a briefing is composed once per
+    language and distinct answer, not per channel."""
+
+    targeted: Sequence[Update]
+    known: dict[Hashable, frozenset[int]] = field(default_factory=dict)
+
+    @property
+    def everything(self) -> frozenset[int]:
+        """What a follower of everything gets: every one of them."""
+        return frozenset(u.id for u in self.targeted)
+
+    async def learn(self, tx: Tx, representatives: Mapping[Hashable, int]) -> None:
+        """Find out what each new follow-set gets, from one subscription that has it."""
+        new = {key: rep for key, rep in representatives.items() if key not in self.known}
+        if not new:
+            return
+        if not self.targeted:
+            self.known.update(dict.fromkeys(new, frozenset()))
+            return
+        audiences: list[Audience] = sorted({u.audience for u in self.targeted}, key=repr)
+        reached = await tx.reached(audiences, new.values())
+        by_audience = dict(zip(audiences, reached, strict=True))
+        for key, rep in new.items():
+            self.known[key] = frozenset(
+                u.id for u in self.targeted if rep in by_audience[u.audience]
+            )
+
+    def of(self, key: Hashable) -> frozenset[int]:
+        return self.known[key]
+
+
+async def reach_of(
+    tx: Tx, inputs: BriefingInputs, subscription: Subscription, since: datetime, now: datetime
+) -> frozenset[int]:
+    """The updates for some sites or groups that `subscription`'s briefing tells (all of
+    them for one that follows everything, or a preview's channel that is not stored)."""
+    reach = Reach(inputs.targeted(since, now))
+    if not subscription.id:
+        return reach.everything
+    await reach.learn(tx, {subscription.follows: subscription.id})
+    return reach.of(subscription.follows)
+
 
 async def gather_briefing_inputs(tx: Tx, campaign: Campaign, now: datetime) -> BriefingInputs:
-    """The latest update, what changed in the last `LOOKBACK`, and the demands: one read.
-    A briefing is composed once per language for every channel alike, so it tells only
-    updates for everyone: one for some sites or groups reached their followers already."""
+    """The latest update, what changed in the last `LOOKBACK` (updates for everyone and for
+    some sites or groups: `Reach` says whose briefing tells the latter), and the demands:
+    one read. Where the strike stands and the next step are the campaign's (the latest
+    update for everyone)."""
     since = now - LOOKBACK
     return BriefingInputs(
         latest=await tx.latest_update(now, place=()),
-        recent_updates=tuple(
-            u for u in await updates_changed_since(tx, since, now) if u.audience.everyone
-        ),
+        recent_updates=tuple(await updates_changed_since(tx, since, now)),
         demands=tuple(await tx.list_demands(with_history=False)),
         demand_events=tuple(
             (key, event) for key, event in await tx.demand_events_since(since) if event.at <= now
@@ -332,6 +403,8 @@ def _human(text: str) -> str:
 __all__ = [
     "BODY_LIMIT",
     "BriefingInputs",
+    "Reach",
     "compose_briefing",
     "gather_briefing_inputs",
+    "reach_of",
 ]

@@ -8,7 +8,7 @@ Functions take an open `Tx` and use `tx.conn`, like the rest of `bot/store/`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -17,6 +17,7 @@ from sqlalchemy import (
     Date,
     Integer,
     String,
+    Text,
     and_,
     case,
     cast,
@@ -28,12 +29,11 @@ from sqlalchemy import (
     tuple_,
     union,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
 
 from bot.briefings.times import Schedule
-from bot.models import DeliveryAction, DeliveryState, Revision, Subscription, Update
+from bot.models import Audience, DeliveryAction, DeliveryState, Revision, Subscription, Update
 from bot.store import schema as t
 from bot.store import visibility
 from bot.store.codecs import (
@@ -43,7 +43,9 @@ from bot.store.codecs import (
     subscription_from_row,
     update_from_row,
 )
+from bot.store.engine import dialect_insert
 from bot.store.repo import Tx
+from bot.store.sites import audience_clause
 
 QUEUED = "queued"
 SKIPPED = "skipped"
@@ -238,17 +240,46 @@ async def schedule_page(
     after: int,
     limit: int,
     created_by: datetime | None = None,
-) -> list[tuple[int, str]]:
-    """(id, language) of the next `limit` active channels on `schedule` with an id above
-    `after`, optionally only those created at or before `created_by`."""
+) -> list[tuple[int, str, str | None]]:
+    """(id, language, what it follows as stored text: None for everything) of the next
+    `limit` active channels on `schedule` with an id above `after`, optionally only those
+    created at or before `created_by`."""
     s = t.subscriptions.c
     query = (
-        select(s.id, s.language)
+        select(s.id, s.language, _follows_text())
         .where(*_on_schedule(schedule), s.id > after, *_created_by(created_by))
         .order_by(s.id)
         .limit(limit)
     )
-    return [(int(i), str(language)) for i, language in await tx.conn.execute(query)]
+    return [
+        (int(i), str(language), _everything_is_none(follows))
+        for i, language, follows in await tx.conn.execute(query)
+    ]
+
+
+def _follows_text() -> ColumnElement[Any]:
+    """What a channel follows, as the text stored (canonical: codes sorted): channels with
+    the same follow the same, so their briefings are one composition."""
+    return cast(t.subscriptions.c.follows, Text())
+
+
+def _everything_is_none(follows: str | None) -> str | None:
+    return None if follows in (None, "null") else follows
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadChoice:
+    """The shared payload of the channels speaking `language` (`ids` None), or of these
+    channels of a page (their follows let in the same updates for some sites)."""
+
+    language: str
+    ids: frozenset[int] | None
+    payload_id: int
+
+    def condition(self) -> ColumnElement[bool]:
+        if self.ids is None:
+            return t.subscriptions.c.language == self.language
+        return t.briefing_runs.c.subscription_id.in_(sorted(self.ids))
 
 
 async def claim_schedule_page(
@@ -308,19 +339,19 @@ def briefing_deliveries(
     first: int,
     last: int,
     id_prefix: str,
-    payloads: Mapping[str, int],
+    payloads: Sequence[PayloadChoice],
     default: int,
     now: datetime,
 ) -> tuple[list[str], Select[Any]]:
     """The outbox rows (columns, SELECT) for the claims `claim_schedule_page` made with
     `id_prefix`: action BRIEFING, dedupe key `briefing:s{id}:{local date}`, the shared
-    payload (`bot.store.shared_payloads`, by id) of the channel's language (`default` for a
-    language changed meanwhile) and no payload of its own, for `Tx.enqueue_select`."""
+    payload (`bot.store.shared_payloads`, by id) of the channel's language and follows
+    (`default` for a channel changed meanwhile) and no payload of its own, for
+    `Tx.enqueue_select`."""
     r = t.briefing_runs.c
     s = t.subscriptions.c
     payload = case(
-        {language: literal(i, Integer()) for language, i in payloads.items()},
-        value=s.language,
+        *((choice.condition(), literal(choice.payload_id, Integer())) for choice in payloads),
         else_=literal(default, Integer()),
     )
     dedupe = (
@@ -356,6 +387,13 @@ def briefing_deliveries(
         "attempts", "not_before", "shared_payload_id", "created_at",
     ]  # fmt: skip
     return columns, source
+
+
+async def briefing_reach(tx: Tx, audience: Audience) -> int:
+    """How many active channels and people with a briefing an update addressed to
+    `audience` reaches (`audience_clause`: the briefing's rule is the delivery's)."""
+    query = select(func.count()).select_from(t.subscriptions)
+    return int(await tx.conn.scalar(query.where(*_WITH_BRIEFING, audience_clause(audience))) or 0)
 
 
 async def addresses(tx: Tx, ids: Sequence[int]) -> list[str]:
@@ -431,8 +469,7 @@ async def _fetch_in_steps(tx: Tx, statement: Select[Any]) -> list[Any]:
 
 
 def _insert(tx: Tx, table: Any) -> Any:
-    dialect: Any = postgresql if tx.dialect == "postgresql" else sqlite
-    return dialect.insert(table)
+    return dialect_insert(tx.dialect, table)
 
 
 def _as_date(value: Any) -> date:
@@ -448,9 +485,11 @@ __all__ = [
     "QUEUED",
     "SKIPPED",
     "BriefingRun",
+    "PayloadChoice",
     "RunClaim",
     "addresses",
     "briefing_deliveries",
+    "briefing_reach",
     "claim_runs",
     "claim_schedule_page",
     "existing_runs",

@@ -8,11 +8,12 @@ dispatcher to deliver. A claim that already exists means another fire, instance 
 got there first: nothing is sent and the outcome is "duplicate".
 
 Two paths do this. `queue_schedule` (a schedule's job at 07:00, the catch-up) leaves the
-work per channel to the database: a page of channels is read as (id, language) pairs
+work per channel to the database: a page of channels is read as (id, language, follows)
 through the schedule index, claimed with one INSERT ... SELECT (delivery id = a prefix
 random per page + the subscription id) and queued with another whose rows name the shared
-payload of the channel's language (`bot.store.shared_payloads`): composed once per language
-for the whole schedule and stored once per run, in the transaction of the first page that
+payload of the channel's language and audience (`bot.store.shared_payloads`): composed once
+per language and distinct answer of `Reach` (which site-only updates a follow-set gets) for
+the whole schedule and stored once per run, in the transaction of the first page that
 queues (a few bytes per outbox row instead of a ~3 KB copy). 100,000 channels are 100 such
 pages; no event-loop step walks them all. `queue_briefings` does the same for a list of
 (channel, slot) pairs decoded in Python, each row with its own payload: one
@@ -35,10 +36,11 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfoNotFoundError
 
-from bot.briefings.compose import BriefingInputs, gather_briefing_inputs
+from bot.briefings.compose import BriefingInputs, Reach, gather_briefing_inputs, reach_of
 from bot.briefings.queries import (
     QUEUED,
     SKIPPED,
+    PayloadChoice,
     RunClaim,
     addresses,
     briefing_deliveries,
@@ -201,7 +203,9 @@ async def _queue_batch(
         ]
         if to_send:
             inputs = await gather_briefing_inputs(tx, campaign, now)
-            rows = _compose_rows(campaign, inputs, to_send, now, maths)
+            reach = Reach(inputs.targeted(inputs.loaded_since, now))
+            await reach.learn(tx, {sub.follows: sub.id for sub, _, _ in reversed(to_send)})
+            rows = _compose_rows(campaign, inputs, to_send, now, maths, reach)
             await tx.enqueue(rows, now)
             for sub, _, _ in to_send:
                 outcomes[sub.id] = Outcome.QUEUED
@@ -274,17 +278,20 @@ def _compose_rows(
     to_send: Sequence[tuple[Subscription, Due, str]],
     now: datetime,
     maths: _ScheduleMaths,
+    reach: Reach,
 ) -> list[NewDelivery]:
-    """One outbox row per channel; channels alike (language, zone, window) share one
-    composition, so 10,000 channels at 07:00 compose a handful of messages."""
-    cache: dict[tuple[str, str, datetime], dict[str, object]] = {}
+    """One outbox row per channel; channels alike (language, zone, window, the updates for
+    some sites their follows let in) share one composition, so 10,000 channels at 07:00
+    compose a handful of messages."""
+    cache: dict[tuple[str, str, datetime, frozenset[int]], dict[str, object]] = {}
     rows = []
     for sub, d, delivery_id in to_send:
         since = maths.window(sub, d.slot.at)
-        key = (sub.language, sub.timezone, since)
+        reached = reach.of(sub.follows)
+        key = (sub.language, sub.timezone, since, reached)
         payload = cache.get(key)
         if payload is None:
-            message = inputs.compose(campaign, sub, now, since=since)
+            message = inputs.compose(campaign, sub, now, since=since, reached=reached)
             payload = cache[key] = {"message": message.to_json()}
         rows.append(
             NewDelivery(
@@ -319,35 +326,42 @@ async def queue_schedule(
     channels (`page_size_for` the store by default) per write transaction, yielding to the
     event loop between pages.
 
-    The work per channel is the database's: each page is read as (id, language) pairs,
+    The work per channel is the database's: each page is read as (id, language, follows),
     claimed with one INSERT ... SELECT and queued with another; the briefing is composed
-    once per language for the whole schedule (one read of the store) and stored once per
-    language, in the first page's transaction that needs it (so a page rolled back or a
-    crash between pages leaves no payload behind that nothing names, and a later page never
-    names one that was not committed); its rows name it. `catching_up`: leave alone
-    channels created after the slot (they did not exist when it was due), and do not count
-    duplicates in the metrics. Outcomes go into `outcomes` (returned) and are added up in
-    `counts` page by page: no step walks all the channels. `inputs`: what the composer
-    reads, if already read for `now`."""
+    once per language and audience (`Reach`: the site-only updates a follow-set gets, asked
+    of one channel per new follow-set) for the whole schedule (one read of the store) and
+    stored once per language and audience, in the first page's transaction that needs it
+    (so a page rolled back or a crash between pages leaves no payload behind that nothing
+    names, and a later page never names one that was not committed); its rows name it.
+    `catching_up`: leave alone channels created after the slot (they did not exist when it
+    was due), and do not count duplicates in the metrics. Outcomes go into `outcomes`
+    (returned) and are added up in `counts` page by page: no step walks all the channels.
+    `inputs`: what the composer reads, if already read for `now`."""
     outcomes = {} if outcomes is None else outcomes
     counts = Counter() if counts is None else counts
     page_size = page_size or page_size_for(store)
     mine: Counter[Outcome] = Counter()
     too_late = now - slot.at > allowance(grace)
     created_by = slot.at if catching_up else None
-    payloads: dict[str, dict[str, object]] = {}
-    stored: dict[str, int] = {}  # language -> shared payload id, once committed
+    # (language, the updates for some sites told) -> payload; -> shared payload id once
+    # committed.
+    payloads: dict[_Variant, dict[str, object]] = {}
+    stored: dict[_Variant, int] = {}
     since = window_start(schedule, slot.at)
+    reach = Reach(())
     if not too_late:
         # Composed before the pages, out of the write lock, in a worker thread: a first
         # composition loads the language's locale data (20-80 ms), which must not hold
-        # the event loop; the composer is pure.
+        # the event loop; the composer is pure. These are the briefings of the channels
+        # that follow everything (all of them when no update was for some sites only).
         if inputs is None:
             async with store.read() as tx:
                 inputs = await gather_briefing_inputs(tx, campaign, now)
+        reach = Reach(inputs.targeted(since, now))
         for language in campaign.languages:
-            payloads[language] = await asyncio.to_thread(
-                _payload, campaign, inputs, schedule, language, now, since
+            key = (language, reach.everything)
+            payloads[key] = await asyncio.to_thread(
+                _payload, campaign, inputs, schedule, key, now, since
             )
     examples: list[str] = []
     after = 0
@@ -367,31 +381,46 @@ async def queue_schedule(
             )  # fmt: skip
             if won and not examples and (too_late or now - slot.at > ON_TIME):
                 examples = await addresses(tx, won[:5])
-            added: dict[str, int] = {}
+            added: dict[_Variant, int] = {}
             if won and prefix is not None and inputs is not None:
                 winners = set(won)
-                spoken = sorted({language for i, language in page if i in winners}) or sorted(
-                    {language for _, language in page}  # won channels all new since the read
-                )
-                for language in set(spoken) - payloads.keys():
-                    payloads[language] = _payload(campaign, inputs, schedule, language, now, since)
-                # Stored once per run, for the languages of the channels this page queues.
+                queued = [row for row in page if row[0] in winners] or page  # all new since
+                await reach.learn(tx, {follows: i for i, _, follows in reversed(page)})
+                by_variant: dict[_Variant, set[int]] = {}
+                for i, language, follows in queued:
+                    by_variant.setdefault((language, reach.of(follows)), set()).add(i)
+                # The most channels' first: the default, named by no list of ids.
+                variants = sorted(by_variant, key=lambda v: (-len(by_variant[v]), _order(v)))
+                for key in sorted(set(variants) - payloads.keys(), key=_order):
+                    # Out of the event loop, as before the pages (the transaction waits).
+                    payloads[key] = await asyncio.to_thread(
+                        _payload, campaign, inputs, schedule, key, now, since
+                    )
+                # Stored once per run, for the variants of the channels this page queues.
                 added = await shared_payloads.add(
-                    tx,
-                    {language: payloads[language] for language in spoken if language not in stored},
-                    now,
+                    tx, {key: payloads[key] for key in variants if key not in stored}, now
                 )
                 ids = stored | added
-                # A channel whose language changed since the page was read gets the page's
-                # first language's (a row always names a shared payload that exists).
+                choices = [
+                    PayloadChoice(
+                        language,
+                        frozenset(by_variant[(language, told)]) if reach.targeted else None,
+                        ids[(language, told)],
+                    )
+                    for language, told in variants[1 if reach.targeted else 0 :]
+                ]
+                # Without updates for some sites, by language: a channel whose language
+                # changed since the page was read gets the page's first one's. With them,
+                # by the ids read, the most channels' by default (a row always names a
+                # shared payload that exists).
                 columns, source = briefing_deliveries(
                     slot.local_date, first=first, last=last, id_prefix=prefix,
-                    payloads=ids, default=ids[spoken[0]], now=now,
+                    payloads=choices, default=ids[variants[0]], now=now,
                 )  # fmt: skip
                 await tx.enqueue_select(columns, source)
         stored.update(added)  # committed
         done = Outcome.SKIPPED if too_late else Outcome.QUEUED
-        outcomes.update(dict.fromkeys([i for i, _ in page], Outcome.DUPLICATE))
+        outcomes.update(dict.fromkeys([i for i, _, _ in page], Outcome.DUPLICATE))
         outcomes.update(dict.fromkeys(won, done))
         mine[done] += len(won)
         mine[Outcome.DUPLICATE] += len(page) - len(won)
@@ -411,16 +440,26 @@ def _id_prefix(now: datetime) -> str:
     return f"{int(now.timestamp()) & 0xFFFFFFFF:08x}{secrets.token_hex(3)}"
 
 
+# A schedule's briefing for the channels speaking a language whose follows let in these
+# updates for some sites or groups.
+_Variant = tuple[str, frozenset[int]]
+
+
+def _order(variant: _Variant) -> tuple[str, list[int]]:
+    return variant[0], sorted(variant[1])
+
+
 def _payload(
     campaign: Campaign,
     inputs: BriefingInputs,
     schedule: Schedule,
-    language: str,
+    variant: _Variant,
     now: datetime,
     since: datetime,
 ) -> dict[str, object]:
-    """The outbox payload of the briefing for channels on `schedule` speaking `language`:
-    all the composer reads of a channel is its language and time zone."""
+    """The outbox payload of the briefing for channels on `schedule` of `variant`: all the
+    composer reads of a channel is its language, time zone and what its follows let in."""
+    language, reached = variant
     channel = Subscription(
         id=0,
         platform="",
@@ -431,7 +470,8 @@ def _payload(
         timezone=schedule.timezone,
         briefing_days=schedule.briefing_days,
     )
-    return {"message": inputs.compose(campaign, channel, now, since=since).to_json()}
+    message = inputs.compose(campaign, channel, now, since=since, reached=reached)
+    return {"message": message.to_json()}
 
 
 def _count(metrics: Metrics, counts: Counter[Outcome], *, count_duplicates: bool) -> None:
@@ -540,7 +580,8 @@ async def send_now(
             )
         inputs = await gather_briefing_inputs(tx, campaign, now)
         since = window_start(subscription, now)
-        message = inputs.compose(campaign, subscription, now, since=since)
+        reached = await reach_of(tx, inputs, subscription, since, now)
+        message = inputs.compose(campaign, subscription, now, since=since, reached=reached)
         await tx.enqueue(
             [
                 NewDelivery(

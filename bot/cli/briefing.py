@@ -23,7 +23,8 @@ from zoneinfo import ZoneInfo
 
 from rich.markup import escape
 
-from bot.briefings.compose import gather_briefing_inputs
+from bot.briefings.compose import gather_briefing_inputs, reach_of
+from bot.briefings.overview import briefing_audiences
 from bot.briefings.queries import BriefingRun, list_runs
 from bot.briefings.runs import send_now
 from bot.briefings.times import format_days, next_briefing, window_start
@@ -183,7 +184,11 @@ async def preview(args: argparse.Namespace) -> int:
             at = _moment(args.at, sub, ctx.clock())
             language = language_for(args, campaign) if args.language else sub.language
             inputs = await gather_briefing_inputs(tx, campaign, at)
-        message = inputs.compose(campaign, sub, at, language, since=window_start(sub, at))
+            since = window_start(sub, at)
+            reached = await reach_of(tx, inputs, sub, since, at)
+        message = inputs.compose(campaign, sub, at, language, since=since, reached=reached)
+        clock = sub.briefing_time or default_channel(ctx).briefing_time
+        only = [] if clock is None else await briefing_audiences(ctx.store, campaign, at, at=clock)
         if args.json:
             print_json(
                 {
@@ -191,10 +196,22 @@ async def preview(args: argparse.Namespace) -> int:
                     "at": iso(at),
                     "language": message.language,
                     "message": message.to_json(),
+                    "audiences": [
+                        {
+                            "update_id": line.update.id,
+                            "audience": line.update.audience.to_json(),
+                            "told_in": line.reached,
+                            "with_a_briefing": line.scheduled,
+                            "in_this_briefing": line.update.id in reached,
+                        }
+                        for line in only
+                    ],
                 }
             )
         else:
             out.print(render_text(message), markup=False)
+            for line in only:  # what differs per audience
+                out.print(line.sentence(message.language, campaign.default_language), markup=False)
         return 0
 
 

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from datetime import time
 from typing import Any
 
-from bot.briefings.overview import ScheduleLine, briefing_preview, briefing_schedule
+from bot.briefings.overview import (
+    AudienceLine,
+    ScheduleLine,
+    briefing_audiences,
+    briefing_preview,
+    briefing_schedule,
+)
 from bot.clock import Clock
 from bot.delivery.progress import Progress, progress
 from bot.models import Campaign, Demand, Update
@@ -85,6 +91,12 @@ class Board:
     async def briefing(self, language: str) -> OutboundMessage:
         return await briefing_preview(
             self.store, self.campaign, self.clock(), language, at=self.briefing_time
+        )
+
+    async def briefing_audiences(self) -> list[AudienceLine]:
+        """What differs per audience in the briefing going now (`briefing_audiences`)."""
+        return await briefing_audiences(
+            self.store, self.campaign, self.clock(), at=self.briefing_time
         )
 
     def surfaces(self, message: OutboundMessage, language: str) -> dict[str, SurfacePreview]:

@@ -98,7 +98,7 @@ class PluginContext:
     @property
     def sites(self) -> Sites:
         """The campaign's sites and their news (`bot.audiences`)."""
-        return Sites(self.store, self.admin.admins, self.clock)
+        return Sites(self.store, self.admin.admins, self.clock, languages=self.campaign.languages)
 
     async def reach(self, update: Update) -> Reach:
         """How far `update` would go if posted now: chat channels, e-mails, text segments

@@ -15,10 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, insert
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store import schema as t
+from bot.store.engine import dialect_insert
 
 TOKEN_BYTES = 12  # 16 URL-safe characters
 
@@ -49,9 +49,7 @@ class DraftStore:
     ) -> bool:
         """Keep `payload` under `token` unless a draft already has it (a short code chosen at
         random: the caller picks another). True when kept."""
-        ins: Any = (postgresql if self.conn.dialect.name == "postgresql" else sqlite).insert(
-            t.drafts
-        )
+        ins = dialect_insert(self.conn.dialect.name, t.drafts)
         result = await self.conn.execute(
             ins.values(
                 token=token, kind=kind, payload=dict(payload), saved_at=now

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, event, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -99,6 +100,12 @@ def create_engine(url: str) -> AsyncEngine:
         f"Database {backend!r} is not supported. Use SQLite "
         f"({DEFAULT_DATABASE_URL}) or PostgreSQL (postgresql+asyncpg://...)."
     )
+
+
+def dialect_insert(dialect: str, table: Any) -> Any:
+    """An INSERT with its dialect's ON CONFLICT clauses, for a connection's dialect name
+    (`postgresql`, else SQLite's)."""
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:

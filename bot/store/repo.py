@@ -26,7 +26,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.models import (
@@ -58,6 +57,7 @@ from bot.store.codecs import (
 )
 from bot.store.content import PUBLIC_CHANNEL
 from bot.store.drafts import DraftStore
+from bot.store.engine import dialect_insert
 from bot.store.public import PublicReads
 from bot.store.sessions import SessionStore
 from bot.store.sites import SiteStore, for_place
@@ -160,7 +160,7 @@ class Tx(
     async def bump_public_version(self) -> int:
         """Advance the version in this transaction; other processes hear of it at commit."""
         v = t.public_version.c
-        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.public_version)
+        ins: Any = dialect_insert(self.dialect, t.public_version)
         result = await self.conn.execute(
             ins.values(id=PUBLIC_VERSION_ROW, version=1)
             .on_conflict_do_update(index_elements=["id"], set_={"version": v.version + 1})
@@ -182,7 +182,7 @@ class Tx(
     async def meta_once(self, key: str, value: str) -> str:
         """The value kept under `key`; `value` is kept first if there was none (instances
         racing to set it all end up with the first one written)."""
-        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.meta)
+        ins: Any = dialect_insert(self.dialect, t.meta)
         await self.conn.execute(
             ins.values(key=key, value=value).on_conflict_do_nothing(index_elements=["key"])
         )
@@ -429,7 +429,7 @@ class Tx(
         stays locked until this transaction ends, so versions commit in order and a reader
         who saw version N never misses a change recorded later under N or below."""
         if self._subscriptions_version is None:
-            ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(t.meta)
+            ins: Any = dialect_insert(self.dialect, t.meta)
             bumped = cast(cast(t.meta.c.value, Integer) + 1, Text)
             stmt = (
                 ins.values(key=SUBSCRIPTIONS_VERSION, value="1")
@@ -666,16 +666,15 @@ class Tx(
     # -- helpers ---------------------------------------------------------------
 
     def _insert_ignore(self, table: Any, keys: list[str]) -> Any:
-        if self.dialect == "postgresql":
-            return postgresql.insert(table).on_conflict_do_nothing(index_elements=keys)
-        return sqlite.insert(table).on_conflict_do_nothing(index_elements=keys)
+        return dialect_insert(self.dialect, table).on_conflict_do_nothing(index_elements=keys)
 
     async def _upsert(
         self, table: Any, values: Mapping[str, Any], keys: list[str], changes: Mapping[str, Any]
     ) -> None:
-        ins: Any = (postgresql if self.dialect == "postgresql" else sqlite).insert(table)
         await self.conn.execute(
-            ins.values(**values).on_conflict_do_update(index_elements=keys, set_=dict(changes))
+            dialect_insert(self.dialect, table)
+            .values(**values)
+            .on_conflict_do_update(index_elements=keys, set_=dict(changes))
         )
 
 

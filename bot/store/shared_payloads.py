@@ -11,23 +11,24 @@ a shared payload once no delivery names it (`purge_unused`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy import delete, exists, insert, literal, select
 
 from bot.store import schema as t
 from bot.store.repo import Tx
 
+K = TypeVar("K", bound=Hashable)
 _s = t.shared_payloads
 _d = t.deliveries
 
 
-async def add(
-    tx: Tx, payloads: Mapping[str, Mapping[str, object]], now: datetime
-) -> dict[str, int]:
-    """Write these payloads (keyed by anything, a language here); returns their ids."""
-    ids: dict[str, int] = {}
+async def add(tx: Tx, payloads: Mapping[K, Mapping[str, object]], now: datetime) -> dict[K, int]:
+    """Write these payloads (keyed by anything: a briefing's language and audience here);
+    returns their ids."""
+    ids: dict[K, int] = {}
     for key, payload in payloads.items():
         new_id = await tx.conn.scalar(
             insert(_s).values(payload=dict(payload), created_at=now).returning(_s.c.id)

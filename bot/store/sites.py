@@ -171,6 +171,56 @@ class SiteStore:
         sites = await self.conn.scalars(select(t.sites.c.code).where(t.sites.c.group_code == code))
         return [code, *sites]
 
+    async def remove_place(self, code: str) -> None:
+        """Delete the site, or else the group, with this code (callers check it is unused)."""
+        await self.conn.execute(delete(t.sites).where(t.sites.c.code == code))
+        await self.conn.execute(delete(t.site_groups).where(t.site_groups.c.code == code))
+
+    async def following(self, kind: str, code: str) -> int:
+        """How many subscriptions (active or not) follow this site or group."""
+        f = t.subscription_follows.c
+        query = select(func.count()).where(f.kind == kind, f.code == code)
+        return int(await self.conn.scalar(query) or 0)
+
+    async def place_count(self) -> int:
+        """How many sites and groups the campaign has (0: no site pages)."""
+        sites = await self.conn.scalar(select(func.count()).select_from(t.sites))
+        groups = await self.conn.scalar(select(func.count()).select_from(t.site_groups))
+        return int(sites or 0) + int(groups or 0)
+
+    async def place_codes_all(self) -> list[str]:
+        """Every group's and site's code (each has a page)."""
+        groups = await self.conn.scalars(
+            select(t.site_groups.c.code).order_by(t.site_groups.c.code)
+        )
+        sites = await self.conn.scalars(select(t.sites.c.code).order_by(t.sites.c.code))
+        return [*groups, *sites]
+
+    async def places_showing(self, update_ids: Sequence[int]) -> tuple[set[str], bool]:
+        """The codes of the sites and groups whose pages show any of these updates (the
+        inverse of `place_codes`: a site addressed and its group, a group addressed and its
+        sites), and whether one is for everyone (then every place's page shows it)."""
+        if not update_ids:
+            return set(), False
+        u = t.updates.c
+        sites: set[str] = set()
+        groups: set[str] = set()
+        for start in range(0, len(update_ids), 900):
+            chunk = list(update_ids[start : start + 900])
+            for (stored,) in await self.conn.execute(select(u.audience).where(u.id.in_(chunk))):
+                audience = Audience.from_json(stored)
+                if audience.everyone:
+                    return set(), True
+                sites.update(audience.sites)
+                groups.update(audience.groups)
+        found = sites | groups
+        c = t.sites.c
+        if sites:
+            found.update(await self.conn.scalars(select(c.group_code).where(c.code.in_(sites))))
+        if groups:
+            found.update(await self.conn.scalars(select(c.code).where(c.group_code.in_(groups))))
+        return found, False
+
     async def unknown_codes(self, audience: Audience) -> tuple[list[str], list[str]]:
         """The site codes and group codes of `audience` that name no site or group."""
         sites = set(audience.sites)
@@ -207,6 +257,23 @@ class SiteStore:
             .order_by(t.subscriptions.c.id)
         )
         return [subscription_from_row(r) for r in await self.conn.execute(query)]
+
+    async def reached(self, audiences: Sequence[Audience], ids: Iterable[int]) -> list[set[int]]:
+        """For each of `audiences`, which of the subscriptions `ids` an update addressed to
+        it reaches (`audience_clause`; activity and urgency aside): a briefing's rule is the
+        delivery's. One statement per audience and 900 ids."""
+        wanted = sorted(set(ids))
+        found: list[set[int]] = []
+        for audience in audiences:
+            reached: set[int] = set()
+            for start in range(0, len(wanted), 900):  # SQLite's bound-parameter limit
+                chunk = wanted[start : start + 900]
+                query = select(t.subscriptions.c.id).where(
+                    t.subscriptions.c.id.in_(chunk), audience_clause(audience)
+                )
+                reached.update(int(i) for i in await self.conn.scalars(query))
+            found.append(reached)
+        return found
 
     async def subscriptions_by_id(self, ids: Iterable[int]) -> list[Subscription]:
         """These subscriptions (active or not), by id, in id order."""
