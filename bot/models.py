@@ -179,6 +179,14 @@ class Campaign:
     def default_language(self) -> str:
         return self.languages[0]
 
+    @property
+    def short_union(self) -> str:
+        """Who a text says is sending: "UTLA" for "United Teachers Los Angeles (UTLA)"."""
+        union = self.union
+        if union.endswith(")") and "(" in union:
+            return union[union.rindex("(") + 1 : -1].strip() or union
+        return union
+
 
 @dataclass(frozen=True, slots=True)
 class Audience:

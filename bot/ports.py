@@ -138,7 +138,6 @@ if TYPE_CHECKING:
         TooManySignups,
         choice_term,
         choice_text,
-        short_union,
     )
     from bot.runtime.context import PluginContext
     from bot.store import STORE_FAILURES
@@ -192,7 +191,6 @@ _LAZY = {
     "TooManySignups": "bot.people.signups",
     "choice_term": "bot.people.signups",
     "choice_text": "bot.people.signups",
-    "short_union": "bot.people.signups",
     "PluginContext": "bot.runtime.context",
     "STORE_FAILURES": "bot.store",
     "SharedCheck": "bot.store.content",
@@ -329,7 +327,6 @@ __all__ = [
     "print_json",
     "say",
     "shifted_clock",
-    "short_union",
     "show_phone",
     "split",
     "stale_note",

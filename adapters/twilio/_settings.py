@@ -16,7 +16,6 @@ from bot.ports import (
     QuietHoursSetting,
     Section,
     parse_quiet_hours,
-    short_union,
 )
 
 if TYPE_CHECKING:
@@ -114,4 +113,4 @@ def sender_name(campaign: Campaign, section: Section | None = None) -> str:
     """Who a message says it is from: the section's `sender_name`, else "UTLA" for "United
     Teachers Los Angeles (UTLA)"."""
     name = getattr(section, "sender_name", None)
-    return str(name) if name else short_union(campaign.union)
+    return str(name) if name else campaign.short_union

@@ -49,7 +49,6 @@ from bot.ports import (
     TransientDeliveryError,
     Urgency,
     i18n,
-    short_union,
 )
 
 from . import _keys
@@ -86,7 +85,7 @@ class WebPushAdapter:
         self.vapid = _keys.load(self.settings.key)
         self.public_key = _keys.public_key(self.vapid)
         self.timeout = timeout
-        self.who = short_union(ctx.campaign.union)
+        self.who = ctx.campaign.short_union
         self._session: aiohttp.ClientSession | None = None
         self.signups.offer(
             Offer(

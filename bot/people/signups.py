@@ -611,7 +611,7 @@ class SignUps:
         what = choice_term(choice, self.campaign)
         if contact is Contact.PHONE:
             offer = self.offers.get(contact)
-            who = offer.sender_name if offer and offer.sender_name else short_union(union)
+            who = offer.sender_name if offer and offer.sender_name else self.campaign.short_union
             return OutboundMessage(
                 title="",
                 body=words(lang, "sms_body", union=who, choice=what),
@@ -1278,10 +1278,3 @@ def named(site: object) -> tuple[str, ...]:
         if text:
             found.setdefault(text)
     return tuple(found)
-
-
-def short_union(union: str) -> str:
-    """ "United Teachers Los Angeles (UTLA)" -> "UTLA": a text starts with who is sending."""
-    if union.endswith(")") and "(" in union:
-        return union[union.rindex("(") + 1 : -1].strip() or union
-    return union
