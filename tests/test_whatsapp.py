@@ -9,21 +9,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapters.twilio.whatsapp import plugin
+from bot.audiences import Sites, read_sites_csv
 from bot.clock import FixedClock
 from bot.editorial.admin import Draft
-from bot.models import Contact, DeliveryState, Status, UpdateText, Urgency
+from bot.models import Audience, Contact, DeliveryState, Status, UpdateText, Urgency
 from bot.plugins import DoctorRequest, Verdict
 from bot.store import Store
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, Fault, signed_request
 from tests.family_support import WHATSAPP_FROM, Families, families
-from tests.support import ADMIN, CAMPAIGN, campaign_config
+from tests.support import ADMIN, ADMINS, CAMPAIGN, campaign_config
 
+ROOT = Path(__file__).resolve().parent.parent
 ROSA = "+12135550123"
 UPDATE_EN = "{{1}}: {{2}}. {{3}} More: {{4}}"
 UPDATE_ES = "{{1}}: {{2}}. {{3}} Más: {{4}}"
@@ -86,6 +90,27 @@ async def test_a_family_joins_by_writing_first_and_nobody_else_is_written_to(
         assert person is not None and person.confirmed and person.language == "es"
         # The number is not a texting number: signing up on WhatsApp is not signing up by SMS.
         assert await f.signups.find(ROSA, Contact.PHONE) is None
+
+
+async def test_join_roosevelt_on_whatsapp_follows_that_school_as_a_text_does(
+    sqlite_store: Store, clock: FixedClock
+) -> None:
+    csv = (ROOT / "config" / "lausd-sites.csv").read_text(encoding="utf-8")
+    await Sites(sqlite_store, ADMINS, clock).import_file(
+        ADMIN, read_sites_csv(csv, ("en", "es"), "en")
+    )
+    async with whatsapp(sqlite_store, clock) as (f, twilio):
+        await joined(f, "JOIN ROOSEVELT")
+        for audience, headline in (
+            (Audience.of(["venice"]), "Venice: rally at noon"),
+            (Audience.of(["roosevelt"]), "Roosevelt: breakfast at 7"),
+        ):
+            draft = urgent(headline)
+            await f.admin.post(ADMIN, replace(draft, audience=audience))
+        await f.drain()
+        sent = [t.body for t in twilio.texts if t.to.endswith(ROSA)]
+        assert any("Roosevelt: breakfast at 7" in body for body in sent), sent
+        assert not any("Venice" in body for body in sent)
 
 
 async def test_the_page_offers_click_to_chat_in_each_language(

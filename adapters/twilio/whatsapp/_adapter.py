@@ -255,8 +255,10 @@ class WhatsAppAdapter:
                 language, "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed", url
             )
         if kind in (KeywordKind.JOIN, KeywordKind.YES):
+            # "JOIN ROOSEVELT": a site's (or a group's) code, followed from now on, as by text.
+            follow = heard.argument or None if kind is KeywordKind.JOIN else None
             outcome = await self.signups.join(
-                Contact.WHATSAPP, number, language=language, via=f"whatsapp {word}"
+                Contact.WHATSAPP, number, language=language, via=f"whatsapp {word}", follow=follow
             )
             await self.signups.heard(Contact.WHATSAPP, number)  # the window of a new person
             key = "already" if outcome is Outcome.ALREADY else "joined"
