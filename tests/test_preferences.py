@@ -73,8 +73,13 @@ async def test_a_family_picks_two_schools_then_changes_them_on_the_page_from_its
         await f.drain()
         confirmation = smtp.to(ROSA)[-1]
         assert LINK.search(text_of(confirmation)) is None  # not subscribed yet: no settings
-        assert (await f.confirm(confirm_path(confirmation))).status == 200
+        confirmed = await f.confirm(confirm_path(confirmation))
+        assert confirmed.status == 200
         assert await follows(f, ROSA, Contact.EMAIL) == Audience.of(["roosevelt", "venice"])
+        # The page saying she is signed up links to her settings, in her language.
+        shown = await confirmed.text()
+        settings = re.search(r'href="https://strike\.example\.org(/es/p/[^"]+)"', shown)
+        assert settings is not None and "Tu página de ajustes" in shown
 
         # Every e-mail links to the page, beside the one-click unsubscribe (unchanged).
         update = Draft(Status.STRIKE_ON, {"en": UpdateText("Strike is on")}, Urgency.URGENT)
@@ -82,7 +87,7 @@ async def test_a_family_picks_two_schools_then_changes_them_on_the_page_from_its
         await f.drain()
         mail = smtp.to(ROSA)[-1]
         path = link_in(mail)
-        assert path.startswith("/es/p/")
+        assert path.startswith("/es/p/") and path == settings.group(1)
         assert f"https://strike.example.org{path}" in html_of(mail)
         assert "Tus ajustes" in html_of(mail)
         assert ROSA not in path and "rosa" not in path

@@ -193,7 +193,10 @@ def _confirm_handler(lang: str) -> Any:
             how=w[str(done.contact)],
             language=i18n.language_name(done.language, lang),
         )
-        return await _message(request, lang, w["confirmed_title"], [line, w["confirmed_stop"]])
+        settings = await ctx.preferences.url(done.key, done.language) if done.key else ""
+        link = (settings, w["confirmed_settings"]) if settings else None
+        lines = [line, w["confirmed_stop"]]
+        return await _message(request, lang, w["confirmed_title"], lines, link=link)
 
     return handle
 
@@ -303,6 +306,7 @@ async def _message(
     *,
     confirm_button: str = "",
     again: str = "",
+    link: tuple[str, str] | None = None,
     status: int = 200,
 ) -> web.Response:
     context = {
@@ -310,6 +314,7 @@ async def _message(
         "lines": lines,
         "confirm_button": confirm_button,
         "again": again,
+        "link": link,
     }
     return await render_page(
         request, lang, "signup_message.html", context, heading=heading, status=status

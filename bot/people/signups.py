@@ -184,6 +184,7 @@ class Pending:
     contact: Contact
     language: str
     choice: Choice
+    key: str = ""  # the person's opaque key, for their preferences link once confirmed
 
 
 @dataclass(frozen=True, slots=True)
@@ -746,7 +747,7 @@ class SignUps:
             None,
             {"language": language, "choice": str(choice), "via": via},
         )
-        return Pending(Contact(person.kind), language, choice)
+        return Pending(Contact(person.kind), language, choice, key=person.key)
 
     async def activate(
         self,
