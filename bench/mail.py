@@ -223,6 +223,16 @@ async def start_run(env: dict[str, str], tmp: Path, port: int) -> asyncio.subpro
     raise SystemExit("strikebot run did not answer /healthz")
 
 
+async def stop_run(proc: asyncio.subprocess.Process, wait: float = 30.0) -> None:
+    """Stop `strikebot run` as an operator does (SIGTERM), killing it after `wait` seconds."""
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), wait)
+        except TimeoutError:
+            proc.kill()
+
+
 async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[str, Any]:
     db = f"sqlite+aiosqlite:///{tmp / 'run.db'}"
     config_path = campaign_file(tmp, args.rate, args.connections)
@@ -287,12 +297,7 @@ async def through_run(args: argparse.Namespace, sink: Sink, tmp: Path) -> dict[s
         print((tmp / "run.log").read_text()[-3000:], file=sys.stderr)
         raise
     finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
+        await stop_run(proc)
     stats = await sink.ask("stats")
     return {
         "messages": stats["messages"],

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -35,7 +34,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.mail import SENDER, Fake, add_people, cpu_seconds, draft, free_port, start_run  # noqa: E402
+from bench.mail import (  # noqa: E402
+    SENDER,
+    Fake,
+    add_people,
+    cpu_seconds,
+    draft,
+    free_port,
+    start_run,
+    stop_run,
+)
 from bot.clock import utcnow  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from bot.editorial.admin import Admin  # noqa: E402
@@ -128,12 +136,7 @@ async def one(
             print(log_path.read_text()[-3000:], file=sys.stderr)
             raise
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 60)
-                except TimeoutError:
-                    proc.kill()
+            await stop_run(proc, 60)
         stats = await fake.ask("stats")
     said = []
     for line in log_path.read_text().splitlines():
