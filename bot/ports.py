@@ -123,20 +123,16 @@ if TYPE_CHECKING:
     from bot.editorial.desk import Action, Preview, Problems, Proposal, TextPatch
     from bot.editorial.translations import StaleText, stale_note
     from bot.metrics import Metrics
-    from bot.people.asking import ask
     from bot.people.contacts import show_phone
-    from bot.people.keywords import Keywords, guess_language
-    from bot.people.keywords import Kind as KeywordKind
+    from bot.people.conversation import Conversation
     from bot.people.preferences import LinkRefused
     from bot.people.sign_in import SignIn, TooManySignIns
     from bot.people.signups import (
         Choice,
         Contactable,
         Offer,
-        Outcome,
         SignUps,
         TooManySignups,
-        choice_term,
         choice_text,
     )
     from bot.runtime.context import PluginContext
@@ -171,10 +167,7 @@ _LAZY = {
     "Problems": "bot.editorial.desk",
     "Proposal": "bot.editorial.desk",
     "TextPatch": "bot.editorial.desk",
-    "ask": "bot.people.asking",
-    "Keywords": "bot.people.keywords",
-    "guess_language": "bot.people.keywords",
-    "KeywordKind": "bot.people.keywords:Kind",
+    "Conversation": "bot.people.conversation",
     "open_plugin": "bot.cli",
     "StaleText": "bot.editorial.translations",
     "stale_note": "bot.editorial.translations",
@@ -186,10 +179,8 @@ _LAZY = {
     "Choice": "bot.people.signups",
     "Contactable": "bot.people.signups",
     "Offer": "bot.people.signups",
-    "Outcome": "bot.people.signups",
     "SignUps": "bot.people.signups",
     "TooManySignups": "bot.people.signups",
-    "choice_term": "bot.people.signups",
     "choice_text": "bot.people.signups",
     "PluginContext": "bot.runtime.context",
     "STORE_FAILURES": "bot.store",
@@ -231,6 +222,7 @@ __all__ = [
     "Conflict",
     "Contact",
     "Contactable",
+    "Conversation",
     "Cost",
     "DeliveryState",
     "Demand",
@@ -246,8 +238,6 @@ __all__ = [
     "FindsSent",
     "HealthBoard",
     "InvalidInput",
-    "KeywordKind",
-    "Keywords",
     "Leadership",
     "Limits",
     "Link",
@@ -259,7 +249,6 @@ __all__ = [
     "NotFound",
     "Offer",
     "OutboundMessage",
-    "Outcome",
     "Pacing",
     "PermanentDeliveryError",
     "PlaceMatch",
@@ -301,8 +290,6 @@ __all__ = [
     "Verdict",
     "WebhookEndpoint",
     "add_json_flag",
-    "ask",
-    "choice_term",
     "choice_text",
     "command_named",
     "events",
@@ -310,7 +297,6 @@ __all__ = [
     "family_answers",
     "fit",
     "fit_message",
-    "guess_language",
     "i18n",
     "is_command_prefix",
     "kinds",

@@ -10,12 +10,14 @@ whose answer was lost after it went out is in doubt: before it is sent again, `f
 looks for the text at Twilio (`bot.ports.FindsSent`), so it goes once.
 
 Receiving, `POST /sms/inbound` (the number's "A message comes in" webhook, signed and
-handled once: `adapters/twilio/_webhooks.py`). A message is a keyword only when the whole of
-it is one (`bot.ports.Keywords`: trimmed, case and accents ignored, as Twilio reads STOP),
-in English or the campaign's languages:
+handled once: `adapters/twilio/_webhooks.py`), answered by the core's one conversation for
+texts and WhatsApp (`bot.ports.Conversation`) in this plugin's sentences. A message is a
+keyword only when the whole of it is one (trimmed, case and accents ignored, as Twilio reads
+STOP), in English or the campaign's languages:
 
     JOIN / UNIRSE / START        sign up (and confirm: the text came from the phone itself);
-                                 with the web form's code (JOIN 482913), its choices
+                                 with the web form's code (JOIN 482913), its choices;
+                                 the welcome ends with the preferences link
     YES / SÍ                     confirm a sign-up made on the web page
     STOP, STOPALL, UNSUBSCRIBE,  unsubscribe at once, and the number is deleted
       CANCEL, END, QUIT, REVOKE,
@@ -30,7 +32,6 @@ changes nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -39,21 +40,14 @@ from aiohttp import web
 from bot.ports import (
     ChannelRef,
     Contact,
-    InvalidInput,
-    KeywordKind,
-    Keywords,
+    Conversation,
     Offer,
     OutboundMessage,
-    Outcome,
     Pacing,
     PermanentDeliveryError,
     PluginContext,
     SignUps,
-    ask,
-    choice_term,
-    guess_language,
     i18n,
-    page_url,
     show_phone,
 )
 
@@ -64,7 +58,6 @@ from ._render import fit_own, render_text
 from ._segments import smart
 from ._settings import NAME, SmsDelivery, SmsSection, SmsSettings
 
-JOIN_CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")  # the web form's code after JOIN
 # Twilio's answers to a send that refuse this number: it opted out (21610), or is not a
 # valid, mobile or reachable number.
 REFUSED = dict.fromkeys((OPTED_OUT, 21211, 21265, 21408, 21612, 21614), NumberRefused)
@@ -92,7 +85,9 @@ class SmsAdapter:
             ctx, self.settings.token, platform=NAME, answer=self._answer, failed=self._failed
         )
         self.who = sender_name(ctx.campaign, self.section)
-        self.words = Keywords(ctx.campaign.languages, ctx.campaign.default_language)
+        self.talk = Conversation(
+            ctx.people, ctx.commands, Contact.PHONE, NAME, via="text", codes=True
+        )
         self.signups.offer(
             Offer(
                 Contact.PHONE,
@@ -184,109 +179,14 @@ class SmsAdapter:
         self.hooks.mount(app)
 
     async def _answer(self, sender: str, body: str) -> str | None:
-        heard = self.words.read(body)
-        kind, word = heard.kind, heard.word.upper()
-        campaign = self.ctx.campaign
-        language = heard.language
-        try:
-            number = self.signups.read(Contact.PHONE, sender)
-        except InvalidInput:
-            if kind is KeywordKind.STOP:
-                return None
-            if kind is None:
-                language = guess_language(body, campaign.languages, campaign.default_language)
-            return self._say(language, "bad_number", page_url(campaign, language))
-        if kind is None or heard.question:
-            person = await self.signups.find(number, Contact.PHONE)
-            if kind is None:
-                language = (
-                    person.language
-                    if person is not None
-                    else guess_language(body, campaign.languages, campaign.default_language)
-                )
-                return self._say(language, "menu", page_url(campaign, language))
-            key = person.key if person is not None and person.confirmed else None
-            answer = await ask(
-                self.ctx.commands,
-                kind,
-                platform=NAME,
-                person=key,
-                language=language,
-                argument=heard.argument,  # "STATUS ROOSEVELT"
-            )
-            return self.render(answer)
-        url = page_url(campaign, language)
-        if kind is KeywordKind.STOP:
-            outcome = await self.signups.unsubscribe_address(
-                Contact.PHONE, number, via=f"text {word}"
-            )
-            key = "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed"
-            return self._say(language, key, url)
-        if kind is KeywordKind.JOIN:
-            # "JOIN 482913": the code the web form gave carries its language and choice.
-            # "JOIN ROOSEVELT": a site's (or a group's) code, followed from now on.
-            code = heard.argument if JOIN_CODE.fullmatch(heard.argument) else None
-            outcome = await self.signups.join(
-                Contact.PHONE,
-                number,
-                language=language,
-                via=f"text {word}",
-                code=code,
-                follow=None if code else heard.argument or None,
-            )
-            if outcome is not Outcome.ALREADY:
-                person = await self.signups.find(number)
-                if person is not None and person.language != language:
-                    language, url = person.language, page_url(campaign, person.language)
-                if person is not None:
-                    what = choice_term(person.choice, campaign)
-                    link = await self._prefs(number)
-                    return self._say(language, "joined", url, choice=what, prefs=link)
-            return self._say(language, "already" if outcome is Outcome.ALREADY else "joined", url)
-        if kind is KeywordKind.YES:
-            outcome = await self.signups.confirm_by_reply(
-                Contact.PHONE, number, via=f"reply {word}"
-            )
-            person = await self.signups.find(number, Contact.PHONE)
-            if person is not None and outcome is Outcome.CONFIRMED:
-                language = person.language
-                url = page_url(campaign, language)
-                return self._say(
-                    language,
-                    "confirmed",
-                    url,
-                    choice=choice_term(person.choice, campaign),
-                    prefs=await self._prefs(number),
-                )
-            return self._say(language, str(outcome), url)
-        mine = await self.ctx.preferences.link_of(Contact.PHONE, number)
-        if kind is KeywordKind.PREFS:
-            if mine is None:
-                return self._say(language, "prefs_none", url)
-            return self._say(mine[1], "prefs", url, link=mine[0])
-        return self._say(language, "help", url, prefs=mine[0] if mine else "")
-
-    async def _prefs(self, number: str) -> str:
-        """The link to the preferences page of the person at `number` ("" if not signed up)."""
-        mine = await self.ctx.preferences.link_of(Contact.PHONE, number)
-        return mine[0] if mine else ""
-
-    def _say(self, language: str, key: str, url: str, prefs: str = "", **extra: object) -> str:
-        """Reply `key` in `language`; with `prefs`, the person's preferences link after it
-        (the welcome and HELP: not in every text, docs/email-sms.md says why)."""
-        values: dict[str, object] = {
-            "who": self.who,
-            "url": url,
-            "countries": ", ".join(self.section.countries),
-            "choice": choice_term("urgent"),
-            **extra,
-        }
-        if prefs and i18n.pick(language) != i18n.source_language():  # both in one language
-            terms = [c for v in values.values() if isinstance(v, i18n.Term) for c in v.contexts]
-            language = i18n.sentence_language(language, (f"sms.{key}", "sms.prefs_line", *terms))
-        text = REPLIES.say(language, key, **values)
-        if prefs:
-            text = f"{text} {REPLIES.say(language, 'prefs_line', link=prefs)}"
+        """The answer to a text (`bot.ports.Conversation`), in this plugin's sentences, fit
+        to `[sms] max_segments`."""
+        said = await self.talk.answer(sender, body)
+        if said is None:
+            return None
+        if said.answer is not None:  # a question's: cut to the segments, with the link
+            return self.render(said.answer)
+        text = said.say(REPLIES, who=self.who, countries=", ".join(self.section.countries))
         return fit_own(text, self.section.max_segments)
 
     async def _failed(self, delivery: str, error: str | None, request: web.Request) -> None:

@@ -2,12 +2,14 @@
 WhatsApp number, through Twilio, and the number's messages.
 
 Joining. Nobody is sent anything before they write: a family sends JOIN (UNIRSE, or any
-keyword of `bot.ports.Keywords`' join words) to the number, from the page's click-to-chat
-link (`https://wa.me/<number>?text=UNIRSE`, offered per language through `Offer.invites`)
-or by typing it. That message shows the number is theirs: they are signed up and confirmed
-at once, in the keyword's language. STOP (PARAR, BAJA...) forgets the number. Everything
-else is read as texts are (`bot.ports.Keywords`): STATUS / ESTADO, DEMANDS, NEXT answered as
-chat answers them; anything else gets the short menu and changes nothing.
+join word) to the number, from the page's click-to-chat link
+(`https://wa.me/<number>?text=UNIRSE`, offered per language through `Offer.invites`) or by
+typing it. That message shows the number is theirs: they are signed up and confirmed at
+once, in the keyword's language (YES does the same here), and welcomed with their
+preferences link. STOP (PARAR, BAJA...) forgets the number. Messages are answered by the
+core's one conversation for texts and WhatsApp (`bot.ports.Conversation`), in this plugin's
+sentences: STATUS / ESTADO, DEMANDS, NEXT answered as chat answers them; anything else gets
+the short menu and changes nothing.
 
 The 24-hour window. WhatsApp takes free-form messages only within 24 hours of the person's
 last message; outside it, only an approved template (Twilio error 63016 otherwise). Each
@@ -39,22 +41,15 @@ from bot.ports import (
     ChannelRef,
     Contact,
     Contactable,
-    InvalidInput,
-    KeywordKind,
-    Keywords,
+    Conversation,
     Link,
     Offer,
     OutboundMessage,
-    Outcome,
     Pacing,
     PermanentDeliveryError,
     PluginContext,
     SignUps,
-    ask,
-    choice_text,
-    guess_language,
     i18n,
-    page_url,
 )
 
 from .._client import NumberRefused, Sender
@@ -97,7 +92,15 @@ class WhatsAppAdapter:
             channel=channel,
         )
         self.who = sender_name(ctx.campaign, self.section)
-        self.words = Keywords(ctx.campaign.languages, ctx.campaign.default_language)
+        self.talk = Conversation(
+            ctx.people,
+            ctx.commands,
+            Contact.WHATSAPP,
+            NAME,
+            via="whatsapp",
+            yes_joins=True,  # nothing waits for a YES here: it joins, as JOIN does
+            window=True,  # each message opens the 24-hour window again
+        )
         self.window = timedelta(hours=self.section.window_hours)
         self.signups.offer(
             Offer(
@@ -118,7 +121,7 @@ class WhatsAppAdapter:
         """The page's click-to-chat link in `language`: WhatsApp opens a chat with the
         number, the join word already typed."""
         assert self.settings.number is not None
-        word = self.words.first_word(KeywordKind.JOIN, language)
+        word = self.talk.join_word(language)
         url = f"https://wa.me/{self.settings.number.lstrip('+')}?text={quote(word)}"
         return Link(WORDS[language]["invite"], url)
 
@@ -233,67 +236,13 @@ class WhatsAppAdapter:
         self.hooks.mount(app)
 
     async def _answer(self, sender: str, body: str) -> str | None:
-        heard = self.words.read(body)
-        kind, word = heard.kind, heard.word.upper()
-        campaign = self.ctx.campaign
-        language = heard.language
-        if kind is None:
-            language = guess_language(body, campaign.languages, campaign.default_language)
-        try:
-            number = self.signups.read(Contact.WHATSAPP, sender)
-        except InvalidInput:
-            if kind is KeywordKind.STOP:
-                return None
-            return self._say(language, "bad_number", page_url(campaign, language))
-        await self.signups.heard(Contact.WHATSAPP, number)
-        url = page_url(campaign, language)
-        if kind is KeywordKind.STOP:
-            outcome = await self.signups.unsubscribe_address(
-                Contact.WHATSAPP, number, via=f"whatsapp {word}"
-            )
-            return self._say(
-                language, "stopped" if outcome is Outcome.UNSUBSCRIBED else "not_subscribed", url
-            )
-        if kind in (KeywordKind.JOIN, KeywordKind.YES):
-            # "JOIN ROOSEVELT": a site's (or a group's) code, followed from now on, as by text.
-            follow = heard.argument or None if kind is KeywordKind.JOIN else None
-            outcome = await self.signups.join(
-                Contact.WHATSAPP, number, language=language, via=f"whatsapp {word}", follow=follow
-            )
-            await self.signups.heard(Contact.WHATSAPP, number)  # the window of a new person
-            key = "already" if outcome is Outcome.ALREADY else "joined"
-            return self._say(language, key, url, choice=choice_text("urgent", language))
-        person = await self.signups.find(number, Contact.WHATSAPP)
-        if kind is None:
-            if person is not None:
-                language = person.language
-            return self._say(language, "menu", page_url(campaign, language))
-        if heard.question:
-            who = person.key if person is not None and person.confirmed else None
-            answer = await ask(
-                self.ctx.commands,
-                kind,
-                platform=NAME,
-                person=who,
-                language=language,
-                argument=heard.argument,  # "ESTADO ROOSEVELT"
-            )
-            return free_form(answer, sender=self.who)
-        mine = await self.ctx.preferences.link_of(Contact.WHATSAPP, number)
-        if kind is KeywordKind.PREFS:  # the link to their preferences page, as a text's
-            if mine is None:
-                return self._say(language, "prefs_none", url)
-            return self._say(mine[1], "prefs", url, link=mine[0])
-        if mine is None:
-            return self._say(language, "help", url)
-        if i18n.pick(language) != i18n.source_language():  # both said in one language
-            language = i18n.sentence_language(language, ("whatsapp.help", "whatsapp.prefs_line"))
-        told = self._say(language, "help", url)
-        return f"{told} {self._say(language, 'prefs_line', url, link=mine[0])}"
-
-    def _say(self, language: str, key: str, url: str, **extra: str) -> str:
-        values = {"who": self.who, "url": url, "countries": ", ".join(self.section.countries)}
-        return WORDS[language][key].format(**(values | extra))
+        """The answer to a message (`bot.ports.Conversation`), in this plugin's sentences."""
+        said = await self.talk.answer(sender, body)
+        if said is None:
+            return None
+        if said.answer is not None:  # a question's
+            return free_form(said.answer, sender=self.who)
+        return said.say(WORDS, who=self.who, countries=", ".join(self.section.countries))
 
     async def _failed(self, delivery: str, error: str | None, request: web.Request) -> None:
         if error == OUTSIDE_WINDOW and request.query.get("as") == "free":
