@@ -574,3 +574,21 @@ async def test_a_refused_set_webhook_does_not_stop_the_bot_from_delivering(
             idempotency_key="k",
         )
         assert tg.messages(GROUP)[-1]["message_id"] == int(sent)
+
+
+async def test_telegram_down_at_start_is_asked_again_until_it_answers(
+    sqlite_store: Store, clock: FixedClock, tg: FakeTelegram
+) -> None:
+    """getMe, then setWebhook, fail once each: the adapter starts anyway, asks again two
+    seconds later each time, and is connected once Telegram answers."""
+    tg.fail("getMe", 502)
+    tg.fail("setWebhook")
+    rig = TelegramRig(
+        sqlite_store, clock, tg, webhook_url="https://bot.example.org/telegram/webhook"
+    )
+    async with rig:
+        assert rig.adapter.health()["connected"] is False
+        await tg.until(lambda: tg.webhook is not None, patience=10)
+        health = rig.adapter.health()
+        assert health["connected"] is True and "Internal Server Error" in str(health["last_error"])
+        assert [c.status for c in tg.calls if c.method == "setWebhook"] == [500, 200]

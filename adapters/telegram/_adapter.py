@@ -26,7 +26,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -172,21 +172,25 @@ class TelegramAdapter:
         except (NetworkError, TelegramError) as exc:
             self._last_error = str(exc)
             log.warning("Telegram is unreachable (%s); retrying in the background", exc)
-            self._spawn(self._start_later())
+            self._spawn(self._later(self.application.initialize, then=self._begin))
             return
         await self._begin()
 
-    async def _start_later(self) -> None:
+    async def _later(
+        self, step: Callable[[], Awaitable[object]], *, then: Callable[[], Awaitable[None]]
+    ) -> None:
+        """`step` again until Telegram takes it (after 2 s, then twice as long each time, at
+        most 2 minutes apart), then `then`."""
         delay = 2.0
         while True:
             await asyncio.sleep(delay)
             try:
-                await self.application.initialize()
+                await step()
             except TelegramError as exc:
                 self._last_error = str(exc)
                 delay = min(delay * 2, 120.0)
                 continue
-            await self._begin()
+            await then()
             return
 
     async def _begin(self) -> None:
@@ -201,22 +205,12 @@ class TelegramAdapter:
         except TelegramError as exc:  # a hiccup: deliveries go on, and this is retried
             self._last_error = str(exc)
             log.warning("Telegram refused to start sending updates (%s); retrying", exc)
-            self._spawn(self._receive_later())
+            self._spawn(self._later(self._receive, then=self._receiving))
             return
-        log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
+        await self._receiving()
 
-    async def _receive_later(self) -> None:
-        delay = 2.0
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                await self._receive()
-            except TelegramError as exc:
-                self._last_error = str(exc)
-                delay = min(delay * 2, 120.0)
-                continue
-            log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
-            return
+    async def _receiving(self) -> None:
+        log.info("Telegram: connected as @%s (%s mode)", self._username, self.mode)
 
     async def _receive(self) -> None:
         """setWebhook (webhook mode) or start long polling."""
