@@ -27,14 +27,7 @@ from bot.errors import InvalidInput, NotFound
 from bot.i18n.sentences import in_every_language
 from bot.messages.compose import page_url
 from bot.models import EVERYONE, Audience, Campaign, Contact, Site, SiteGroup, Subscriber
-from bot.people.signups import (
-    ACTOR,
-    FOLLOW_MAX,
-    Choice,
-    SignUps,
-    parse_choice,
-    place_named,
-)
+from bot.people.signups import ACTOR, Choice, SignUps, audience_named, parse_choice
 from bot.store import Tx
 
 FOLLOW_MOST = 50  # schools and districts one person may follow
@@ -181,20 +174,7 @@ async def _audience(tx: Tx, follows: Iterable[str] | None) -> Audience:
     that names neither. None, or nothing named, is everything."""
     if follows is None:
         return EVERYONE
-    sites: list[str] = []
-    groups: list[str] = []
-    for text in follows:
-        typed = " ".join(str(text).split())[:FOLLOW_MAX]
-        if not typed:
-            continue
-        site, group = await place_named(tx, typed)
-        if site is None and group is None:
-            raise _unknown(typed)
-        if site is not None:
-            sites.append(site.code)
-        elif group is not None:
-            groups.append(group.code)
-    audience = Audience.of(sites, groups)
+    audience = await audience_named(tx, follows, refuse=_unknown)
     if len(audience.sites) + len(audience.groups) > FOLLOW_MOST:
         raise in_every_language(
             InvalidInput, lambda lang: i18n.say(lang, "preferences.too_many", most=FOLLOW_MOST)

@@ -44,7 +44,7 @@ import hashlib
 import logging
 import secrets
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time, timedelta
 from enum import StrEnum
@@ -855,22 +855,15 @@ class SignUps:
         """Add the sites or groups `names` names (a code or name, or a list of them, as a
         sign-up kept them) to what the person `key` follows; unknown names are passed by."""
         texts = [names] if isinstance(names, str) else names if isinstance(names, list) else []
-        sites: list[str] = []
-        groups: list[str] = []
-        for text in texts:
-            site, group = await place_named(tx, str(text)) if text else (None, None)
-            if site is not None:
-                sites.append(site.code)
-            elif group is not None:
-                groups.append(group.code)
+        found = await audience_named(tx, texts)
         person = await tx.subscriber_by_key(key)
-        if not (sites or groups) or person is None or person.subscription_id is None:
+        if found == EVERYONE or person is None or person.subscription_id is None:
             return
         sub = await tx.get_subscription(person.subscription_id)
         if sub is None:
             return
         had = sub.follows
-        follows = Audience.of([*had.sites, *sites], [*had.groups, *groups])
+        follows = Audience.of([*had.sites, *found.sites], [*had.groups, *found.groups])
         if follows != had:
             await tx.save_subscription(replace(sub, follows=follows), now)
             await tx.audit(
@@ -1267,6 +1260,25 @@ async def place_named(tx: Tx, text: str) -> tuple[Site | None, SiteGroup | None]
         if wanted in {" ".join(n.lower().split()) for n in named.names.values()}:
             return None, named
     return None, None
+
+
+async def audience_named(
+    tx: Tx, texts: Iterable[object], refuse: Callable[[str], Exception] | None = None
+) -> Audience:
+    """The sites and groups `texts` name (codes or names, tidied; empty ones passed by); one
+    that names neither is passed by, or raises `refuse(text)`."""
+    sites: list[str] = []
+    groups: list[str] = []
+    for text in texts:
+        typed = " ".join(str(text or "").split())[:FOLLOW_MAX]
+        site, group = await place_named(tx, typed) if typed else (None, None)
+        if site is not None:
+            sites.append(site.code)
+        elif group is not None:
+            groups.append(group.code)
+        elif typed and refuse is not None:
+            raise refuse(typed)
+    return Audience.of(sites, groups)
 
 
 def named(site: object) -> tuple[str, ...]:
