@@ -51,10 +51,18 @@ def test_a_given_mapping_is_read_and_the_process_environment_is_not(
 )
 def test_a_bad_variable_is_named_with_what_to_write(env: dict[str, str], said: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        Settings.from_env(env)
+        Settings.from_env(env).secrets()  # a plugin's variables are read when first used
     message = str(caught.value)
     assert message.startswith(said), message
     assert "Fix the variable" in message and "Value error" not in message
+
+
+def test_a_plugins_variables_are_read_when_that_plugin_is_used() -> None:
+    settings = Settings.from_env({"DISCORD_SHARD_COUNT": "0", "TELEGRAM_BOT_TOKEN": "t"})
+    assert settings.database_url  # the core's own are read at once
+    assert settings.plugin(installed_plugins()["telegram"]).enabled
+    with pytest.raises(ConfigError, match="DISCORD_SHARD_COUNT"):
+        settings.plugin(installed_plugins()["discord"])
 
 
 def test_docs_list_every_variable_with_its_default() -> None:

@@ -74,7 +74,7 @@ class FromEnvironment(BaseSettings):
     never from the process's environment behind a plain constructor's back."""
 
     model_config = SettingsConfigDict(
-        frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True
+        frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True, defer_build=True
     )
 
     @classmethod
@@ -140,7 +140,7 @@ class PluginSettings(FromEnvironment):
 class Section(BaseModel):
     """Base for a plugin's campaign-file tables: frozen, and unknown keys are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class AdminRule(Section):
