@@ -178,17 +178,16 @@ def test_the_newest_migration_is_known_without_alembic() -> None:
 def test_a_postgresql_database_gets_the_partial_indexes_conditions() -> None:
     """On SQLite the PostgreSQL dialect never loads; opening a PostgreSQL database gives
     the schema's partial indexes their condition there too (what the migrations create)."""
-    from sqlalchemy.dialects import postgresql
     from sqlalchemy.schema import CreateIndex
 
     from bot.store import schema
     from bot.store.engine import create_engine
 
-    create_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")  # connects to nothing yet
+    engine = create_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")  # no connection yet
     partial = [i for table in schema.metadata.tables.values() for i in table.indexes if i.info]
     assert len(partial) == 4
     for index in partial:
-        ddl = str(CreateIndex(index).compile(dialect=postgresql.dialect()))
+        ddl = str(CreateIndex(index).compile(dialect=engine.dialect))
         assert ddl.endswith(f" WHERE {index.info['where']}"), ddl
 
 
