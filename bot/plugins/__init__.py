@@ -140,7 +140,7 @@ class PluginSettings(FromEnvironment):
 class Section(BaseModel):
     """Base for a plugin's campaign-file tables: frozen, and unknown keys are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class AdminRule(Section):
