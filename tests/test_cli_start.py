@@ -31,6 +31,8 @@ NOT_FOR_STATUS = (
     "aiohttp",
     "alembic",  # the database is at the newest migration: one read says so
     "sqlalchemy.dialects.postgresql",  # the database is SQLite
+    "rich.table",  # status prints lines, not a table
+    "babel.messages",  # the catalogues are read back compiled, not parsed
     "jinja2",
     "adapters.web._app",
     "bot.editorial.admin",
