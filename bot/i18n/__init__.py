@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -92,7 +92,7 @@ _FORMATTER = string.Formatter()
 
 DOMAIN = "strikebot"
 LOCALES_ENV = "STRIKEBOT_LOCALES"
-PLUGIN_GROUP = "strikebot.adapters"  # as `bot.plugins` finds the plugins
+PLUGIN_GROUP = "strikebot.adapters"  # where `bot.plugins` finds the plugins too
 PACKAGE_LOCALES = Path(__file__).parent / "locales"
 
 # Hex colours per status, shared by Discord embeds, Slack attachments and the web page.
@@ -195,11 +195,19 @@ def catalogue_dirs() -> list[Path]:
     return [PACKAGE_LOCALES, *extra]
 
 
+@cache
+def plugin_entry_points() -> tuple[EntryPoint, ...]:
+    """The installed plugins' entry points (group `strikebot.adapters`), read once per
+    process: the catalogues and the plugin registry (`bot.plugins`) both need them, and
+    each reading goes through every installed package's metadata."""
+    return tuple(entry_points(group=PLUGIN_GROUP))
+
+
 def plugin_homes() -> list[Path]:
     """`locales/` beside each installed plugin's package (the `strikebot.adapters` entry
     points), found without importing the plugin or its platform's library."""
     homes = []
-    for point in entry_points(group=PLUGIN_GROUP):
+    for point in plugin_entry_points():
         module = point.value.partition(":")[0]
         try:
             spec = importlib.util.find_spec(module)
