@@ -890,6 +890,12 @@ class Settings:
         found = self.plugins.get(plugin.name)
         return found if found is not None else plugin.settings.from_env({})
 
+    def check(self) -> None:
+        """Read every plugin's variables now, a bad one refused (`strikebot run` does so
+        before it touches the database)."""
+        for _ in self.plugins.values():
+            pass
+
     def secrets(self) -> list[str]:
         return [secret for found in self.plugins.values() for secret in found.secrets()]
 
