@@ -77,7 +77,7 @@ def test_run_refuses_a_bad_platform_variable_before_it_opens_the_database(
         "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
         "DISCORD_SHARD_COUNT": "0",
     }
-    done = subprocess.run(  # noqa: S603 - our own interpreter and entry point
+    done = subprocess.run(
         [sys.executable, "-c", "from bot.cli import main; raise SystemExit(main(['run']))"],
         env=env,
         cwd=tmp_path,
