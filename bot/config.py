@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -817,9 +818,33 @@ class CoreSettings(FromEnvironment):
 
 
 @dataclass(frozen=True, slots=True)
+class PluginVariables(Mapping[str, PluginSettings]):
+    """Each installed plugin's variables by name, read from `env` when first asked for (a
+    bad one is refused then): a command that uses no platform, such as `strikebot status`,
+    builds none of their models. `strikebot run` reads every one as it starts."""
+
+    plugins: Plugins
+    env: Mapping[str, str]
+    read: dict[str, PluginSettings] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> PluginSettings:
+        found = self.read.get(name)
+        if found is None:
+            found = self.read[name] = self.plugins[name].settings.from_env(self.env)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.plugins)
+
+    def __len__(self) -> int:
+        return len(self.plugins)
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything that comes from the environment: the core's variables (`CoreSettings`),
-    and each installed plugin's (`PluginSettings`). Secrets are never logged or printed."""
+    and each installed plugin's (`PluginSettings`, read when first used). Secrets are never
+    logged or printed."""
 
     core: CoreSettings = field(default_factory=lambda: from_environment(CoreSettings, {}))
     plugins: Mapping[str, PluginSettings] = field(default_factory=dict)
@@ -830,16 +855,17 @@ class Settings:
     def from_env(
         cls, env: Mapping[str, str] | None = None, *, plugins: Plugins | None = None
     ) -> Settings:
-        """The core's and every installed plugin's variables, from `env` (default: the
-        process's environment)."""
+        """The core's variables, and every installed plugin's as they are used, from `env`
+        (default: the process's environment as it is now)."""
         plugins = installed_plugins() if plugins is None else plugins
+        env = dict(os.environ) if env is None else env
         core = from_environment(CoreSettings, env)
         proxies = None
         if core.trusted_proxies is not None:
             proxies = tuple(p.strip() for p in core.trusted_proxies.split(",") if p.strip())
         return cls(
             core=core,
-            plugins={name: plugin.settings.from_env(env) for name, plugin in plugins.items()},
+            plugins=PluginVariables(plugins, env),
             trusted_proxies=proxies,
         )
 
@@ -863,6 +889,12 @@ class Settings:
         """`plugin`'s settings (its defaults when they were not read from the environment)."""
         found = self.plugins.get(plugin.name)
         return found if found is not None else plugin.settings.from_env({})
+
+    def check(self) -> None:
+        """Read every plugin's variables now, a bad one refused (`strikebot run` does so
+        before it touches the database)."""
+        for _ in self.plugins.values():
+            pass
 
     def secrets(self) -> list[str]:
         return [secret for found in self.plugins.values() for secret in found.secrets()]

@@ -222,10 +222,12 @@ def test_smtp_urls() -> None:
 
 def test_settings_refuse_mistakes_and_redact_the_password() -> None:
     with pytest.raises(ConfigError) as refused:
-        Settings.from_env({"STRIKEBOT_SMTP_URL": "smtp://u:p@mail.example.org:25?tls=off"})
+        Settings.from_env(
+            {"STRIKEBOT_SMTP_URL": "smtp://u:p@mail.example.org:25?tls=off"}
+        ).secrets()
     assert "STRIKEBOT_SMTP_URL" in refused.value.message and "STARTTLS" in refused.value.message
     with pytest.raises(ConfigError):
-        Settings.from_env({"STRIKEBOT_MAIL_FROM": "news@utla.org\r\nBcc: x@y.z"})
+        Settings.from_env({"STRIKEBOT_MAIL_FROM": "news@utla.org\r\nBcc: x@y.z"}).secrets()
     settings = EmailSettings.from_env(
         {
             "STRIKEBOT_SMTP_URL": f"smtp://u:{PASSWORD}@127.0.0.1:25?tls=off",

@@ -3,7 +3,10 @@ docs/configuration.md listing every variable with that default."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,10 +54,40 @@ def test_a_given_mapping_is_read_and_the_process_environment_is_not(
 )
 def test_a_bad_variable_is_named_with_what_to_write(env: dict[str, str], said: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        Settings.from_env(env)
+        Settings.from_env(env).secrets()  # a plugin's variables are read when first used
     message = str(caught.value)
     assert message.startswith(said), message
     assert "Fix the variable" in message and "Value error" not in message
+
+
+def test_a_plugins_variables_are_read_when_that_plugin_is_used() -> None:
+    settings = Settings.from_env({"DISCORD_SHARD_COUNT": "0", "TELEGRAM_BOT_TOKEN": "t"})
+    assert settings.database_url  # the core's own are read at once
+    assert settings.plugin(installed_plugins()["telegram"]).enabled
+    with pytest.raises(ConfigError, match="DISCORD_SHARD_COUNT"):
+        settings.plugin(installed_plugins()["discord"])
+
+
+def test_run_refuses_a_bad_platform_variable_before_it_opens_the_database(
+    tmp_path: Path,
+) -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_SECRET"))},
+        "STRIKEBOT_CONFIG": str(ROOT / "config" / "strike.toml"),
+        "STRIKEBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'run.db'}",
+        "DISCORD_SHARD_COUNT": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "from bot.cli import main; raise SystemExit(main(['run']))"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "DISCORD_SHARD_COUNT: " in done.stderr and "Fix the variable" in done.stderr
+    assert not (tmp_path / "run.db").exists()
 
 
 def test_docs_list_every_variable_with_its_default() -> None:

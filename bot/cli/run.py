@@ -46,6 +46,7 @@ async def handle(args: argparse.Namespace) -> int:
     from bot.store import Store
 
     settings = Settings.from_env()
+    settings.check()
     given = {"database_url": args.database_url, "http_host": args.host, "http_port": args.port}
     overrides = {name: value for name, value in given.items() if value not in (None, "")}
     if overrides:  # the flags win over the environment

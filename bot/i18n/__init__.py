@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import babel
 from babel import Locale, UnknownLocaleError
@@ -37,12 +37,13 @@ from babel import dates as babel_dates
 from babel import lists as babel_lists
 from babel import numbers as babel_numbers
 from babel import units as babel_units
-from babel.messages.catalog import Catalog, Message
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import PoFileError, read_po
 from babel.support import Translations
 
 from bot.models import DemandStatus, Status, Urgency
+
+if TYPE_CHECKING:
+    # Parsing and compiling catalogues: only translators' tools and a changed file need it.
+    from babel.messages.catalog import Catalog, Message
 
 __all__ = [
     "DOMAIN",
@@ -91,7 +92,7 @@ _FORMATTER = string.Formatter()
 
 DOMAIN = "strikebot"
 LOCALES_ENV = "STRIKEBOT_LOCALES"
-PLUGIN_GROUP = "strikebot.adapters"  # as `bot.plugins` finds the plugins
+PLUGIN_GROUP = "strikebot.adapters"  # where `bot.plugins` finds the plugins too
 PACKAGE_LOCALES = Path(__file__).parent / "locales"
 
 # Hex colours per status, shared by Discord embeds, Slack attachments and the web page.
@@ -194,11 +195,19 @@ def catalogue_dirs() -> list[Path]:
     return [PACKAGE_LOCALES, *extra]
 
 
+@cache
+def plugin_entry_points() -> tuple[EntryPoint, ...]:
+    """The installed plugins' entry points (group `strikebot.adapters`), read once per
+    process: the catalogues and the plugin registry (`bot.plugins`) both need them, and
+    each reading goes through every installed package's metadata."""
+    return tuple(entry_points(group=PLUGIN_GROUP))
+
+
 def plugin_homes() -> list[Path]:
     """`locales/` beside each installed plugin's package (the `strikebot.adapters` entry
     points), found without importing the plugin or its platform's library."""
     homes = []
-    for point in entry_points(group=PLUGIN_GROUP):
+    for point in plugin_entry_points():
         module = point.value.partition(":")[0]
         try:
             spec = importlib.util.find_spec(module)
@@ -213,6 +222,8 @@ def plugin_homes() -> list[Path]:
 
 
 def read_catalog(path: Path, locale: str | None = None) -> Catalog:
+    from babel.messages.pofile import PoFileError, read_po
+
     try:
         with path.open("rb") as fp:
             return read_po(fp, locale=locale, domain=DOMAIN, abort_invalid=True)
@@ -262,6 +273,8 @@ def _compiled_mo(catalog: Catalog, path: Path | None) -> tuple[bytes, list[str]]
     ]
     for warning in warnings:
         log.warning("%s", warning)
+    from babel.messages.mofile import write_mo
+
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
     return buffer.getvalue(), warnings
@@ -326,6 +339,8 @@ def _read_kept(
 
 def _parse(domains: Iterable[Domain], files: Mapping[tuple[str, str], Path]) -> tuple[Parsed, str]:
     """Every template and file parsed and merged, and the source language."""
+    from babel.messages.catalog import Catalog
+
     merged: Catalog | None = None
     source = ""
     owner: dict[str, str] = {}

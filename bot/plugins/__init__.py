@@ -26,7 +26,6 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
@@ -45,7 +44,6 @@ from bot.plugins.outbound import Limits, OutboundMessage, Pacing
 if TYPE_CHECKING:
     from aiohttp import web
 
-ENTRY_POINT_GROUP = "strikebot.adapters"
 ZWSP = "\u200b"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{1,31}$")
 # Names the core uses for its own actors and surfaces; no plugin may take them.
@@ -74,7 +72,7 @@ class FromEnvironment(BaseSettings):
     never from the process's environment behind a plain constructor's back."""
 
     model_config = SettingsConfigDict(
-        frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True
+        frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True, defer_build=True
     )
 
     @classmethod
@@ -418,7 +416,7 @@ def _mention_pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
 def installed_plugins() -> Plugins:
     """Every plugin installed in this environment (entry-point group `strikebot.adapters`)."""
     found = []
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
+    for entry in i18n.plugin_entry_points():
         try:
             plugin = entry.load()
         except Exception as exc:

@@ -20,6 +20,8 @@ import shlex
 from dataclasses import dataclass
 from datetime import datetime, time
 
+from sqlalchemy import select
+
 from bot.clock import Clock
 from bot.config import DemandEntry, StrikeConfig, SubscriptionEntry, UpdateEntry
 from bot.errors import ConfigError
@@ -37,6 +39,7 @@ from bot.models import (
     Update,
 )
 from bot.store import Store
+from bot.store import schema as t
 from bot.store.repo import Tx
 
 SEED_ACTOR_PLATFORM = "cli"
@@ -50,35 +53,48 @@ def _seed_actor(author: str) -> Actor:
     return Actor(platform=SEED_ACTOR_PLATFORM, user_id="cli", display_name=f"config: {author}")
 
 
-async def _seeded(store: Store, config: StrikeConfig, slug: str) -> bool:
+async def _seeded(tx: Tx, config: StrikeConfig, slug: str) -> bool:
     """True when the file's campaign, demands and subscriptions are all in the store
     already: a command then writes nothing (and waits for no writer)."""
-    async with store.read() as tx:
-        if await tx.get_meta(CAMPAIGN_META_KEY) != slug:
+    if await tx.get_meta(CAMPAIGN_META_KEY) != slug:
+        return False
+    demands = set(await tx.demand_keys(include_retired=True))
+    if any(entry.key not in demands for entry in config.demands):
+        return False
+    for sub in config.subscriptions:
+        found = await tx.find_subscription(
+            sub.platform, sub.workspace, sub.channel, active_only=False
+        )
+        if not found:
             return False
-        demands = set(await tx.demand_keys(include_retired=True))
-        if any(entry.key not in demands for entry in config.demands):
+    if config.sites or config.site_groups:
+        unknown = await tx.unknown_codes(
+            Audience.of([s.code for s in config.sites], [g.code for g in config.site_groups])
+        )
+        if any(unknown):
             return False
-        for sub in config.subscriptions:
-            found = await tx.find_subscription(
-                sub.platform, sub.workspace, sub.channel, active_only=False
-            )
-            if not found:
-                return False
-        if config.sites or config.site_groups:
-            unknown = await tx.unknown_codes(
-                Audience.of([s.code for s in config.sites], [g.code for g in config.site_groups])
-            )
-            if any(unknown):
-                return False
     return True
 
 
+async def _unseeded_updates(tx: Tx, config: StrikeConfig) -> list[UpdateEntry]:
+    """The file's updates not in the store yet (by their keys, in one query)."""
+    if not config.updates:
+        return []
+    keys = [u.key for u in config.updates]
+    query = select(t.updates.c.seed_key).where(t.updates.c.seed_key.in_(keys))
+    stored = set((await tx.conn.scalars(query)).all())
+    return [u for u in config.updates if u.key not in stored]
+
+
 async def apply_seed(store: Store, config: StrikeConfig, clock: Clock) -> None:
-    campaign = config.to_campaign()
-    if not await _seeded(store, config, campaign.slug):
+    """What the file adds that the store lacks; on a seeded store, one read finds nothing."""
+    async with store.read() as tx:
+        seeded = await _seeded(tx, config, config.campaign.slug)
+        missing = await _unseeded_updates(tx, config)
+    if not seeded:
         await _seed_tables(store, config, clock)
-    await _seed_updates(store, config, clock)
+    if missing:
+        await _seed_updates(store, config, clock, missing)
     await record_agreement(store, config, clock)
 
 
@@ -185,16 +201,13 @@ async def _seed_sites(tx: Tx, config: StrikeConfig, now: datetime) -> None:
         await tx.audit(now, "config", "sites.seed", "sites", None, added)
 
 
-async def _seed_updates(store: Store, config: StrikeConfig, clock: Clock) -> None:
+async def _seed_updates(
+    store: Store, config: StrikeConfig, clock: Clock, missing: list[UpdateEntry]
+) -> None:
+    """Each missing update posted through the same use case as any post (validation,
+    revision, audit): those already in the store are left alone, so a command on a seeded
+    database posts nothing (and loads no use case)."""
     campaign = config.to_campaign()
-    now = clock()
-    # Updates go through the same use case as any post (validation, revision, audit); those
-    # already in the store are left alone, so a command on a seeded database writes nothing
-    # here (and loads no use case).
-    async with store.read() as tx:
-        missing = [u for u in config.updates if await tx.get_update_by_seed(u.key, now) is None]
-    if not missing:
-        return
     from bot.editorial.admin import Admin, Draft  # here: most commands never need it
 
     admin = Admin(store, campaign, config.to_admins(), clock)

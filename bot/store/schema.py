@@ -38,6 +38,23 @@ metadata = MetaData(
 )
 
 
+def partial_index(name: str, *columns: str, where: str) -> Index:
+    """An index of the rows `where` holds. SQLite's condition is set here; PostgreSQL's is
+    added by `postgresql_partial_indexes`, run only for a PostgreSQL database (naming it here
+    would load that dialect for every command on SQLite)."""
+    index = Index(name, *columns, sqlite_where=text(where))
+    index.info["where"] = where
+    return index
+
+
+def postgresql_partial_indexes() -> None:
+    """Give every partial index its condition on PostgreSQL too (loads that dialect)."""
+    for table in metadata.tables.values():
+        for index in table.indexes:
+            if "where" in index.info:
+                index.dialect_kwargs["postgresql_where"] = text(index.info["where"])
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Aware datetimes in, aware UTC datetimes out, on every backend."""
 
@@ -213,14 +230,13 @@ subscriptions = Table(
     Column("follows", JSON, nullable=True),
     UniqueConstraint("platform", "workspace", "channel", name="uq_subscriptions_address"),
     Index("ix_subscriptions_change_seq", "change_seq"),
-    Index(
+    partial_index(
         "ix_subscriptions_schedule",
         "briefing_time",
         "timezone",
         "briefing_days",
         "id",
-        sqlite_where=text("active AND briefing_time IS NOT NULL"),
-        postgresql_where=text("active AND briefing_time IS NOT NULL"),
+        where="active AND briefing_time IS NOT NULL",
     ),
 )
 
@@ -256,35 +272,32 @@ deliveries = Table(
     # only pending rows, however long the history (the queries say `state = 'pending'` as a
     # literal so that PostgreSQL's generic plans can use it too). `claimed_until` rides
     # along: the rows a dispatcher holds, first in that order, are passed over in the index.
-    Index(
+    partial_index(
         "ix_deliveries_pending",
         "platform",
         "not_before",
         "created_at",
         "id",
         "claimed_until",
-        sqlite_where=text("state = 'pending'"),
-        postgresql_where=text("state = 'pending'"),
+        where="state = 'pending'",
     ),
     # Leases held, per platform: when the next one lapses (`next_due`), read from the index
     # alone, in as many entries as rows are leased, not as many as are pending.
-    Index(
+    partial_index(
         "ix_deliveries_leases",
         "platform",
         "claimed_until",
         "not_before",
-        sqlite_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
-        postgresql_where=text("state = 'pending' AND claimed_until IS NOT NULL"),
+        where="state = 'pending' AND claimed_until IS NOT NULL",
     ),
     Index("ix_deliveries_update", "update_id", "subscription_id"),
     # The retention purge takes the oldest rows first.
     Index("ix_deliveries_created_at", "created_at"),
     # Is a shared payload still used (the purge's question)?
-    Index(
+    partial_index(
         "ix_deliveries_shared_payload",
         "shared_payload_id",
-        sqlite_where=text("shared_payload_id IS NOT NULL"),
-        postgresql_where=text("shared_payload_id IS NOT NULL"),
+        where="shared_payload_id IS NOT NULL",
     ),
 )
 
