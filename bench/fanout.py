@@ -161,6 +161,13 @@ class Fake:
         async with aiohttp.ClientSession() as session, session.post(f"{self.base}/_fake/reset"):
             pass
 
+    async def stalls(self, since: float) -> list[tuple[float, float]]:
+        """The fake's own stalls over 20 ms from `since` (its clock): (start, seconds)."""
+        url = f"{self.base}/_fake/sessions"
+        async with aiohttp.ClientSession() as session, session.get(url) as r:
+            data: dict[str, Any] = json.loads(await r.text())
+        return [(at - since, late) for at, late in data["stalls"] if at >= since]
+
 
 def count_429s(stats: dict[str, Any]) -> tuple[int, int]:
     """(all 429s, those after the first second of sending)."""
@@ -477,6 +484,17 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         print("  429s at (s after the first post, scope): " + ", ".join(
             f"{r['after_first_post']:.2f} {r['scope']}" for r in fake_stats["rate_limited"]
         ))  # fmt: skip
+    if fake_stats["first_message_post_at"] is not None:
+        stalls = await fake.stalls(fake_stats["first_message_post_at"])
+        ends = [at + 0.005 + late for at, late in stalls]
+        near = sum(
+            1
+            for r in fake_stats["rate_limited"]
+            if any(0 <= r["after_first_post"] - end < 1.1 for end in ends)
+        )
+        print(f"  the fake's own stalls over 20 ms: {len(stalls)}, longest "
+              f"{max((s for _, s in stalls), default=0) * 1000:.0f} ms; {near} of the "
+              f"{len(fake_stats['rate_limited'])} 429s within 1.1 s after one")  # fmt: skip
     exactly_once = (
         marked == args.channels
         and fake_stats["messages"] == args.channels

@@ -398,3 +398,30 @@ async def test_the_window_guard_lets_waiting_requests_through_in_order_one_at_a_
     times = [at for _, at in started]
     assert all(times[i + 5] - times[i] >= 0.2 - 1e-6 for i in range(len(times) - 5))
     assert sleeps <= 12
+
+
+def test_a_request_answered_late_counts_as_started_late_at_the_window_guard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that stalled counts the requests sent meanwhile when it wakes: a request
+    answered later than the shortest round trip by more than the guard's slack holds the
+    request a window after it as if it had started that late."""
+    now = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    guard = WindowGuard(1, window=1.0, slack=0.02)
+    first = guard._try_start()
+    assert first is not None
+    now[0] += 0.01
+    guard.answered(first)  # 10 ms: the shortest round trip so far
+    assert first[0] == 100.0
+    now[0] = 101.0
+    second = guard._try_start()
+    assert second is not None
+    now[0] = 101.3
+    guard.answered(second)  # 300 ms: 289.5 ms past the shortest (risen 0.5 ms), less 20
+    assert second[0] == pytest.approx(101.2695)
+    now[0] = 102.1
+    assert guard._try_start() is None  # within a window of the second as counted
+    assert guard._wait == pytest.approx(0.1695)
+    now[0] = 102.27
+    assert guard._try_start() is not None

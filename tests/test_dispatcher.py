@@ -785,6 +785,21 @@ async def test_requests_queued_for_a_place_in_flight_do_not_start_in_a_burst() -
     assert starts == [0.0, 5.0, 5.1, 5.2]
 
 
+def test_a_queue_wakes_in_groups_within_the_burst_and_keeps_the_rate() -> None:
+    # 100/s with a burst of 10: waiting requests leave 5 at a time every 50 ms (one wake-up
+    # each), and no window holds more than its share of the rate plus the burst.
+    bucket = Bucket(100, burst=10)
+    assert bucket.group == 5 and bucket.period == pytest.approx(0.05)
+    leaves = sorted(bucket.reserve(0.0) for _ in range(200))
+    assert len(set(leaves)) <= 200 // 5 + 2
+    assert all(abs(t / 0.05 - round(t / 0.05)) < 1e-6 for t in leaves)
+    for window in (0.01, 0.05, 0.2, 1.0):
+        most = max(sum(1 for t in leaves if a <= t < a + window - 1e-9) for a in leaves)
+        assert most <= window * 100 + 10
+    assert leaves[-1] == pytest.approx(1.9, abs=0.051)  # the rate over the whole queue
+    assert Bucket(48.5).group == 1  # Discord's burst of 1: spaced one by one as before
+
+
 def test_a_slot_reserved_before_a_pause_waits_for_the_pause() -> None:
     bucket = Bucket(10)
     assert bucket.reserve(0.0) == 0.0

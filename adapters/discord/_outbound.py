@@ -67,6 +67,7 @@ MARKER = "strikebot="
 FIND_PAGES = 10  # 100 messages each: how far back a copy in doubt is looked for
 FIND_MARGIN = timedelta(minutes=1)  # clocks differ: look a little before the delivery
 GUARD_SLACK = 0.005  # seconds a paced request may start late without waiting at the guard
+ROUND_TRIP_RISE = 0.0005  # seconds the guard's shortest round trip rises at each answer
 ACCESS_HINT = (
     "Give the bot View Channel, Send Messages and Embed Links in that channel "
     "(or resubscribe another channel), then retry with `strikebot deliveries retry`."
@@ -169,17 +170,27 @@ def rate_limit_trace(route_limit: float, guard: WindowGuard | None = None) -> ai
             raise RouteRateLimit(retry_after)
 
     trace = aiohttp.TraceConfig()
-    trace.on_request_end.append(stop_at_429)
     if guard is not None:
 
         async def wait_for_room(
             _session: aiohttp.ClientSession,
-            _context: object,
+            context: Any,
             _params: aiohttp.TraceRequestStartParams,
         ) -> None:
-            await guard.wait()
+            context.guard_entry = await guard.wait()
+
+        async def answered(
+            _session: aiohttp.ClientSession,
+            context: Any,
+            _params: aiohttp.TraceRequestEndParams,
+        ) -> None:
+            entry = getattr(context, "guard_entry", None)
+            if entry is not None:
+                guard.answered(entry)
 
         trace.on_request_start.append(wait_for_room)
+        trace.on_request_end.append(answered)
+    trace.on_request_end.append(stop_at_429)
     return trace
 
 
@@ -193,18 +204,31 @@ class WindowGuard:
     right before the request goes on the wire, so that what it counts is as close as it can
     be to what Discord counts (a loaded machine's stalls in between would otherwise bunch
     requests the guard had spaced).
+
+    A request answered later than the shortest recent round trip may have been counted
+    that much later too (a server or a network that stalled takes the requests sent
+    meanwhile together): past what the window's slack covers, it counts as started then
+    (`answered`), so the requests a window later wait for it (see bench/README.md).
     """
 
     def __init__(
-        self, limit: int, window: float = 1.0, *, also: tuple[tuple[int, float], ...] = ()
+        self,
+        limit: int,
+        window: float = 1.0,
+        *,
+        also: tuple[tuple[int, float], ...] = (),
+        slack: float = 0.0,
     ) -> None:
         self.limit = max(limit, 1)
         self.window = window
         # Every rule holds at once: at most `limit` starts in any `window` seconds.
         self.rules = ((self.limit, window), *((max(n, 1), w) for n, w in also))
         self._longest = max(w for _, w in self.rules)
-        self._starts: deque[float] = deque()
+        # [counted at, started at] per request, oldest first
+        self._starts: deque[list[float]] = deque()
         self._queue = asyncio.Lock()  # held by the request waiting for room, first in line
+        self.slack = slack  # how late a request may be counted without a 429 (`for_pace`)
+        self.round_trip = math.inf  # the shortest recent round trip, rising slowly
 
     @classmethod
     def for_pace(cls, pace: float, platform_limit: int) -> WindowGuard:
@@ -222,37 +246,55 @@ class WindowGuard:
         per_second = min(math.floor(pace * (1 + GUARD_SLACK)) + 1, platform_limit)
         if pace >= platform_limit:
             return cls(math.floor(pace))
-        return cls(per_second, also=((platform_limit, platform_limit / pace - GUARD_SLACK),))
+        window = platform_limit / pace - GUARD_SLACK
+        return cls(per_second, also=((platform_limit, window),), slack=window - 1.0)
 
-    async def wait(self) -> None:
-        """Return when this request may start (counted as started). Requests waiting here
-        are let through one at a time, in order: only the first sleeps until there is room,
-        the others wait their turn without each polling the window."""
-        if not self._queue.locked() and self._try_start() <= 0:
-            return
+    async def wait(self) -> list[float]:
+        """Return when this request may start (counted as started; the entry to hand to
+        `answered`). Requests waiting here are let through one at a time, in order: only
+        the first sleeps until there is room, the others wait their turn without each
+        polling the window."""
+        if not self._queue.locked() and (entry := self._try_start()) is not None:
+            return entry
         async with self._queue:
             while True:
-                wait = self._try_start()
-                if wait <= 0:
-                    return
-                await asyncio.sleep(wait)
+                entry = self._try_start()
+                if entry is not None:
+                    return entry
+                await asyncio.sleep(self._wait)
 
-    def _try_start(self) -> float:
-        """0 when a request may start now (and counts it); else how long until one may."""
+    def answered(self, entry: list[float]) -> None:
+        """The request of `entry` (from `wait`) got its answer now: counted as started as
+        late as it was answered beyond the shortest recent round trip, less the slack."""
+        now = time.monotonic()
+        took = now - entry[1]
+        self.round_trip = low = min(took, self.round_trip + ROUND_TRIP_RISE)
+        late = took - low - self.slack
+        if late > 0:
+            entry[0] = entry[1] + late
+
+    _wait = 0.0
+
+    def _try_start(self) -> list[float] | None:
+        """This request's entry when it may start now (counted); else None, with how long
+        until one may in `_wait`."""
         now = time.monotonic()
         starts = self._starts
-        while starts and starts[0] <= now - self._longest:
+        while starts and starts[0][0] <= now - self._longest:
             starts.popleft()
         wait = 0.0
         for limit, window in self.rules:
             if len(starts) >= limit:
                 # The limit-th newest start must have left the window.
-                oldest = starts[len(starts) - limit]
+                oldest = starts[len(starts) - limit][0]
                 if oldest > now - window:
                     wait = max(wait, oldest + window - now)
-        if wait <= 0:
-            starts.append(now)
-        return wait
+        if wait > 0:
+            self._wait = wait
+            return None
+        entry = [now, now]
+        starts.append(entry)
+        return entry
 
 
 class RestSender:
