@@ -61,6 +61,8 @@ PAGE_MAX_AGE = 30  # seconds a browser or CDN may reuse a public page or feed
 # it for a day if we cannot answer at all.
 STALE_DIRECTIVES = "stale-while-revalidate=60, stale-if-error=86400"
 STORE_TIMEOUT = 3.0  # seconds a request waits for the store before serving what it has
+# A static build has no reader waiting, so it waits for a slow store instead of failing.
+PUBLISH_STORE_TIMEOUT = 60.0
 STORE_BACKOFF = 1.0  # after a failure, seconds before the store is asked again
 STALE_MARKER = b"<!--strikebot:stale-notice-->"
 # No scripts, no frames, nothing fetched from elsewhere: the pages need none of it.
@@ -118,6 +120,7 @@ class WebState:
     timer: EmbargoTimer | None = None
     down_until: float = 0.0  # loop time before which the store is not asked again
     static: bool = False  # rendering for static files: no relative countdowns
+    store_timeout: float = STORE_TIMEOUT  # seconds a render waits for the store
     # (route, status) -> the labels it is counted under in strikebot_http_requests_total
     counters: dict[tuple[Hashable, int], tuple[str, str]] = field(default_factory=dict)
     admin_attempts: AdminAttempts = field(default_factory=AdminAttempts)
@@ -250,7 +253,7 @@ async def cached(
         return answer
     state = state_of(request)
     try:
-        async with asyncio.timeout(STORE_TIMEOUT):
+        async with asyncio.timeout(state.store_timeout):
             moment = await state.moment()
     except Exception as exc:
         if not isinstance(exc, StoreDown):
@@ -260,7 +263,7 @@ async def cached(
     if unchanged is not None:
         return unchanged
     try:
-        async with asyncio.timeout(STORE_TIMEOUT):
+        async with asyncio.timeout(state.store_timeout):
             entry = await state.cache.get(
                 slot,
                 moment.key(tick),

@@ -43,7 +43,7 @@ from aiohttp import web
 
 from bot.ports import PluginContext, Reads, StrikebotError, i18n
 
-from ._app import STALE_MARKER, STATE, log
+from ._app import PUBLISH_STORE_TIMEOUT, STALE_MARKER, STATE, log
 from ._cache import MIN_COMPRESS, compress
 from ._mount import build_app
 from ._present import ARCHIVE_PAGE, first_page_size
@@ -332,6 +332,7 @@ async def _private_app(ctx: PluginContext) -> AsyncIterator[aiohttp.ClientSessio
     """The web app on a Unix socket only this process knows, with a client for it."""
     app = build_app(ctx)
     app[STATE].static = True
+    app[STATE].store_timeout = PUBLISH_STORE_TIMEOUT
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     with tempfile.TemporaryDirectory(prefix="strikebot-publish-") as where:
