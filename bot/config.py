@@ -515,7 +515,7 @@ class StrikeConfig(_Model):
         )
 
     def to_admins(self) -> AdminList:
-        rules = {name: parts.admins for name, parts in self._plugins.items()}
+        rules = {name: self.plugin_config(name).admins for name in self._plugins}
         return AdminList(rules, file=self.file)
 
     @property
@@ -524,13 +524,25 @@ class StrikeConfig(_Model):
         return self._source if not self._source.startswith("<") else "the campaign file"
 
     def plugin_config(self, name: str) -> PluginConfig:
-        """The validated `[<name>]`, `[admins.<name>]` and `[delivery] <name>_...` parts."""
+        """The `[<name>]`, `[admins.<name>]` and `[delivery] <name>_...` parts, validated
+        with the plugin's models when first asked for. Raises `ConfigError` naming the key."""
         try:
-            return self._plugins[name]
+            parts = self._plugins[name]
         except KeyError:
             raise ConfigError(f"No platform plugin called {name!r} is installed.") from None
+        if not isinstance(parts, PluginConfig):
+            parts = self._plugins[name] = _validate_parts(parts, self._source)
+        return parts
 
-    _plugins: dict[str, PluginConfig] = PrivateAttr(default_factory=dict)
+    def check(self) -> StrikeConfig:
+        """Validate every plugin's parts now (what `strikebot run` does before starting):
+        a mistake in any platform's table is refused before anything runs."""
+        for name in self._plugins:
+            self.plugin_config(name)
+        return self
+
+    # Each plugin's parts: as read (its plugin and raw tables) until first asked for.
+    _plugins: dict[str, PluginConfig | _RawParts] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="<config>")
 
 
@@ -552,8 +564,10 @@ def _check_extra(where: str, value: dict[str, Any], languages: set[str]) -> None
         )
 
 
-def load_config(path: Path | str | None = None) -> StrikeConfig:
-    """Read and validate the campaign file. Raises `ConfigError` naming file, key and fix."""
+def load_config(path: Path | str | None = None, *, platforms: bool = True) -> StrikeConfig:
+    """Read and validate the campaign file. Raises `ConfigError` naming file, key and fix.
+    With `platforms=False` each plugin's tables are validated only when first used (for a
+    command that uses no platform: `strikebot status`)."""
     path = Path(path or from_environment(CoreSettings).config_path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -571,13 +585,19 @@ def load_config(path: Path | str | None = None) -> StrikeConfig:
         raise ConfigError(f"{path}: not UTF-8 text. Save it as UTF-8 and try again.") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}). Fix the line it names.") from None
-    return parse_config(raw, source=str(path))
+    return parse_config(raw, source=str(path), platforms=platforms)
 
 
 def parse_config(
-    raw: dict[str, Any], *, source: str = "<config>", plugins: Plugins | None = None
+    raw: dict[str, Any],
+    *,
+    source: str = "<config>",
+    plugins: Plugins | None = None,
+    platforms: bool = True,
 ) -> StrikeConfig:
-    """Validate the core's sections, then each installed plugin's parts with its models."""
+    """Validate the core's sections and which plugin owns each other table and key, then
+    each plugin's parts with its models; with `platforms=False`, each plugin's only when
+    first used (`plugin_config`)."""
     plugins = installed_plugins() if plugins is None else plugins
     try:
         config = StrikeConfig.model_validate(raw)
@@ -586,38 +606,43 @@ def parse_config(
     problems = _unclaimed(config, plugins)
     if problems:
         raise ConfigError("\n".join(f"{source}: {problem}" for problem in problems[:5]))
-    bound: dict[str, PluginConfig] = {}
     delivery_extra = config.delivery.model_extra or {}
     for name, plugin in plugins.items():
         prefix = f"{name}_"
-        parts = (
-            (
-                "section",
-                name,
-                plugin.section,
-                (config.model_extra or {}).get(name, {}),
-            ),
-            ("admins", f"admins.{name}", plugin.admins, config.admins.get(name, {})),
-            (
-                "delivery",
-                "delivery",
-                plugin.delivery,
-                {k: v for k, v in delivery_extra.items() if k.startswith(prefix)},
-            ),
+        config._plugins[name] = _RawParts(
+            plugin,
+            (config.model_extra or {}).get(name, {}),
+            config.admins.get(name, {}),
+            {k: v for k, v in delivery_extra.items() if k.startswith(prefix)},
         )
-        validated: dict[str, Any] = {}
-        for part, where, model, values in parts:
-            if model is None:
-                validated[part] = None
-                continue
-            try:
-                validated[part] = model.model_validate(values)
-            except ValidationError as exc:
-                raise ConfigError(_explain(exc, source, values, prefix=where)) from None
-        bound[name] = PluginConfig(validated["section"], validated["admins"], validated["delivery"])
-    config._plugins.update(bound)
     config._source = source
-    return config
+    return config.check() if platforms else config
+
+
+@dataclass(frozen=True, slots=True)
+class _RawParts:
+    """One plugin's tables as the campaign file gives them, not yet validated."""
+
+    plugin: Plugin
+    section: dict[str, Any]
+    admins: dict[str, Any]
+    delivery: dict[str, Any]
+
+
+def _validate_parts(raw: _RawParts, source: str) -> PluginConfig:
+    plugin, name = raw.plugin, raw.plugin.name
+    plugin.delivery_keys()  # a plugin whose keys are not its own is refused
+    validated: list[Any] = []
+    for where, model, values in (
+        (name, plugin.section, raw.section),
+        (f"admins.{name}", plugin.admins, raw.admins),
+        ("delivery", plugin.delivery, raw.delivery),
+    ):
+        try:
+            validated.append(None if model is None else model.model_validate(values))
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, source, values, prefix=where)) from None
+    return PluginConfig(*validated)
 
 
 def admin_list(raw: Mapping[str, Any], plugins: Plugins | None = None) -> AdminList:
@@ -643,7 +668,7 @@ def _unclaimed(config: StrikeConfig, plugins: Plugins) -> list[str]:
     known = ", ".join(plugins) or "none"
     problems = []
     for key in config.model_extra or {}:
-        if key not in plugins or plugins[key].section is None:
+        if key not in plugins or not plugins[key].declares("section"):
             problems.append(
                 f"{key}: unknown section; check its spelling against config/strike.toml "
                 f"(installed platforms: {known})"
@@ -654,8 +679,9 @@ def _unclaimed(config: StrikeConfig, plugins: Plugins) -> list[str]:
                 f"admins.{name}: no platform called {name!r} is installed (installed: {known})"
             )
     for key in config.delivery.model_extra or {}:
+        # A key a plugin does not declare is refused when its part is validated.
         owner = next((p for p in plugins.values() if key.startswith(f"{p.name}_")), None)
-        if owner is None or owner.delivery is None or key not in owner.delivery.model_fields:
+        if owner is None or not owner.declares("delivery"):
             problems.append(
                 f"delivery.{key}: unknown key; check its spelling against config/strike.toml"
             )

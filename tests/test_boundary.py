@@ -193,6 +193,49 @@ def test_finding_the_plugins_loads_no_platform_library() -> None:
     assert ran.stdout.splitlines() == ["[]", "DiscordAdapter True"]
 
 
+def test_every_part_a_plugin_names_by_address_loads_as_what_it_is_for() -> None:
+    """A declaration names its models, adapter, doctor and renderers by address, loaded on
+    first use: each shipped one loads, and is the kind of thing its field says."""
+    from bot.plugins import AdminRule, PluginSettings, Section
+    from bot.plugins.outbound import Limits
+
+    for name, plugin in installed_plugins().items():
+        assert issubclass(plugin.settings, PluginSettings), name
+        assert issubclass(plugin.admins, AdminRule), name
+        for model in (plugin.section, plugin.delivery):
+            assert model is None or issubclass(model, Section), name
+        assert plugin.limits is None or isinstance(plugin.limits, Limits), name
+        for function in (plugin.create, plugin.doctor, plugin.preview, plugin.pacing):
+            assert function is None or callable(function), name
+        assert plugin.cost is None or callable(plugin.cost.measure), name
+        assert all(key.startswith(f"{name}_") for key in plugin.delivery_keys()), name
+
+
+def test_a_part_that_cannot_be_loaded_names_the_plugin_and_the_address() -> None:
+    broken = Plugin(name="matrix", title="Matrix", section="adapters.matrix._settings:Nope")
+    assert broken.declares("section") and not broken.declares("delivery")
+    with pytest.raises(ConfigError, match=r"'matrix' names 'adapters\.matrix\._settings:Nope'"):
+        _ = broken.section
+    missing = Plugin(name="matrix", title="Matrix", section="bot.plugins:NoSuchModel")
+    with pytest.raises(ConfigError, match=r"as its section, which cannot be loaded"):
+        _ = missing.section
+
+
+def test_a_command_that_uses_no_platform_reads_a_platforms_table_only_when_used() -> None:
+    """`strikebot status` checks the core's tables and which plugin owns each other one;
+    a mistake inside `[slack]` is refused by every command that uses Slack (`run` first)."""
+    base = campaign_config().model_dump(mode="json", exclude_none=True)
+    raw = {**base, "slack": {"mode": "carrier-pigeon"}}
+    lazy = parse_config(raw, platforms=False)
+    assert lazy.plugin_config("discord").section is not None
+    with pytest.raises(ConfigError, match=r"slack\.mode"):
+        lazy.plugin_config("slack")
+    with pytest.raises(ConfigError, match=r"slack\.mode"):
+        lazy.check()
+    with pytest.raises(ConfigError, match=r"discrod: unknown section"):
+        parse_config({**raw, "discrod": {}}, platforms=False)
+
+
 def test_the_architecture_map_names_every_room_of_the_house() -> None:
     """docs/architecture.md is a newcomer's map: each package and module of the core, and
     each shipped plugin, is on it (a room added to the tree is added to the map). A plugin

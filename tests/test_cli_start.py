@@ -86,6 +86,9 @@ def test_status_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert "sqlalchemy" in loaded and "bot.cli.status" in loaded
     others = {m for m in loaded if m.startswith("bot.cli.") and m != "bot.cli._shared"}
     assert others == {"bot.cli.status"}
+    # Each plugin's declaration, and nothing it names (models, adapters, previews).
+    parts = {m for m in loaded if m.startswith("adapters.") and m.rsplit(".", 1)[1][0] == "_"}
+    assert {m.rsplit(".", 1)[1] for m in parts} == {"_plugin"}, sorted(parts)
 
 
 def test_a_plugins_command_loads_its_own_module_only_when_it_runs(tmp_path: Path) -> None:

@@ -11,15 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.discord._plugin import plugin
-from adapters.discord._settings import LIMITS, NAME, DiscordSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.discord._adapter import DiscordAdapter, build_client, sync_commands
     from adapters.discord._render import render_embed, render_embeds
+    from adapters.discord._settings import LIMITS, NAME, DiscordSettings
 
 # Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
+    "LIMITS": "adapters.discord._settings",
+    "NAME": "adapters.discord._settings",
+    "DiscordSettings": "adapters.discord._settings",
     "DiscordAdapter": "adapters.discord._adapter",
     "build_client": "adapters.discord._adapter",
     "sync_commands": "adapters.discord._adapter",

@@ -1,51 +1,25 @@
-"""The Discord plugin's declaration: what the core needs to know about Discord, said once."""
+"""The Discord plugin's declaration: what the core needs to know about Discord, said once.
+
+Its parts are named by address: they load, with the platform's library,
+only when the core uses them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-from adapters.discord._preview import preview
-from adapters.discord._settings import (
-    LIMITS,
-    MENTIONS,
-    NAME,
-    DiscordAdmins,
-    DiscordDelivery,
-    DiscordSection,
-    DiscordSettings,
-    pacing,
-)
-from bot.ports import Check, Command, DoctorRequest, Plugin
-
-if TYPE_CHECKING:
-    from bot.ports import PluginContext
-
-
-# The adapter and its self-check import the platform's library: only when they are used.
-def create(ctx: PluginContext) -> object:
-    from adapters.discord._adapter import DiscordAdapter
-
-    return DiscordAdapter(ctx)
-
-
-async def doctor(request: DoctorRequest) -> Sequence[Check]:
-    from adapters.discord._doctor import doctor as check
-
-    return await check(request)
-
+from bot.ports import Command, Plugin
 
 plugin = Plugin(
-    name=NAME,
+    name="discord",
     title="Discord",
-    create=create,
-    settings=DiscordSettings,
-    section=DiscordSection,
-    admins=DiscordAdmins,
-    delivery=DiscordDelivery,
-    pacing=pacing,
-    limits=LIMITS,
-    mentions=MENTIONS,
+    create="adapters.discord._adapter:DiscordAdapter",
+    settings="adapters.discord._settings:DiscordSettings",
+    section="adapters.discord._settings:DiscordSection",
+    admins="adapters.discord._settings:DiscordAdmins",
+    delivery="adapters.discord._settings:DiscordDelivery",
+    pacing="adapters.discord._settings:pacing",
+    limits="adapters.discord._settings:LIMITS",
+    # @everyone / @here anywhere; <@123>, <@!123>, <@&456> (users, roles). No word boundary:
+    # Discord reads "@everyone" inside "@everyones" too (discord.py's `escape_mentions` agrees).
+    mentions=(r"@(?=(?:everyone|here))", r"<(?=@)"),
     address_example="discord:300000000000000003/400000000000000004",
     commands=(
         Command(
@@ -55,6 +29,6 @@ plugin = Plugin(
         ),
     ),
     docs="docs/platforms.md#discord",
-    doctor=doctor,
-    preview=preview,
+    doctor="adapters.discord._doctor:doctor",
+    preview="adapters.discord._preview:preview",
 )

@@ -17,9 +17,6 @@ NAME = "discord"
 LIMITS = Limits(
     title=256, body=4096, field_name=256, field_value=1024, fields=25, footer=2048, total=6000
 )
-# @everyone / @here anywhere; <@123>, <@!123>, <@&456> (users, roles). No word boundary:
-# Discord reads "@everyone" inside "@everyones" too (discord.py's `escape_mentions` agrees).
-MENTIONS = (r"@(?=(?:everyone|here))", r"<(?=@)")
 
 
 class DiscordSettings(PluginSettings):

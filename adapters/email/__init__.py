@@ -11,16 +11,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.email._plugin import plugin
-from adapters.email._settings import NAME, EmailSettings, parse_smtp_url
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.email._adapter import EmailAdapter
     from adapters.email._render import Envelope, build_email
+    from adapters.email._settings import NAME, EmailSettings, parse_smtp_url
 
 # The platform's libraries load only when something here needs them (the plugin's
 # declaration does not), so `strikebot --help` and the other commands start quickly.
 _LAZY = {
+    "NAME": "adapters.email._settings",
+    "EmailSettings": "adapters.email._settings",
+    "parse_smtp_url": "adapters.email._settings",
     "EmailAdapter": "adapters.email._adapter",
     "Envelope": "adapters.email._render",
     "build_email": "adapters.email._render",

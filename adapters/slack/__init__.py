@@ -13,15 +13,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.slack._plugin import plugin
-from adapters.slack._settings import EVENTS_PATH, LIMITS, NAME, SlackSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.slack._adapter import SlackAdapter, api_base, connection_mode
     from adapters.slack._blocks import escape, render
+    from adapters.slack._settings import EVENTS_PATH, LIMITS, NAME, SlackSettings
 
 # Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
+    "EVENTS_PATH": "adapters.slack._settings",
+    "LIMITS": "adapters.slack._settings",
+    "NAME": "adapters.slack._settings",
+    "SlackSettings": "adapters.slack._settings",
     "SlackAdapter": "adapters.slack._adapter",
     "api_base": "adapters.slack._adapter",
     "connection_mode": "adapters.slack._adapter",

@@ -1,53 +1,27 @@
-"""The Slack plugin's declaration: what the core needs to know about Slack, said once."""
+"""The Slack plugin's declaration: what the core needs to know about Slack, said once.
+
+Its parts are named by address: they load, with the platform's library,
+only when the core uses them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-from adapters.slack._preview import preview
-from adapters.slack._settings import (
-    LIMITS,
-    MENTIONS,
-    NAME,
-    SlackAdmins,
-    SlackDelivery,
-    SlackSection,
-    SlackSettings,
-    pacing,
-)
-from bot.ports import Check, DoctorRequest, Plugin
-
-if TYPE_CHECKING:
-    from bot.ports import PluginContext
-
-
-# The adapter and its self-check import the platform's library: only when they are used.
-def create(ctx: PluginContext) -> object:
-    from adapters.slack._adapter import SlackAdapter
-
-    return SlackAdapter(ctx)
-
-
-async def doctor(request: DoctorRequest) -> Sequence[Check]:
-    from adapters.slack._doctor import doctor as check
-
-    return await check(request)
-
+from bot.ports import Plugin
 
 plugin = Plugin(
-    name=NAME,
+    name="slack",
     title="Slack",
-    create=create,
-    settings=SlackSettings,
-    section=SlackSection,
-    admins=SlackAdmins,
-    delivery=SlackDelivery,
-    pacing=pacing,
-    limits=LIMITS,
-    mentions=MENTIONS,
+    create="adapters.slack._adapter:SlackAdapter",
+    settings="adapters.slack._settings:SlackSettings",
+    section="adapters.slack._settings:SlackSection",
+    admins="adapters.slack._settings:SlackAdmins",
+    delivery="adapters.slack._settings:SlackDelivery",
+    pacing="adapters.slack._settings:pacing",
+    limits="adapters.slack._settings:LIMITS",
+    # <!channel>, <!here>, <!everyone>, <!subteam^S1>, <@U123>; plain @here/@channel with
+    # link_names. No word boundary, as Slack reads them.
+    mentions=(r"@(?=(?:everyone|here|channel))", r"<(?=[@!])"),
     address_example="slack:T0001/C0001",
     docs="docs/platforms.md#slack",
-    doctor=doctor,
-    preview=preview,
+    doctor="adapters.slack._doctor:doctor",
+    preview="adapters.slack._preview:preview",
 )

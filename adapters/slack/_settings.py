@@ -34,10 +34,6 @@ LIMITS = Limits(
     total=60_000,
 )
 
-# <!channel>, <!here>, <!everyone>, <!subteam^S1>, <@U123>; plain @here/@channel with
-# link_names. No word boundary, as Slack reads them.
-MENTIONS = (r"@(?=(?:everyone|here|channel))", r"<(?=[@!])")
-
 
 class SlackSettings(PluginSettings):
     """SLACK_BOT_TOKEN turns Slack on; Socket Mode needs SLACK_APP_TOKEN, HTTP mode

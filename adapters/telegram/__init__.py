@@ -14,15 +14,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.telegram._plugin import plugin
-from adapters.telegram._settings import LIMITS, NAME, WEBHOOK_PATH, TelegramSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.telegram._adapter import TelegramAdapter, bot_api_base, connection_mode, menu
     from adapters.telegram._render import inert, render, reply_text, visible_length
+    from adapters.telegram._settings import LIMITS, NAME, WEBHOOK_PATH, TelegramSettings
 
 # Loaded when first used, with the platform's library (see `lazy_exports`).
 _LAZY = {
+    "LIMITS": "adapters.telegram._settings",
+    "NAME": "adapters.telegram._settings",
+    "WEBHOOK_PATH": "adapters.telegram._settings",
+    "TelegramSettings": "adapters.telegram._settings",
     "TelegramAdapter": "adapters.telegram._adapter",
     "bot_api_base": "adapters.telegram._adapter",
     "connection_mode": "adapters.telegram._adapter",

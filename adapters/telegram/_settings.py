@@ -21,9 +21,6 @@ LIMITS = Limits(
     title=256, body=3000, field_name=100, field_value=1000, fields=10, footer=200, total=3600
 )
 TEXT_MAX = 4096
-# @username (5-32 letters, digits, _) notifies that person. Not inside an e-mail address,
-# nor in Slack's <@U123> (Slack's own pattern covers it; the renderer catches every @ anyway).
-MENTIONS = (r"(?<![\w.@<\u200b])@(?=[A-Za-z][A-Za-z0-9_]{4,31}\b)",)
 
 
 class TelegramSettings(PluginSettings):

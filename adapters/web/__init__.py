@@ -14,15 +14,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.web._plugin import plugin
-from adapters.web._settings import NAME
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.web._build import WebSurface
     from adapters.web._mount import build_app
+    from adapters.web._settings import NAME
 
 # Loaded when first used, with aiohttp and the templates (see `lazy_exports`).
-_LAZY = {"WebSurface": "adapters.web._build", "build_app": "adapters.web._mount"}
+_LAZY = {
+    "NAME": "adapters.web._settings",
+    "WebSurface": "adapters.web._build",
+    "build_app": "adapters.web._mount",
+}
 
 __getattr__ = lazy_exports(__name__, _LAZY)
 

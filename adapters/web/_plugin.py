@@ -1,49 +1,20 @@
-"""The web plugin's declaration: the public page, feeds and APIs, said once."""
+"""The web plugin's declaration: the public page, feeds and APIs, said once.
+
+Its parts are named by address: they load, with aiohttp and the
+templates, only when the core uses them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from adapters.web._settings import NAME, WebAdmins, WebSection, WebSettings
-from bot.ports import Check, Command, DoctorRequest, Plugin
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from bot.ports import Campaign, OutboundMessage, PluginContext, Section, SurfacePreview
-
-
-def create(ctx: PluginContext) -> object:
-    """The web surface, importing aiohttp and the templates only when the plugin runs."""
-    from adapters.web._build import WebSurface
-
-    return WebSurface(ctx)
-
-
-def preview(
-    message: OutboundMessage, campaign: Campaign, section: Section | None, language: str
-) -> SurfacePreview:
-    """The web desk's card for the public page, read only when a desk asks."""
-    from adapters.web._surface import preview as card
-
-    return card(message, campaign, section, language)
-
-
-async def doctor(request: DoctorRequest) -> Sequence[Check]:
-    """The admin token's strength and the public address."""
-    from adapters.web._doctor import doctor as check
-
-    return await check(request)
-
+from bot.ports import Command, Plugin
 
 plugin = Plugin(
-    name=NAME,
+    name="web",
     title="Web page and API",
-    create=create,
-    settings=WebSettings,
-    section=WebSection,
-    admins=WebAdmins,  # [admins.web] emails: who signs in to the web desk (/desk)
-    preview=preview,
+    create="adapters.web._build:WebSurface",
+    settings="adapters.web._settings:WebSettings",
+    section="adapters.web._settings:WebSection",
+    admins="adapters.web._settings:WebAdmins",  # [admins.web] emails: who signs in to /desk
+    preview="adapters.web._surface:preview",
     delivers=False,
     commands=(
         Command(
@@ -53,5 +24,5 @@ plugin = Plugin(
         ),
     ),
     docs="docs/web.md",
-    doctor=doctor,
+    doctor="adapters.web._doctor:doctor",
 )

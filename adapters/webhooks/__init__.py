@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.webhooks._plugin import plugin
-from adapters.webhooks._settings import NAME
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.webhooks._adapter import WebhookAdapter, body_of, next_try
     from adapters.webhooks._sending import Outcome, SafeResolver, Sender, sign, signed_headers
+    from adapters.webhooks._settings import NAME
 
 # Loaded when first used, with aiohttp (see `lazy_exports`).
 _LAZY = {
+    "NAME": "adapters.webhooks._settings",
     "WebhookAdapter": "adapters.webhooks._adapter",
     "body_of": "adapters.webhooks._adapter",
     "next_try": "adapters.webhooks._adapter",

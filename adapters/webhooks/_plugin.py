@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from adapters.webhooks._settings import NAME
 from bot.ports import Command, Plugin
 
-if TYPE_CHECKING:
-    from bot.ports import PluginContext
-
-
-def create(ctx: PluginContext) -> object:
-    """The adapter, importing aiohttp only when the plugin runs."""
-    from adapters.webhooks._adapter import WebhookAdapter
-
-    return WebhookAdapter(ctx)
-
-
 plugin = Plugin(
-    name=NAME,
+    name="webhooks",
     title="Webhooks",
-    create=create,
+    create="adapters.webhooks._adapter:WebhookAdapter",  # with aiohttp, when the plugin runs
     # Endpoints are added with `strikebot webhooks add` (or the admin API), not by address.
     delivers=False,
     events=True,

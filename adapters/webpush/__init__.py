@@ -15,13 +15,20 @@ from typing import TYPE_CHECKING
 from bot.ports import lazy_exports
 
 from ._plugin import plugin
-from ._settings import NAME, SUBSCRIBE_PATH, WebPushSection, WebPushSettings
 
 if TYPE_CHECKING:
     from ._adapter import WebPushAdapter
     from ._render import payload
+    from ._settings import NAME, SUBSCRIBE_PATH, WebPushSection, WebPushSettings
 
-_LAZY = {"WebPushAdapter": "adapters.webpush._adapter", "payload": "adapters.webpush._render"}
+_LAZY = {
+    "NAME": "adapters.webpush._settings",
+    "SUBSCRIBE_PATH": "adapters.webpush._settings",
+    "WebPushSection": "adapters.webpush._settings",
+    "WebPushSettings": "adapters.webpush._settings",
+    "WebPushAdapter": "adapters.webpush._adapter",
+    "payload": "adapters.webpush._render",
+}
 
 __getattr__ = lazy_exports(__name__, _LAZY)
 

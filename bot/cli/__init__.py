@@ -81,11 +81,16 @@ class CliContext:
 
 @asynccontextmanager
 async def open_context(
-    args: argparse.Namespace, *, seed: bool = True, clock: Clock | None = None
+    args: argparse.Namespace,
+    *,
+    seed: bool = True,
+    clock: Clock | None = None,
+    platforms: bool = True,
 ) -> AsyncIterator[CliContext]:
     """Load settings and config, open (and migrate) the store, seed the campaign. The clock
     is real time, the replayed time of `strikebot --now TIME COMMAND`, or a demo campaign
-    file's (`bot.runtime.demo`: its story's week, unless `--real-time`)."""
+    file's (`bot.runtime.demo`: its story's week, unless `--real-time`). `platforms=False`
+    (a command that uses none) checks a platform's campaign-file tables only if used."""
     # Imported here, not above: `strikebot --help` and commands that open no store load none
     # of the store, SQLAlchemy or the campaign file's reader.
     from bot.config import Settings, load_config
@@ -95,7 +100,7 @@ async def open_context(
 
     settings = Settings.from_env()
     config_path = args.config or settings.config_path
-    config = load_config(config_path)
+    config = load_config(config_path, platforms=platforms)
     database_url = args.database_url or settings.database_url
     async with Store.open(database_url) as store:
         if clock is None:

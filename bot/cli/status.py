@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def status_handler(args: argparse.Namespace) -> int:
-    async with open_context(args) as ctx:
+    async with open_context(args, platforms=False) as ctx:
         campaign = ctx.config.to_campaign()
         language = language_for(args, campaign)
         now = ctx.clock()
@@ -187,7 +187,7 @@ def _print_status(
 async def timeline_handler(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.limit > 1000:
         raise InvalidInput(f"-n {args.limit} is out of range; give a number from 1 to 1000.")
-    async with open_context(args) as ctx:
+    async with open_context(args, platforms=False) as ctx:
         campaign = ctx.config.to_campaign()
         language = language_for(args, campaign)
         now = ctx.clock()

@@ -26,7 +26,17 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Protocol,
+    Self,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 from pydantic_settings import (
@@ -39,10 +49,11 @@ from pydantic_settings import (
 from bot import i18n
 from bot.errors import ConfigError
 from bot.models import Actor, Campaign, Contact, Subscription
-from bot.plugins.outbound import Limits, OutboundMessage, Pacing
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+    from bot.plugins.outbound import Limits, OutboundMessage, Pacing
 
 ZWSP = "\u200b"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{1,31}$")
@@ -53,6 +64,7 @@ log = logging.getLogger("strikebot.plugins")
 
 SubParsers = argparse._SubParsersAction
 S = TypeVar("S", bound="PluginSettings")
+T = TypeVar("T")
 B = TypeVar("B", bound="FromEnvironment")
 
 
@@ -217,7 +229,45 @@ def one_message(message: OutboundMessage, campaign: Campaign, section: Section |
     return 1
 
 
-@dataclass(frozen=True, slots=True)
+class Part(Generic[T]):
+    """A field of a plugin's declaration given as the thing itself or as its address,
+    `"package.module:name"`, imported when the field is first read: a declaration loads
+    none of the models, adapters and renderers it names, so every command starts quickly."""
+
+    def __init__(self, default: T) -> None:
+        self.default = default
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot = name, f"_{name}"
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> T:
+        if obj is None:  # the dataclass asks for the field's default
+            return self.default
+        value = obj.__dict__[self.slot]
+        if isinstance(value, str):
+            value = obj.__dict__[self.slot] = self._load(obj, value)
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: object, value: T | str) -> None:
+        obj.__dict__[self.slot] = value
+
+    def given(self, obj: object) -> bool:
+        """Whether `obj` declares this field (without importing what it names)."""
+        return obj.__dict__[self.slot] is not None
+
+    def _load(self, obj: object, address: str) -> Any:
+        module, _, name = address.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            owner = getattr(obj, "name", None) or type(obj).__name__
+            raise ConfigError(
+                f"The platform plugin {owner!r} names {address!r} as its {self.name}, which "
+                f"cannot be loaded ({type(exc).__name__}: {exc}). Reinstall the plugin."
+            ) from exc
+
+
+@dataclass(frozen=True)
 class Cost:
     """What a platform that reaches people one by one spends per message, for the preview
     ("It will send 1,204 e-mails and 2,310 text segments"). `units` is the context of a
@@ -227,7 +277,7 @@ class Cost:
     campaign-file section."""
 
     units: str
-    measure: Callable[[OutboundMessage, Campaign, Section | None], int] = one_message
+    measure: Part[Callable[[OutboundMessage, Campaign, Section | None], int]] = Part(one_message)
     # The plural context naming whole messages ("{n} text"), when units are parts of one.
     messages: str = ""
 
@@ -259,10 +309,10 @@ class SurfacePreview:
 
 # (the message in one language, the campaign, the plugin's campaign-file section, the
 # language of the person reading the preview) -> the update as the platform shows it.
-Previewer = Callable[[OutboundMessage, Campaign, Section | None, str], SurfacePreview]
+Previewer: TypeAlias = "Callable[[OutboundMessage, Campaign, Section | None, str], SurfacePreview]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Plugin:
     """A platform, declared once. See the module docstring and `docs/adapters.md`.
 
@@ -290,12 +340,12 @@ class Plugin:
     title: str
     # Takes a `bot.runtime.context.PluginContext`. Not named here: the context is built from the
     # plugins, so naming it would make the two modules depend on each other.
-    create: Callable[[Any], object] | None = None
-    settings: type[PluginSettings] = PluginSettings
-    section: type[Section] | None = None
-    admins: type[AdminRule] = AdminRule
-    delivery: type[Section] | None = None
-    limits: Limits | None = None
+    create: Part[Callable[[Any], object] | None] = Part(None)
+    settings: Part[type[PluginSettings]] = Part(PluginSettings)
+    section: Part[type[Section] | None] = Part(None)
+    admins: Part[type[AdminRule]] = Part(AdminRule)
+    delivery: Part[type[Section] | None] = Part(None)
+    limits: Part[Limits | None] = Part(None)
     mentions: tuple[str, ...] = ()
     address_example: str = ""
     delivers: bool = True
@@ -310,9 +360,9 @@ class Plugin:
     # `strikebot doctor`: asks the platform, with the configured token, what the bot can do
     # (token valid, scopes or intents, and for every subscribed channel whether it can post
     # there), and says how to fix each problem. No network call may outlive a few seconds.
-    doctor: Doctor | None = None
-    preview: Previewer | None = None
-    pacing: Callable[[Section | None], Pacing] | None = None
+    doctor: Part[Doctor | None] = Part(None)
+    preview: Part[Previewer | None] = Part(None)
+    pacing: Part[Callable[[Section | None], Pacing] | None] = Part(None)
     slow_advice: str = ""
 
     def __post_init__(self) -> None:
@@ -321,12 +371,24 @@ class Plugin:
                 f"A platform plugin is called {self.name!r}; a name is 2-32 lowercase letters, "
                 f"digits or _ starting with a letter, and not one of {sorted(RESERVED_NAMES)}."
             )
-        for name in self.delivery.model_fields if self.delivery else {}:
-            if not name.startswith(f"{self.name}_"):
+
+    def declares(self, part: str) -> bool:
+        """Whether the declaration gives `part` ("section", "delivery"...), without loading it."""
+        descriptor = type(self).__dict__[part]
+        assert isinstance(descriptor, Part)
+        return descriptor.given(self)
+
+    def delivery_keys(self) -> list[str]:
+        """The `[delivery]` keys this plugin declares (loads its delivery model). Raises
+        `ConfigError` for a key not named `<name>_...`: every plugin's keys share the table."""
+        keys = list(self.delivery.model_fields) if self.delivery else []
+        for key in keys:
+            if not key.startswith(f"{self.name}_"):
                 raise ConfigError(
-                    f"Plugin {self.name!r} declares the [delivery] key {name!r}; its keys must "
+                    f"Plugin {self.name!r} declares the [delivery] key {key!r}; its keys must "
                     f"start with '{self.name}_'."
                 )
+        return keys
 
 
 def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:

@@ -12,17 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapters.twilio.sms._plugin import plugin
-from adapters.twilio.sms._segments import Segments, count
-from adapters.twilio.sms._settings import NAME, SmsSettings
 from bot.ports import lazy_exports
 
 if TYPE_CHECKING:
     from adapters.twilio.sms._adapter import SmsAdapter
     from adapters.twilio.sms._render import render_text
+    from adapters.twilio.sms._segments import Segments, count
+    from adapters.twilio.sms._settings import NAME, SmsSettings
 
 # The platform's libraries load only when something here needs them (the plugin's
 # declaration does not), so `strikebot --help` and the other commands start quickly.
 _LAZY = {
+    "NAME": "adapters.twilio.sms._settings",
+    "SmsSettings": "adapters.twilio.sms._settings",
+    "Segments": "adapters.twilio.sms._segments",
+    "count": "adapters.twilio.sms._segments",
     "SmsAdapter": "adapters.twilio.sms._adapter",
     "render_text": "adapters.twilio.sms._render",
 }

@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING
 from bot.ports import lazy_exports
 
 from ._plugin import plugin
-from ._settings import NAME, WhatsAppSection, WhatsAppSettings
 
 if TYPE_CHECKING:
     from ._adapter import WhatsAppAdapter
     from ._render import free_form, variables
+    from ._settings import NAME, WhatsAppSection, WhatsAppSettings
 
 _LAZY = {
+    "NAME": "adapters.twilio.whatsapp._settings",
+    "WhatsAppSection": "adapters.twilio.whatsapp._settings",
+    "WhatsAppSettings": "adapters.twilio.whatsapp._settings",
     "WhatsAppAdapter": "adapters.twilio.whatsapp._adapter",
     "free_form": "adapters.twilio.whatsapp._render",
     "variables": "adapters.twilio.whatsapp._render",

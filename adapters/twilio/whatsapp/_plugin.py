@@ -1,43 +1,23 @@
-"""The WhatsApp plugin's declaration: what the core needs to know, said once."""
+"""The WhatsApp plugin's declaration: what the core needs to know, said once.
+
+Its parts are named by address: they load, with the Twilio client, only
+when the core uses them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-from bot.ports import Check, Contact, Cost, DoctorRequest, Plugin
-
-if TYPE_CHECKING:
-    from bot.ports import PluginContext
-
-from ._preview import preview
-from ._settings import NAME, WhatsAppDelivery, WhatsAppSection, WhatsAppSettings, pacing
-
-
-def create(ctx: PluginContext) -> object:
-    """The adapter, importing its libraries only when the platform is on."""
-    from ._adapter import WhatsAppAdapter
-
-    return WhatsAppAdapter(ctx)
-
-
-async def doctor(request: DoctorRequest) -> Sequence[Check]:
-    from ._doctor import doctor as check
-
-    return await check(request)
-
+from bot.ports import Contact, Cost, Plugin
 
 plugin = Plugin(
-    name=NAME,
+    name="whatsapp",
     title="WhatsApp (Twilio)",
-    create=create,
-    settings=WhatsAppSettings,
-    section=WhatsAppSection,
-    delivery=WhatsAppDelivery,
-    pacing=pacing,
+    create="adapters.twilio.whatsapp._adapter:WhatsAppAdapter",
+    settings="adapters.twilio.whatsapp._settings:WhatsAppSettings",
+    section="adapters.twilio.whatsapp._settings:WhatsAppSection",
+    delivery="adapters.twilio.whatsapp._settings:WhatsAppDelivery",
+    pacing="adapters.twilio.whatsapp._settings:pacing",
     contact=Contact.WHATSAPP,
     cost=Cost(units="whatsapp.units"),
-    doctor=doctor,
+    doctor="adapters.twilio.whatsapp._doctor:doctor",
     docs="docs/whatsapp.md",
-    preview=preview,
+    preview="adapters.twilio.whatsapp._preview:preview",
 )
