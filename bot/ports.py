@@ -14,18 +14,6 @@ from typing import TYPE_CHECKING
 
 from bot import i18n
 from bot.clock import Clock, shifted_clock, utcnow
-from bot.editorial.demands import DemandWording
-from bot.editorial.parsing import QuietHoursSetting, parse_quiet_hours
-from bot.editorial.rules import (
-    BODY_MAX,
-    HEADLINE_MAX,
-    NEXT_STEP_MAX,
-    NOTE_MAX,
-    OFFER_MAX,
-    REASON_MAX,
-    SOURCE_MAX,
-    VISIBLE_TEXT_PATTERN,
-)
 from bot.errors import (
     ConfigError,
     Conflict,
@@ -38,16 +26,6 @@ from bot.errors import (
     TransientDeliveryError,
 )
 from bot.i18n.sentences import not_found, say
-from bot.messages import fallback, kinds
-from bot.messages.compose import (
-    fit,
-    fit_message,
-    local_zone,
-    neutralize_mentions,
-    page_url,
-    split,
-)
-from bot.messages.families import family_answers
 from bot.models import (
     Actor,
     Audience,
@@ -69,7 +47,6 @@ from bot.models import (
     Urgency,
     WebhookEndpoint,
 )
-from bot.network import network_of
 from bot.plugins import (
     AdminRule,
     Check,
@@ -86,21 +63,6 @@ from bot.plugins import (
     lazy_exports,
 )
 from bot.plugins.admins import AdminList
-from bot.plugins.outbound import (
-    Adapter,
-    ChannelRef,
-    EventSink,
-    Field,
-    FindsSent,
-    HealthBoard,
-    Limits,
-    Link,
-    MessageKind,
-    OutboundMessage,
-    Pacing,
-    Reporting,
-    Service,
-)
 
 if TYPE_CHECKING:
     from bot.audiences.picker import PlaceMatch
@@ -120,9 +82,32 @@ if TYPE_CHECKING:
     from bot.delivery.leadership import Leadership
     from bot.delivery.progress import Progress
     from bot.editorial.admin import DemandResult
+    from bot.editorial.demands import DemandWording
     from bot.editorial.desk import Action, Preview, Problems, Proposal, TextPatch
+    from bot.editorial.parsing import QuietHoursSetting, parse_quiet_hours
+    from bot.editorial.rules import (
+        BODY_MAX,
+        HEADLINE_MAX,
+        NEXT_STEP_MAX,
+        NOTE_MAX,
+        OFFER_MAX,
+        REASON_MAX,
+        SOURCE_MAX,
+        VISIBLE_TEXT_PATTERN,
+    )
     from bot.editorial.translations import StaleText, stale_note
+    from bot.messages import fallback, kinds
+    from bot.messages.compose import (
+        fit,
+        fit_message,
+        local_zone,
+        neutralize_mentions,
+        page_url,
+        split,
+    )
+    from bot.messages.families import family_answers
     from bot.metrics import Metrics
+    from bot.network import network_of
     from bot.people.contacts import show_phone
     from bot.people.conversation import Conversation
     from bot.people.preferences import LinkRefused
@@ -135,6 +120,21 @@ if TYPE_CHECKING:
         TooManySignups,
         choice_text,
     )
+    from bot.plugins.outbound import (
+        Adapter,
+        ChannelRef,
+        EventSink,
+        Field,
+        FindsSent,
+        HealthBoard,
+        Limits,
+        Link,
+        MessageKind,
+        OutboundMessage,
+        Pacing,
+        Reporting,
+        Service,
+    )
     from bot.runtime.context import PluginContext
     from bot.store import STORE_FAILURES
     from bot.store.content import SharedCheck
@@ -145,6 +145,40 @@ if TYPE_CHECKING:
 # Names whose modules bring the store, SQLAlchemy or the CLI with them load when first used,
 # so that a plugin's declaration (and `strikebot --help`) imports none of it.
 _LAZY = {
+    "DemandWording": "bot.editorial.demands",
+    "QuietHoursSetting": "bot.editorial.parsing",
+    "parse_quiet_hours": "bot.editorial.parsing",
+    "BODY_MAX": "bot.editorial.rules",
+    "HEADLINE_MAX": "bot.editorial.rules",
+    "NEXT_STEP_MAX": "bot.editorial.rules",
+    "NOTE_MAX": "bot.editorial.rules",
+    "OFFER_MAX": "bot.editorial.rules",
+    "REASON_MAX": "bot.editorial.rules",
+    "SOURCE_MAX": "bot.editorial.rules",
+    "VISIBLE_TEXT_PATTERN": "bot.editorial.rules",
+    "fallback": "bot.messages:fallback",
+    "kinds": "bot.messages:kinds",
+    "fit": "bot.messages.compose",
+    "fit_message": "bot.messages.compose",
+    "local_zone": "bot.messages.compose",
+    "neutralize_mentions": "bot.messages.compose",
+    "page_url": "bot.messages.compose",
+    "split": "bot.messages.compose",
+    "family_answers": "bot.messages.families",
+    "network_of": "bot.network",
+    "Adapter": "bot.plugins.outbound",
+    "ChannelRef": "bot.plugins.outbound",
+    "EventSink": "bot.plugins.outbound",
+    "Field": "bot.plugins.outbound",
+    "FindsSent": "bot.plugins.outbound",
+    "HealthBoard": "bot.plugins.outbound",
+    "Limits": "bot.plugins.outbound",
+    "Link": "bot.plugins.outbound",
+    "MessageKind": "bot.plugins.outbound",
+    "OutboundMessage": "bot.plugins.outbound",
+    "Pacing": "bot.plugins.outbound",
+    "Reporting": "bot.plugins.outbound",
+    "Service": "bot.plugins.outbound",
     "PlaceMatch": "bot.audiences.picker",
     "AddressPolicy": "bot.channels.webhooks",
     "webhook_summary": "bot.channels.webhooks:summary",

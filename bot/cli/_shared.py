@@ -15,9 +15,7 @@ from rich.console import RenderableType
 
 from bot import i18n
 from bot.clock import parse_moment as parse_offset_moment
-from bot.editorial.parsing import parse_timezone, parse_when
 from bot.errors import InvalidInput
-from bot.messages.compose import update_url
 from bot.models import (
     Actor,
     AuditEntry,
@@ -121,6 +119,8 @@ def parse_moment(value: str, zone_name: str, *, option: str) -> datetime:
     A wall time that does not exist (clocks spring forward) or happens twice (clocks fall
     back) is refused: give the offset instead.
     """
+    from bot.editorial.parsing import parse_timezone, parse_when  # its rules' patterns
+
     zone = ZoneInfo(parse_timezone(zone_name))
     try:
         return parse_when(value, zone)  # the one reading rule, chat's too
@@ -184,6 +184,7 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 
 
 def update_json(update: Update, campaign: Campaign) -> dict[str, Any]:
+    from bot.messages.compose import update_url
     from bot.store.codecs import texts_to_json
 
     return {
