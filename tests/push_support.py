@@ -92,4 +92,5 @@ async def push_bot(
         try:
             yield PushBot(store, clock, admin, signups, adapter, client, dispatcher, push)
         finally:
+            await signups.scrubbed()  # as `strikebot run` does before it stops
             await adapter.stop()
