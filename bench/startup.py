@@ -7,7 +7,8 @@ from other work falls on all of them alike. `status` reads a temporary SQLite fi
 (and migrated, and seeded with the shipped campaign) by one `strikebot status` before the
 rounds. Printed per command: the median wall time, its spread (lowest–highest) and the
 median's ratio to the floor's median (issue 31: at most 1.5). `python -c pass` and the
-libraries `status` needs (`LIBRARIES`) are printed too, for scale. The last line is
+libraries `status` needs (`LIBRARIES`) and a minimal `status` on them alone
+(`MINIMAL_STATUS`) are printed too, for scale. The last line is
 machine-readable.
 
     .venv/bin/python -m bench.startup [--rounds 15]
@@ -37,6 +38,33 @@ LIBRARIES = (
     " pydantic_settings, rich.console, babel.dates, babel.support;"
     " babel.Locale.parse('en').datetime_formats"
 )
+
+# A peer of `status` written against those libraries alone, in the fewest lines: read the
+# environment (pydantic-settings) and the campaign file, open the SQLite file, one count,
+# one date by Babel, one line by rich. What any `status` on these libraries costs at least.
+MINIMAL_STATUS = """
+import asyncio, tomllib
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from rich.console import Console
+import babel.dates
+class S(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STRIKEBOT_")
+    database_url: str
+    config: str
+s = S()
+with open(s.config, "rb") as f:
+    campaign = tomllib.load(f)["campaign"]
+async def main():
+    engine = create_async_engine(s.database_url)
+    async with engine.connect() as conn:
+        n = await conn.scalar(sa.text("SELECT count(*) FROM updates"))
+    await engine.dispose()
+    when = babel.dates.format_datetime(locale="en")
+    Console().print(f"[bold]{campaign['union']}[/]: {n} updates, {when}")
+asyncio.run(main())
+"""
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -68,6 +96,7 @@ def main() -> None:
             "python -c pass": [python, "-c", "pass"],
             "import floor": [python, "-c", "import sqlalchemy, aiohttp"],
             "status's libraries": [python, "-c", LIBRARIES],
+            "a minimal status": [python, "-c", MINIMAL_STATUS],
             "strikebot --help": [strikebot, "--help"],
             "strikebot status": [strikebot, "status"],
         }
@@ -97,7 +126,8 @@ def main() -> None:
         f"startup help_ms={statistics.median(times['strikebot --help']) * 1000:.0f} "
         f"status_ms={statistics.median(times['strikebot status']) * 1000:.0f} "
         f"floor_ms={floor * 1000:.0f} help_ratio={ratios['strikebot --help']:.2f} "
-        f"status_ratio={ratios['strikebot status']:.2f} load={os.getloadavg()[0]:.1f}"
+        f"status_ratio={ratios['strikebot status']:.2f} "
+        f"minimal_ratio={ratios['a minimal status']:.2f} load={os.getloadavg()[0]:.1f}"
     )
 
 
