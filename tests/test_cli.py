@@ -279,8 +279,10 @@ def test_subscriptions_list_add_change_and_remove(cli: Cli) -> None:
     listed = cli.json("subscriptions", "list")
     assert [s["id"] for s in listed] == [added["id"], other["id"]]
     assert "#huelga" in cli.ok("subscriptions", "list")
+    assert cli.json("status")["subscriptions"] == 2
 
     cli.ok("subscriptions", "remove", "slack:T1/C1")
+    assert "Channels: 1 subscribed" in cli.ok("status")  # the active ones
     cli.ok("subscriptions", "remove", str(added["id"]))
     assert cli.json("subscriptions", "list") == []
     everything = cli.json("subscriptions", "list", "--all")

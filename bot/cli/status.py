@@ -67,15 +67,11 @@ async def status_handler(args: argparse.Namespace) -> int:
         now = ctx.clock()
         async with ctx.store.read() as tx:
             latest = await tx.latest_update(now)
-            everything = await tx.list_updates(now, limit=None, visible_only=False)
+            pending = await tx.pending_approval(now)
+            scheduled = await tx.scheduled(now)
             demands = await tx.list_demands(with_history=False)
-            subscriptions = await tx.list_subscriptions()
+            subscriptions = await tx.count_subscriptions()
             deliveries = await tx.delivery_counts()
-        pending = [u for u in everything if u.state is UpdateState.PENDING_APPROVAL]
-        scheduled = sorted(
-            (u for u in everything if u.state is UpdateState.SCHEDULED),
-            key=lambda u: u.effective_at,
-        )
         day = _strike_day(campaign, latest, now.astimezone(ZoneInfo(campaign.timezone)).date())
         demand_counts = Counter(str(d.status) for d in demands)
         delivery_states: Counter[str] = Counter()
@@ -107,7 +103,7 @@ async def status_handler(args: argparse.Namespace) -> int:
                     "pending_approval": [update_json(u, campaign) for u in pending],
                     "scheduled": [update_json(u, campaign) for u in scheduled],
                     "demands": dict(sorted(demand_counts.items())),
-                    "subscriptions": len(subscriptions),
+                    "subscriptions": subscriptions,
                     "deliveries": dict(sorted(delivery_states.items())),
                 }
             )
@@ -120,7 +116,7 @@ async def status_handler(args: argparse.Namespace) -> int:
             pending,
             scheduled,
             demand_counts,
-            len(subscriptions),
+            subscriptions,
             delivery_states,
         )
         return 0

@@ -303,6 +303,16 @@ class Tx(
         )
         return [update_from_row(r, now) for r in rows]
 
+    async def scheduled(self, now: datetime) -> list[Update]:
+        """The updates whose embargo is still ahead, soonest first (an index range: the
+        campaign's history is not read)."""
+        rows = await self.conn.execute(
+            select(t.updates)
+            .where(visibility.embargoed(now))
+            .order_by(t.updates.c.published_at, t.updates.c.id)
+        )
+        return [update_from_row(r, now) for r in rows]
+
     # -- demands ---------------------------------------------------------------
 
     async def list_demands(
@@ -402,6 +412,11 @@ class Tx(
         if platform is not None:
             query = query.where(t.subscriptions.c.platform == str(platform))
         return [subscription_from_row(r) for r in await self.conn.execute(query)]
+
+    async def count_subscriptions(self) -> int:
+        """How many subscriptions are active (channels and people), without reading them."""
+        query = select(func.count()).where(t.subscriptions.c.active.is_(True))
+        return int(await self.conn.scalar(query) or 0)
 
     async def get_subscription(self, sub_id: int) -> Subscription | None:
         row = (

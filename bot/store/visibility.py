@@ -32,3 +32,8 @@ def current(now: datetime) -> ColumnElement[bool]:
         _u.published_at.is_not(None),
         _u.published_at <= now,
     )
+
+
+def embargoed(now: datetime) -> ColumnElement[bool]:
+    """Published with its embargo still ahead: scheduled."""
+    return and_(_u.state == str(UpdateState.PUBLISHED), _u.published_at > now)
