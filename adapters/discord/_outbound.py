@@ -177,6 +177,9 @@ async def stop_at_429(response: aiohttp.ClientResponse, route_limit: float) -> N
         raise RouteRateLimit(retry_after)
 
 
+UNTIMED = aiohttp.ClientTimeout(total=None, sock_connect=30.0)  # see `GuardedSession`
+
+
 class GuardedSession:
     """discord.py's aiohttp session for the sending client, with the last rate check before
     each request (`guard`, right before the request goes on the wire: after discord.py's own
@@ -184,7 +187,11 @@ class GuardedSession:
     more than `route_limit` seconds, end the request as soon as its headers arrive, before
     discord.py's rate-limit code sees it (`stop_at_429`). What aiohttp trace hooks did
     before, without aiohttp's tracing machinery on every request (several awaited signals
-    each). Everything else is the session's own."""
+    each). Everything else is the session's own.
+
+    Its requests carry no total timeout of aiohttp's own (a timer per request, for
+    discord.py's five minutes): `RestSender._call` bounds every call, retries and bucket
+    waits included, by the request timeout."""
 
     def __init__(
         self, session: aiohttp.ClientSession, route_limit: float, guard: WindowGuard | None
@@ -194,6 +201,7 @@ class GuardedSession:
         self.guard = guard
 
     def request(self, method: str, url: Any, **kwargs: Any) -> _GuardedRequest:
+        kwargs.setdefault("timeout", UNTIMED)
         return _GuardedRequest(self, method, url, kwargs)
 
     def __getattr__(self, name: str) -> Any:
