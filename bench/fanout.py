@@ -677,7 +677,7 @@ async def run(args: argparse.Namespace) -> None:
                             ((v, k) for k, v in per.items() if k.startswith(prefix)), reverse=True
                         )
                         print(f"      {prefix[:-1]}s: " + ", ".join(
-                            f"{k[len(prefix):]} {v:.2f}" for v, k in found[:8] if v >= 0.01
+                            f"{k[len(prefix):]} {v:.3f}" for v, k in found[:14] if v >= 0.005
                         ))  # fmt: skip
                 print(f"    idle before the post   {figures.idle_cpu_ms_per_s:.1f} ms CPU per s")
                 print("    CPU by thread          " + ", ".join(
