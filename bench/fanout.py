@@ -292,14 +292,22 @@ async def naive_run(args: argparse.Namespace, fake: Fake) -> Run:
     try:
         await http.static_login(TOKEN)
         await fake.reset()
+        switches = _switches(os.getpid())
+        system = os.times().system
         cpu, wall = time.process_time(), time.perf_counter()
         for n in range(args.naive_count):
             await http.send_message(NAIVE_FIRST_CHANNEL + n, params=params)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        after = _switches(os.getpid())
+        system = os.times().system - system
     finally:
         await http.close()
     fake_stats = await fake.stats()
     limited, extra = count_429s(fake_stats)
+    n = max(fake_stats["messages"], 1)
+    print(f"  naive loop: {(after[0] - switches[0]) / n:.2f} voluntary, "
+          f"{(after[1] - switches[1]) / n:.2f} involuntary context switches per message; "
+          f"{system * 1000 / n:.2f} ms of the CPU in the kernel")  # fmt: skip
     return Run("naive loop", fake_stats["messages"], wall, cpu, limited, extra, args.rate)
 
 
@@ -327,8 +335,39 @@ def _example_update() -> Any:
 
 def _cpu_seconds(pid: int) -> float:
     """utime + stime of a process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return _cpu_seconds_of(Path(f"/proc/{pid}/stat"))
+
+
+def _threads_cpu(pid: int) -> dict[int, float]:
+    """utime + stime of each thread of a process, from /proc (thread id: seconds)."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out[int(task.name)] = _cpu_seconds_of(task / "stat")
+    return out
+
+
+def _cpu_seconds_of(stat: Path, *, system: bool | None = None) -> float:
+    """utime + stime from a /proc stat file (stime alone with `system`, utime with False)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    user, kernel = int(fields[11]), int(fields[12])
+    ticks = user + kernel if system is None else kernel if system else user
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _switches(pid: int, *, main_only: bool = False) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of every thread of a process so far (of
+    its main thread only, with `main_only`)."""
+    voluntary = involuntary = 0
+    tasks = [Path(f"/proc/{pid}/task/{pid}")] if main_only else Path(f"/proc/{pid}/task").iterdir()
+    for task in tasks:
+        with contextlib.suppress(OSError):
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    voluntary += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    involuntary += int(line.split()[1])
+    return voluntary, involuntary
 
 
 def _rss_mb(pid: int) -> float:
@@ -388,6 +427,9 @@ class ProcessFigures:
     run: Run
     idle_cpu_ms_per_s: float
     per_delivery: dict[str, float]
+    threads_ms_per_delivery: list[float]  # the event loop's thread first, then the busiest
+    system_ms_per_delivery: float  # of the CPU, in the kernel (stime)
+    switches_per_delivery: tuple[float, float, float]  # voluntary (all, the loop's), involuntary
 
 
 async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> ProcessFigures:
@@ -410,6 +452,7 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         "DISCORD_GATEWAY_URL": fake.gateway_url,
         "STRIKEBOT_BENCH_COUNTS": str(counts_path),
         "STRIKEBOT_BENCH_PROFILE": os.environ.get("STRIKEBOT_BENCH_PROFILE", ""),
+        "STRIKEBOT_BENCH_SAMPLE": os.environ.get("STRIKEBOT_BENCH_SAMPLE", ""),
         "STRIKEBOT_BENCH_LOOP": "1" if args.loop_stats else "",
         "PYTHONPATH": os.pathsep.join(
             [str(ROOT / "bench" / "_probe"), str(ROOT), env.get("PYTHONPATH", "")]
@@ -439,7 +482,11 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         idle_cpu = (_cpu_seconds(proc.pid) - cpu0) / (time.perf_counter() - idle0)
         await fake.reset()  # the gateway's own requests are not part of the fan-out
         before = await _counts(proc, counts_path)
+        spy = await _py_spy(args.py_spy, proc.pid)
+        threads0, switches0 = _threads_cpu(proc.pid), _switches(proc.pid)
+        loop0 = _switches(proc.pid, main_only=True)
         cpu0 = _cpu_seconds(proc.pid)
+        system0 = _cpu_seconds_of(Path(f"/proc/{proc.pid}/stat"), system=True)
         async with Store.open(db, migrate=False) as store:
             admin = Admin(store, config.to_campaign(), config.to_admins(), utcnow)
             wall = time.perf_counter()
@@ -464,6 +511,12 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
         # process within half a second on SQLite (PRAGMA data_version).
         wall = time.perf_counter() - (first_at or wall)
         cpu = _cpu_seconds(proc.pid) - cpu0
+        system = _cpu_seconds_of(Path(f"/proc/{proc.pid}/stat"), system=True) - system0
+        threads1, switches1 = _threads_cpu(proc.pid), _switches(proc.pid)
+        loop1 = _switches(proc.pid, main_only=True)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            await spy.wait()
         after = await _counts(proc, counts_path)
     except BaseException:
         print((tmp / "run.log").read_text()[-3000:], file=sys.stderr)
@@ -506,9 +559,31 @@ async def process_run(args: argparse.Namespace, fake: Fake, tmp: Path) -> Proces
     print(f"  RSS of strikebot run: {rss_idle:.0f} MB before the post, {peak:.0f} MB at most "
           f"during the fan-out (+{peak - rss_idle:.0f} MB)")  # fmt: skip
     n = max(fake_stats["messages"], 1)
-    per = {key: (after[key] - before[key]) / n for key in after}
+    per = {key: (after[key] - before.get(key, 0)) / n for key in after}
     run = Run("strikebot run", fake_stats["messages"], wall, cpu, limited, extra, args.rate)
-    return ProcessFigures(run, idle_cpu * 1000, per)
+    spent = {tid: cpu_s - threads0.get(tid, 0.0) for tid, cpu_s in threads1.items()}
+    others = sorted((v for tid, v in spent.items() if tid != proc.pid), reverse=True)
+    threads = [x * 1000 / n for x in [spent.get(proc.pid, 0.0), *others] if x > 0]
+    switches = (
+        (switches1[0] - switches0[0]) / n,
+        (loop1[0] - loop0[0]) / n,
+        (switches1[1] - switches0[1]) / n,
+    )
+    return ProcessFigures(run, idle_cpu * 1000, per, threads, system * 1000 / n, switches)
+
+
+async def _py_spy(output: str | None, pid: int) -> asyncio.subprocess.Process | None:
+    """With `--py-spy FILE`: py-spy records `pid` (every thread, sampled without stopping
+    it) in collapsed-stack form until the fan-out ends."""
+    if not output:
+        return None
+    spy = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid),
+        "--output", output, "--format", "raw", "--nonblocking", "--threads", "--rate", "200",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    await asyncio.sleep(1.0)  # attached
+    return spy
 
 
 def _draft(*, targeted: bool = False) -> Draft:
@@ -597,7 +672,22 @@ async def run(args: argparse.Namespace) -> None:
                         f"{per['timers']:.2f} timers, {per['sqlite_trips']:.2f} trips to "
                         "aiosqlite's thread (--loop-stats)"
                     )
+                    for prefix in ("wake:", "timer:", "guard:", "trip:"):
+                        found = sorted(
+                            ((v, k) for k, v in per.items() if k.startswith(prefix)), reverse=True
+                        )
+                        print(f"      {prefix[:-1]}s: " + ", ".join(
+                            f"{k[len(prefix):]} {v:.3f}" for v, k in found[:14] if v >= 0.005
+                        ))  # fmt: skip
                 print(f"    idle before the post   {figures.idle_cpu_ms_per_s:.1f} ms CPU per s")
+                print("    CPU by thread          " + ", ".join(
+                    f"{ms:.2f}" for ms in figures.threads_ms_per_delivery[:4]
+                ) + " ms per delivery (the event loop's first); in the kernel "
+                  f"{figures.system_ms_per_delivery:.2f} ms")  # fmt: skip
+                voluntary, of_loop, involuntary = figures.switches_per_delivery
+                print(f"    context switches       {voluntary:.2f} voluntary ({of_loop:.2f} "
+                      f"of the event loop's thread), {involuntary:.2f} involuntary per "
+                      "delivery")  # fmt: skip
                 extra = f" round_trips_per_delivery={trips:.2f}"
             else:
                 paced = await dispatcher_run(args, fake, db)
@@ -639,6 +729,12 @@ def main() -> None:
         action="store_true",
         help="count strikebot run's event-loop wake-ups, turns, tasks, timers and trips to "
         "aiosqlite's thread per delivery (bench/_probe; costs a little CPU itself)",
+    )
+    parser.add_argument(
+        "--py-spy",
+        metavar="FILE",
+        help="record strikebot run with py-spy (in the venv) from the post to the last "
+        "message, as collapsed stacks in FILE (--mode run)",
     )
     parser.add_argument(
         "--no-gc-freeze",

@@ -25,8 +25,9 @@ A global 429 (`X-RateLimit-Global: true`, or `"global": true` in the body) is ha
 not by discord.py: discord.py would clear its global-lock event and sleep out Retry-After
 inside the request, and our request timeout cancelling that sleep leaves the event cleared
 for good, so every later request hangs; past its `max_ratelimit_timeout` it raises a
-`RateLimited` that no longer says the limit was global. An aiohttp trace hook stops the
-request as soon as such a response arrives, before discord.py reads it, and the send raises
+`RateLimited` that no longer says the limit was global. The sending client's session
+(`GuardedSession`) stops the request as soon as such a response arrives, before discord.py
+reads it, and the send raises
 `TransientDeliveryError(..., retry_after, is_global=True)`: the dispatcher pauses the whole
 platform for that long and then carries on. discord.py's lock is never touched.
 
@@ -75,7 +76,8 @@ ACCESS_HINT = (
 
 
 class FanoutHTTPClient(HTTPClient):
-    """discord.py's HTTP client, with bucket pruning fit for fan-out to many channels.
+    """discord.py's HTTP client, with bucket pruning fit for fan-out to many channels, and
+    its session a `GuardedSession` (the window guard and the 429 check per request).
 
     Past 256 rate-limit buckets, discord.py scans all of them every time it creates a new
     one, removing those idle for five minutes. A fan-out creates one bucket per channel,
@@ -85,6 +87,20 @@ class FanoutHTTPClient(HTTPClient):
 
     PRUNE_EVERY = 30.0
     _next_prune = 0.0
+    route_limit = 5.0  # see `GuardedSession`
+    guard: WindowGuard | None = None
+    _session: Any = None
+
+    @property
+    def _HTTPClient__session(self) -> Any:
+        """discord.py's session, seen through `GuardedSession` once it is made."""
+        return self._session
+
+    @_HTTPClient__session.setter
+    def _HTTPClient__session(self, session: Any) -> None:
+        if isinstance(session, aiohttp.ClientSession):
+            session = GuardedSession(session, self.route_limit, self.guard)
+        self._session = session
 
     def _try_clear_expired_ratelimits(self) -> None:
         now = time.monotonic()
@@ -148,50 +164,77 @@ def _seconds(raw: object) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-def rate_limit_trace(route_limit: float, guard: WindowGuard | None = None) -> aiohttp.TraceConfig:
-    """The aiohttp hooks of the sending client. Stops a global 429, and a per-route one
-    asking for more than `route_limit` seconds, as soon as its headers arrive: aiohttp calls
-    the hook then, and raising there ends the request (aiohttp closes the response) before
-    discord.py's rate-limit code sees it. With `guard`, the last rate check, right before a
-    request goes on the wire."""
+async def stop_at_429(response: aiohttp.ClientResponse, route_limit: float) -> None:
+    """Raise `GlobalRateLimit` for a global 429, `RouteRateLimit` for a per-route one asking
+    for more than `route_limit` seconds; return for any other answer."""
+    found = await _retry_after_429(response)
+    if found is None:
+        return
+    retry_after, is_global = found
+    if is_global:
+        raise GlobalRateLimit(retry_after)
+    if retry_after > route_limit:
+        raise RouteRateLimit(retry_after)
 
-    async def stop_at_429(
-        _session: aiohttp.ClientSession,
-        _context: object,
-        params: aiohttp.TraceRequestEndParams,
+
+UNTIMED = aiohttp.ClientTimeout(total=None, sock_connect=30.0)  # see `GuardedSession`
+
+
+class GuardedSession:
+    """discord.py's aiohttp session for the sending client, with the last rate check before
+    each request (`guard`, right before the request goes on the wire: after discord.py's own
+    waits) and the 429 check on its answer. A global 429, and a per-route one asking for
+    more than `route_limit` seconds, end the request as soon as its headers arrive, before
+    discord.py's rate-limit code sees it (`stop_at_429`). What aiohttp trace hooks did
+    before, without aiohttp's tracing machinery on every request (several awaited signals
+    each). Everything else is the session's own.
+
+    Its requests carry no total timeout of aiohttp's own (a timer per request, for
+    discord.py's five minutes): `RestSender._call` bounds every call, retries and bucket
+    waits included, by the request timeout."""
+
+    def __init__(
+        self, session: aiohttp.ClientSession, route_limit: float, guard: WindowGuard | None
     ) -> None:
-        found = await _retry_after_429(params.response)
-        if found is None:
-            return
-        retry_after, is_global = found
-        if is_global:
-            raise GlobalRateLimit(retry_after)
-        if retry_after > route_limit:
-            raise RouteRateLimit(retry_after)
+        self.session = session
+        self.route_limit = route_limit
+        self.guard = guard
 
-    trace = aiohttp.TraceConfig()
-    if guard is not None:
+    def request(self, method: str, url: Any, **kwargs: Any) -> _GuardedRequest:
+        kwargs.setdefault("timeout", UNTIMED)
+        return _GuardedRequest(self, method, url, kwargs)
 
-        async def wait_for_room(
-            _session: aiohttp.ClientSession,
-            context: Any,
-            _params: aiohttp.TraceRequestStartParams,
-        ) -> None:
-            context.guard_entry = await guard.wait()
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
 
-        async def answered(
-            _session: aiohttp.ClientSession,
-            context: Any,
-            _params: aiohttp.TraceRequestEndParams,
-        ) -> None:
-            entry = getattr(context, "guard_entry", None)
-            if entry is not None:
-                guard.answered(entry)
 
-        trace.on_request_start.append(wait_for_room)
-        trace.on_request_end.append(answered)
-    trace.on_request_end.append(stop_at_429)
-    return trace
+class _GuardedRequest:
+    """`async with GuardedSession.request(...) as response`, as aiohttp's own."""
+
+    __slots__ = ("_context", "_kwargs", "_method", "_owner", "_url")
+
+    def __init__(self, owner: GuardedSession, method: str, url: Any, kwargs: Any) -> None:
+        self._owner, self._method, self._url, self._kwargs = owner, method, url, kwargs
+        self._context: Any = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        owner = self._owner
+        guard = owner.guard
+        entry = None if guard is None else await guard.wait()
+        self._context = owner.session.request(self._method, self._url, **self._kwargs)
+        response: aiohttp.ClientResponse = await self._context.__aenter__()
+        if entry is not None:
+            guard.answered(entry)  # type: ignore[union-attr]
+        if response.status == 429:
+            try:
+                await stop_at_429(response, owner.route_limit)
+            except BaseException:
+                response.release()
+                raise
+        return response
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._context.__aexit__(*exc)
 
 
 class WindowGuard:
@@ -200,10 +243,10 @@ class WindowGuard:
     The dispatcher paces sends evenly, but a send's slot is reserved before the work that
     precedes it (rendering, a store read, discord.py's bucket locks), so sends can leave in
     small bursts; Discord counts arrivals, and a burst over its global limit earns 429s.
-    This is the last check, in aiohttp's request-start hook: after discord.py's own waits,
-    right before the request goes on the wire, so that what it counts is as close as it can
-    be to what Discord counts (a loaded machine's stalls in between would otherwise bunch
-    requests the guard had spaced).
+    This is the last check, as discord.py calls its session (`GuardedSession`): after
+    discord.py's own waits, right before the request goes on the wire, so that what it
+    counts is as close as it can be to what Discord counts (a loaded machine's stalls in
+    between would otherwise bunch requests the guard had spaced).
 
     A request answered later than the shortest recent round trip may have been counted
     that much later too (a server or a network that stalled takes the requests sent
@@ -325,11 +368,9 @@ class RestSender:
             # A 429 asking for more than 30 s (discord.py's minimum) is raised instead of
             # slept on, so the dispatcher reschedules it and frees the send slot.
             # A global 429 never reaches discord.py (see the module docstring).
-            http = FanoutHTTPClient(
-                asyncio.get_running_loop(),
-                max_ratelimit_timeout=30.0,
-                http_trace=rate_limit_trace(route_wait_limit(self.request_timeout), self.guard),
-            )
+            http = FanoutHTTPClient(asyncio.get_running_loop(), max_ratelimit_timeout=30.0)
+            http.route_limit = route_wait_limit(self.request_timeout)
+            http.guard = self.guard
             try:
                 async with asyncio.timeout(self.request_timeout):
                     me = await http.static_login(self._token)

@@ -18,17 +18,19 @@ class Marker:
     """Group commit of SENT marks: a send that returns waits for its row to be committed.
     The first mark of a batch opens a window of `window` seconds, closed early by
     `batch_max` marks; everything returning meanwhile shares one commit. At 48 sends a second
-    that is one commit for about 24 sends (each commit is several trips to the database's
-    thread, each a wake-up of the event loop); at 500 a second the batch fills in 65 ms. A
-    crash in the window costs what a crash before any commit costs (the row is sent again
-    with the same key). The wait holds no send slot."""
+    and a 1 s window that is one commit for about 48 sends (each commit is several trips to
+    the database's thread, each a wake-up of the event loop, and on SQLite the half-second
+    poll for other processes' commits hears each one, which sets every idle platform looked
+    at once more); at 500 a second the batch fills in 128 ms. A crash in the window costs
+    what a crash before any commit costs (the row is sent again with the same key). The
+    wait holds no send slot."""
 
     def __init__(
         self,
         store: Store,
         worker: str,
-        window: float = 0.5,
-        batch_max: int = 32,
+        window: float = 1.0,
+        batch_max: int = 64,
         *,
         committed: Callable[[list[str]], None] | None = None,
     ):

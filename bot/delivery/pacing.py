@@ -13,11 +13,10 @@ waiting.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from bot.plugins.outbound import ChannelRef, Pacing
 
@@ -124,21 +123,15 @@ class Pacer:
         # wastes the platform-wide rate that other channels could use.
         await self._take([*self._local_buckets(channel), self.global_bucket])
 
-    @contextlib.asynccontextmanager
-    async def slot(
-        self, channel: ChannelRef, *, max_pause: float = math.inf
-    ) -> AsyncIterator[None]:
-        """`acquire(channel)` and a place among the requests in flight, for one request.
+    def slot(self, channel: ChannelRef, *, max_pause: float = math.inf) -> Slot:
+        """`acquire(channel)` and a place among the requests in flight, for one request
+        (`async with pacer.slot(channel):`).
 
         The global slot is taken once a place is free: taken before, the requests queued
         for a place while the platform answered slowly would all start together the moment
         it caught up, in a burst over the platform-wide rate. A pause (a 429's Retry-After)
         longer than `max_pause` raises `Paused` instead of holding the caller that long."""
-        local = self._local_buckets(channel)
-        await self._take(local, max_pause=max_pause)
-        async with self.in_flight:
-            await self._take([self.global_bucket], also=local, max_pause=max_pause)
-            yield
+        return Slot(self, channel, max_pause)
 
     def _local_buckets(self, channel: ChannelRef) -> list[Bucket]:
         workspace = self.workspace_bucket(channel)
@@ -151,17 +144,25 @@ class Pacer:
         """A slot in each of `buckets`, once none of them nor `also` is paused."""
         while True:
             now = self._now()
-            longest = max((b.paused_until - now for b in [*buckets, *also]), default=0.0)
+            longest = -math.inf
+            for bucket in buckets:
+                longest = max(longest, bucket.paused_until - now)
+            for bucket in also:
+                longest = max(longest, bucket.paused_until - now)
             if longest > max_pause:
                 raise Paused(longest)
+            slept = False
             for bucket in buckets:
                 delay = bucket.reserve(self._now())
                 if delay > 0:
                     await self._sleep(delay)
+                    slept = True
+            if longest <= 0 and not slept:
+                return  # nothing was paused, and nothing awaited since: nor is it now
             now = self._now()
-            if any(bucket.paused(now) for bucket in buckets):
+            if any(bucket.paused_until > now for bucket in buckets):
                 continue  # reserving again waits for the pause
-            until = max((b.paused_until for b in also if b.paused(now)), default=None)
+            until = max((b.paused_until for b in also if b.paused_until > now), default=None)
             if until is None:
                 return
             await self._sleep(until - now)
@@ -176,6 +177,29 @@ class Pacer:
         now = self._now()
         for key in [k for k, b in self._channels.items() if b.idle(now)]:
             del self._channels[key]
+
+
+class Slot:
+    """`Pacer.slot`: the buckets' slots on entry, the place in flight until exit."""
+
+    __slots__ = ("_channel", "_max_pause", "_pacer")
+
+    def __init__(self, pacer: Pacer, channel: ChannelRef, max_pause: float) -> None:
+        self._pacer, self._channel, self._max_pause = pacer, channel, max_pause
+
+    async def __aenter__(self) -> None:
+        pacer, max_pause = self._pacer, self._max_pause
+        local = pacer._local_buckets(self._channel)
+        await pacer._take(local, max_pause=max_pause)
+        await pacer.in_flight.acquire()
+        try:
+            await pacer._take([pacer.global_bucket], also=local, max_pause=max_pause)
+        except BaseException:
+            pacer.in_flight.release()
+            raise
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._pacer.in_flight.release()
 
 
 def backoff_delay(attempt: int, rng: random.Random, *, base: float, cap: float) -> float:

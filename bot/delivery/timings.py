@@ -18,6 +18,6 @@ class Timings:
     idle_recheck: float = 2.0  # the longest sleep, so other processes' rows are noticed
     update_state_ttl: float = 1.0  # how long POSTs trust their view of a retraction
     depth_every: float = 5.0  # between counts of the queue for the queue-depth gauge
-    mark_window: float = 0.5  # SENT marks gather this long before one commit
+    mark_window: float = 1.0  # SENT marks gather this long before one commit
     history_every: float = 3600.0  # between purges of old history
     election_seconds: float = 1.0  # between tries for a platform's lock
