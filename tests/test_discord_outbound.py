@@ -343,12 +343,13 @@ async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) ->
     """Even when the caller sends all at once, no more than `pacing.global_per_second`
     requests start in any second, so Discord's global limit is never hit.
 
-    Nine sends at once would break the fake's limit of 8/s; paced at 4/s they cannot, even
-    if a loaded machine delays one second's requests into the next (at most 4 + 4)."""
+    Eleven sends at once would break the fake's limit of 10/s; paced at 4/s they cannot:
+    the window guard lets at most 5 start in any second (the pace and its slack), so even a
+    loaded machine that delays one second's requests into the next lands at most 5 + 5."""
     from bot.ports import Pacing
 
     async with (
-        FakeDiscord(global_per_second=8) as fake,
+        FakeDiscord(global_per_second=10) as fake,
         discord_bot(
             fake,
             f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
@@ -357,7 +358,7 @@ async def test_a_burst_of_sends_never_exceeds_the_global_rate(tmp_path: Path) ->
         ) as bot,
     ):
         fake.reset_counters()
-        channels = [ChannelRef(GUILD_ID, f"70000000000000040{n}") for n in range(9)]
+        channels = [ChannelRef(GUILD_ID, f"7000000000000004{n:02d}") for n in range(11)]
         await asyncio.gather(
             *(
                 bot.adapter.send(c, MESSAGE, idempotency_key=f"d0000000000000000e{n:02d}")
