@@ -348,7 +348,7 @@ What remains, exactly: the server stored the message and its `250` did not reach
 (the connection dropped, or no answer within the adapter's timeout, 30 s: RFC 5321 asks a
 client to wait up to 10 minutes for it, which the dispatcher's own 30 s `send_timeout` does
 not allow), or strikebot was killed between the `250` and the commit recording it (the
-dispatcher gathers those commits for up to 500 ms).
+dispatcher gathers those commits for up to a second).
 Then the message is sent again, and the person's mailbox receives a second copy with the
 same Message-ID. The cell *accepted, answer lost* above measures it: two copies, one
 Message-ID, nothing lost. A provider with an HTTP API and an idempotency key would close it;
