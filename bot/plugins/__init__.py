@@ -374,7 +374,7 @@ class Plugin:
 
     def declares(self, part: str) -> bool:
         """Whether the declaration gives `part` ("section", "delivery"...), without loading it."""
-        descriptor = type(self).__dict__[part]
+        descriptor = Plugin.__dict__[part]  # the field's `Part` (reading it would load it)
         assert isinstance(descriptor, Part)
         return descriptor.given(self)
 
