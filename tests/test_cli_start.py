@@ -215,3 +215,39 @@ def test_the_compiled_catalogues_are_read_back_not_parsed_again() -> None:
         assert str(again.template.locale) == again.source  # parsed on demand
     finally:
         i18n.reload()
+
+
+ENTRY_PROBE = """
+import atexit, gc, runpy, sys
+atexit.register(lambda: sys.stderr.write(f"\\nFROZEN {gc.get_freeze_count()}\\n"))
+runpy.run_module("bot.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"), [(["status", "--json"], 0), (["status", "--language", "xx"], 2)]
+)
+def test_the_command_exits_with_its_code_and_all_its_output_and_skips_the_last_walks(
+    tmp_path: Path, argv: list[str], code: int
+) -> None:
+    """`strikebot` (the console script and `python -m bot.cli` both call `entry`) freezes
+    the collector before exiting: the interpreter's teardown then walks none of the
+    imports' objects (docs/cli.md); what the command printed is all there."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_SECRET"))}
+    env.pop("STRIKEBOT_SMTP_URL", None)
+    env["STRIKEBOT_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'start.db'}"
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", ENTRY_PROBE, "--config", str(CONFIG), *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == code, done.stderr
+    frozen = next(x for x in done.stderr.splitlines() if x.startswith("FROZEN "))
+    assert int(frozen.removeprefix("FROZEN ")) > 10_000  # the imports' objects
+    if code == 0:
+        assert json.loads(done.stdout)["campaign"]
+    else:
+        assert "error:" in done.stderr
