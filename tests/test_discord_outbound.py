@@ -426,3 +426,30 @@ def test_a_request_answered_late_counts_as_started_late_at_the_window_guard(
     assert guard._wait == pytest.approx(0.1695)
     now[0] = 102.27
     assert guard._try_start() is not None
+
+
+@pytest.mark.parametrize(("burst", "held"), [(2, range(1)), (1, range(40, 101))])
+def test_the_window_guard_lets_the_pacers_pairs_through_and_keeps_discords_window(
+    monkeypatch: pytest.MonkeyPatch, burst: int, held: range
+) -> None:
+    """Discord's pacer sends its queue in pairs (burst 2, one wake-up for two requests):
+    the guard made for that burst holds none of them, where one made for single requests
+    would hold the second of nearly every pair (a timer and a wake-up each); either way no
+    sliding second holds more than Discord's 50."""
+    from adapters.discord._settings import DiscordDelivery
+
+    pacing = DiscordDelivery(discord_global_per_second=48.5).pacing()
+    assert pacing.burst == 2
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    guard = WindowGuard.for_pace(pacing.global_per_second, 50, burst)
+    starts, waited = [], 0
+    for pair in range(100):
+        for _ in range(2):
+            now[0] = max(now[0], 1000.0 + pair * 2 / 48.5)
+            while guard._try_start() is None:
+                waited += 1
+                now[0] += guard._wait
+            starts.append(now[0])
+    assert waited in held
+    assert max(sum(1 for t in starts if a <= t < a + 1.0) for a in starts) <= 50

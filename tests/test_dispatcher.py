@@ -797,7 +797,13 @@ def test_a_queue_wakes_in_groups_within_the_burst_and_keeps_the_rate() -> None:
         most = max(sum(1 for t in leaves if a <= t < a + window - 1e-9) for a in leaves)
         assert most <= window * 100 + 10
     assert leaves[-1] == pytest.approx(1.9, abs=0.051)  # the rate over the whole queue
-    assert Bucket(48.5).group == 1  # Discord's burst of 1: spaced one by one as before
+    assert Bucket(48.5).group == 1  # a burst of 1: spaced one by one
+    pairs = Bucket(48.5, burst=2)  # Discord's: a pair every 2 / 48.5 s
+    assert pairs.group == 2 and pairs.tolerance == 0.0
+    leaves = sorted(pairs.reserve(0.0) for _ in range(100))
+    assert len(set(leaves)) <= 100 // 2 + 2  # a timer for two
+    assert max(leaves.count(t) for t in leaves) == 2
+    assert leaves[-1] == pytest.approx(99 / 48.5, abs=2 / 48.5)
 
 
 def test_a_slot_reserved_before_a_pause_waits_for_the_pause() -> None:

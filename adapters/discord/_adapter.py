@@ -170,6 +170,7 @@ class DiscordAdapter:
             request_timeout=request_timeout,
             global_per_second=self._pacing.global_per_second,
             global_limit=delivery.discord_global_limit,
+            burst=self._pacing.burst,
         )
         self._guild_ready_timeout = guild_ready_timeout
         self._last_rendered: tuple[OutboundMessage, list[discord.Embed]] | None = None

@@ -274,8 +274,9 @@ class WindowGuard:
         self.round_trip = math.inf  # the shortest recent round trip, rising slowly
 
     @classmethod
-    def for_pace(cls, pace: float, platform_limit: int) -> WindowGuard:
-        """About `pace` starts in any second, and at most `platform_limit` in any
+    def for_pace(cls, pace: float, platform_limit: int, burst: int = 1) -> WindowGuard:
+        """About `pace` starts in any second (and `burst`, the pacer's requests that
+        leave together: a pair waits for nothing here), and at most `platform_limit` in any
         `platform_limit / pace - GUARD_SLACK` seconds. The second rule keeps the platform's
         one-second window under its limit even when requests bunch on their way by up to
         the difference (at 48/s under Discord's 50/s: 37 ms; at 48.5/s: 26 ms); with the
@@ -286,7 +287,7 @@ class WindowGuard:
         request), and a rule set at the pace itself made every second request sleep here for
         that jitter (below a whole pace, as 48 for 48.5/s, every request once the queue had
         formed): a wake-up of the event loop each, for nothing. Only a burst waits now."""
-        per_second = min(math.floor(pace * (1 + GUARD_SLACK)) + 1, platform_limit)
+        per_second = min(math.floor(pace * (1 + GUARD_SLACK)) + max(burst, 1), platform_limit)
         if pace >= platform_limit:
             return cls(math.floor(pace))
         window = platform_limit / pace - GUARD_SLACK
@@ -350,10 +351,11 @@ class RestSender:
         request_timeout: float = 25.0,
         global_per_second: float = 48.0,
         global_limit: int = DISCORD_GLOBAL_LIMIT,
+        burst: int = 1,
     ) -> None:
         self._token = token
         self.request_timeout = request_timeout
-        self.guard = WindowGuard.for_pace(global_per_second, global_limit)
+        self.guard = WindowGuard.for_pace(global_per_second, global_limit, burst)
         self._http: HTTPClient | None = None
         self._last_params: tuple[list[discord.Embed], dict[str, Any]] | None = None
         self._bot_id: str | None = None

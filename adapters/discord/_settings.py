@@ -126,7 +126,7 @@ class DiscordDelivery(Section):
         return Pacing(
             global_per_second=self.discord_global_per_second,
             per_channel_per_second=self.discord_per_channel_per_second,
-            burst=1,
+            burst=2,
             max_in_flight=64,
         )
 

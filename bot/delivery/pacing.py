@@ -52,7 +52,9 @@ class Bucket:
         at = max(now, self._tat - self.tolerance, self.paused_until)
         self._tat = max(self._tat, at) + self.interval
         if at > now and self.group > 1:
-            at = math.ceil(at / self.period) * self.period  # the end of the slot's group
+            # The end of the slot's group (less a float's error: a slot that falls on a
+            # group's end stays in that group, which would otherwise hold three or one).
+            at = math.ceil(at / self.period - 1e-9) * self.period
         return at - now
 
     def pause(self, until: float) -> None:
