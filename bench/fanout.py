@@ -222,10 +222,11 @@ async def dispatcher_run(args: argparse.Namespace, fake: Fake, db: str) -> Run:
         admin = Admin(store, campaign, config.to_admins(), utcnow)
         ctx = plugin_context(discord_plugin, settings, config, store=store, admin=admin,
                              clock=utcnow)  # fmt: skip
+        shipped = ctx.delivery_as(DiscordDelivery).pacing()
         pacing = Pacing(
             global_per_second=args.rate * args.pace,
-            per_channel_per_second=ctx.delivery_as(DiscordDelivery).discord_per_channel_per_second,
-            burst=1,
+            per_channel_per_second=shipped.per_channel_per_second,
+            burst=shipped.burst,
             max_in_flight=args.in_flight,
         )
         adapter = DiscordAdapter(ctx, pacing=pacing, guild_ready_timeout=0)

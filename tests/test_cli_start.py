@@ -53,18 +53,24 @@ sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 """
 
 
-def loaded_by(*argv: str, cwd: Path) -> set[str]:
+def command(probe: str, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`strikebot --config <shipped> ARGV` run by `probe` in its own interpreter, on a
+    SQLite file in `cwd`, no platform switched on."""
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_SECRET"))}
     env.pop("STRIKEBOT_SMTP_URL", None)
     env["STRIKEBOT_DATABASE_URL"] = f"sqlite+aiosqlite:///{cwd / 'start.db'}"
-    done = subprocess.run(  # noqa: S603 - our own interpreter
-        [sys.executable, "-c", PROBE, "--config", str(CONFIG), *argv],
+    return subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", probe, "--config", str(CONFIG), *argv],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def loaded_by(*argv: str, cwd: Path) -> set[str]:
+    done = command(PROBE, *argv, cwd=cwd)
     line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
     return set(json.loads(line.removeprefix("MODULES ")))
 
@@ -233,17 +239,7 @@ def test_the_command_exits_with_its_code_and_all_its_output_and_skips_the_last_w
     """`strikebot` (the console script and `python -m bot.cli` both call `entry`) freezes
     the collector before exiting: the interpreter's teardown then walks none of the
     imports' objects (docs/cli.md); what the command printed is all there."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_SECRET"))}
-    env.pop("STRIKEBOT_SMTP_URL", None)
-    env["STRIKEBOT_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'start.db'}"
-    done = subprocess.run(  # noqa: S603 - our own interpreter
-        [sys.executable, "-c", ENTRY_PROBE, "--config", str(CONFIG), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = command(ENTRY_PROBE, *argv, cwd=tmp_path)
     assert done.returncode == code, done.stderr
     frozen = next(x for x in done.stderr.splitlines() if x.startswith("FROZEN "))
     assert int(frozen.removeprefix("FROZEN ")) > 10_000  # the imports' objects
