@@ -358,8 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The `strikebot` command: `main`, then an exit that spares the interpreter's last
     garbage collections a walk over every object the imports made (docs/cli.md)."""
-    code = main()
-    gc.freeze()
+    try:
+        code = main()
+    finally:  # also when argparse exits (`--help`, a usage error)
+        gc.freeze()
     raise SystemExit(code)
 
 
