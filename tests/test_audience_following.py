@@ -184,6 +184,7 @@ async def test_a_person_who_leaves_leaves_no_trace_of_the_school_they_followed(
     person = await people.find(PHONE, Contact.PHONE)
     assert person is not None and person.subscription_id is not None
     assert await people.unsubscribe_address(Contact.PHONE, PHONE, via="text STOP")
+    await people.scrubbed()  # the deleted number cleared from the files, as a command waits
     async with store.read() as tx:
         sub = await tx.get_subscription(person.subscription_id)
         rows = (await tx.conn.execute(select(t.subscription_follows))).all()
