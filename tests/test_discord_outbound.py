@@ -453,3 +453,19 @@ def test_the_window_guard_lets_the_pacers_pairs_through_and_keeps_discords_windo
             starts.append(now[0])
     assert waited in held
     assert max(sum(1 for t in starts if a <= t < a + 1.0) for a in starts) <= 50
+
+
+async def test_the_adapters_guard_is_made_for_its_pacings_burst(tmp_path: Path) -> None:
+    """The adapter's last check is the guard for the pairs its shipped pacing sends (the
+    test above shows what a guard for single requests would hold)."""
+    async with (
+        FakeDiscord() as fake,
+        discord_bot(
+            fake, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", FixedClock(FRIDAY), connect=False
+        ) as bot,
+    ):
+        pacing = bot.adapter.pacing
+        assert pacing.burst == 2
+        made = WindowGuard.for_pace(pacing.global_per_second, 50, pacing.burst)
+        assert bot.adapter._rest.guard.rules == made.rules
+        assert made.rules[0] == (50, 1.0)  # the pace (48) and the pair in any second
